@@ -1,0 +1,119 @@
+//! Feature extractors and their registry, in the spirit of libvmaf's
+//! `VmafFeatureExtractor`.
+//!
+//! An extractor is described once, statically ([`ExtractorDescriptor`]: its
+//! name, the features it provides, its options, whether it looks back at the
+//! previous reference). The engine creates one instance per worker thread
+//! ([`Extractor`]); `extract` turns one frame pair into feature values and
+//! `flush` runs once at the end on the whole collector (motion2/motion3 need
+//! the next frame). Device twins register under the same names, so the
+//! model never knows where a feature was computed.
+
+pub mod adm;
+pub mod motion;
+pub mod naming;
+pub mod options;
+pub mod psnr;
+pub mod vif;
+
+use crate::picture::{Picture, PixelFormat};
+use crate::score::FeatureCollector;
+use crate::simd::CpuLevel;
+use crate::{Error, Result};
+pub use options::{FeatureOptions, OptionKind, OptionSpec, OptionValue};
+
+/// What every instance of an extractor is created with.
+#[derive(Clone, Debug)]
+pub struct ExtractorConfig {
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    /// Option values the user or the model set (validated against the
+    /// descriptor's specs); the rest take their defaults.
+    pub options: FeatureOptions,
+    /// Highest SIMD level this instance may use.
+    pub cpu: CpuLevel,
+}
+
+/// One frame pair handed to `extract`.
+pub struct FrameInput<'a> {
+    pub index: u32,
+    pub reference: &'a Picture<'a>,
+    pub distorted: &'a Picture<'a>,
+    /// The previous frame's reference picture, for temporal extractors
+    /// (`None` for the first frame).
+    pub prev_reference: Option<&'a Picture<'a>>,
+}
+
+/// Values an extractor produced for one frame, in the order written.
+#[derive(Clone, Debug, Default)]
+pub struct FrameScores {
+    pub values: Vec<(String, f64)>,
+}
+
+impl FrameScores {
+    pub fn push(&mut self, name: &str, value: f64) {
+        self.values.push((name.to_owned(), value));
+    }
+}
+
+/// A live extractor: per-thread scratch buffers and resolved options.
+pub trait Extractor: Send {
+    /// Scores one frame pair. Must be a pure function of its input (plus the
+    /// options): the engine runs frames on several instances at once.
+    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()>;
+
+    /// Runs once after the last frame, on one instance, with every value the
+    /// extractors wrote. Temporal post-processing lives here.
+    fn flush(&mut self, _collector: &mut FeatureCollector) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Static description of an extractor, one per metric.
+pub struct ExtractorDescriptor {
+    /// libvmaf's extractor name ("vif", "adm", "motion", "psnr").
+    pub name: &'static str,
+    /// libvmaf's internal names of what it provides
+    /// ("VMAF_integer_feature_vif_scale0_score", ...).
+    pub provided_features: &'static [&'static str],
+    /// Options, with libvmaf's names, aliases and defaults.
+    pub options: &'static [OptionSpec],
+    /// Needs the previous frame's reference picture.
+    pub needs_prev_reference: bool,
+    pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
+}
+
+impl ExtractorDescriptor {
+    /// The output name of `provided` (an entry of `provided_features`) under
+    /// `options`, as libvmaf's `vmaf_feature_name_from_options` makes it.
+    pub fn feature_name(&self, provided: &str, options: &FeatureOptions) -> String {
+        naming::feature_name(provided, self.options, options)
+    }
+
+    pub fn provides(&self, provided: &str) -> bool {
+        self.provided_features.contains(&provided)
+    }
+}
+
+/// Every extractor vmafx knows, in the order logs list them.
+pub static REGISTRY: &[&ExtractorDescriptor] =
+    &[&adm::DESCRIPTOR, &motion::DESCRIPTOR, &vif::DESCRIPTOR, &psnr::DESCRIPTOR];
+
+/// Looks an extractor up by its libvmaf name.
+pub fn find_extractor(name: &str) -> Result<&'static ExtractorDescriptor> {
+    REGISTRY.iter().copied().find(|d| d.name == name).ok_or_else(|| {
+        let known: Vec<_> = REGISTRY.iter().map(|d| d.name).collect();
+        Error::NotSupported(format!("feature extractor '{name}' (known: {})", known.join(", ")))
+    })
+}
+
+/// Looks up the extractor that provides a libvmaf feature name (as model
+/// files list them, e.g. "VMAF_integer_feature_adm2_score").
+pub fn find_provider(feature: &str) -> Result<&'static ExtractorDescriptor> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|d| d.provides(feature))
+        .ok_or_else(|| Error::NotSupported(format!("no extractor provides feature '{feature}'")))
+}

@@ -1,0 +1,260 @@
+//! Integer motion (libvmaf 3.2.0 `feature/integer_motion.c`).
+//!
+//! Per frame: the sum of absolute differences between the blurred previous
+//! and current reference luma (one fused pass, mirrored edges), written as
+//! `VMAF_integer_feature_motion_sad_score`. At flush, from the whole column:
+//! motion2[i] = min(sad[i], sad[i+1]) (the last frame keeps its own), and
+//! motion3, the blended and clipped motion2 (optionally averaged with the
+//! previous frame's).
+
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+use super::options::{OptionKind, OptionSpec};
+use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use crate::score::FeatureCollector;
+use crate::simd::CpuLevel;
+use crate::{Error, Result};
+
+pub use scalar::sad as sad_scalar;
+
+const SAD: &str = "VMAF_integer_feature_motion_sad_score";
+const MOTION: &str = "VMAF_integer_feature_motion_score";
+const MOTION2: &str = "VMAF_integer_feature_motion2_score";
+const MOTION3: &str = "VMAF_integer_feature_motion3_score";
+
+/// The 5-tap blur, Q16.
+pub(crate) const FILTER: [i32; 5] = [3571, 16004, 26386, 16004, 3571];
+
+static OPTIONS: [OptionSpec; 8] = [
+    OptionSpec {
+        name: "motion_force_zero",
+        alias: Some("force_0"),
+        help: "forcing motion score to zero",
+        kind: OptionKind::Bool { default: false },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_blend_factor",
+        alias: Some("mbf"),
+        help: "blend motion score given an offset",
+        kind: OptionKind::Double { default: 1.0, min: 0.0, max: 1.0 },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_blend_offset",
+        alias: Some("mbo"),
+        help: "blend motion score starting from this offset",
+        kind: OptionKind::Double { default: 40.0, min: 0.0, max: 1000.0 },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_fps_weight",
+        alias: Some("mfw"),
+        help: "fps-aware multiplicative weight/correction",
+        kind: OptionKind::Double { default: 1.0, min: 0.0, max: 5.0 },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_max_val",
+        alias: Some("mmxv"),
+        help: "maximum value allowed; larger values will be clipped to this value",
+        kind: OptionKind::Double { default: 10000.0, min: 0.0, max: 10000.0 },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_five_frame_window",
+        alias: Some("mffw"),
+        help: "use five-frame temporal window",
+        kind: OptionKind::Bool { default: false },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "motion_moving_average",
+        alias: Some("mma"),
+        help: "use moving average for motion scores after first frame",
+        kind: OptionKind::Bool { default: false },
+        feature_param: true,
+    },
+    OptionSpec {
+        name: "debug",
+        alias: None,
+        help: "debug mode: enable additional output",
+        kind: OptionKind::Bool { default: false },
+        feature_param: false,
+    },
+];
+
+pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+    name: "motion",
+    provided_features: &[SAD, MOTION, MOTION2, MOTION3],
+    options: &OPTIONS,
+    needs_prev_reference: true,
+    create,
+};
+
+/// Signature of one SAD kernel: previous and current luma, a row of
+/// scratch, returns the SAD of the blurred difference.
+pub type SadFn = fn(&crate::picture::PlaneView, &crate::picture::PlaneView, u32, &mut Vec<i32>) -> u64;
+
+/// The SAD kernel for `cpu` (the best at or below it).
+pub fn sad_fn(cpu: CpuLevel) -> SadFn {
+    #[cfg(target_arch = "x86_64")]
+    if cpu >= CpuLevel::Avx2 {
+        return avx2::sad;
+    }
+    let _ = cpu;
+    scalar::sad
+}
+
+struct Motion {
+    names: Names,
+    force_zero: bool,
+    blend_factor: f64,
+    blend_offset: f64,
+    fps_weight: f64,
+    max_val: f64,
+    five_frame_window: bool,
+    moving_average: bool,
+    debug: bool,
+    bits: u32,
+    sad: SadFn,
+    y_row: Vec<i32>,
+}
+
+struct Names {
+    sad: String,
+    motion: String,
+    motion2: String,
+    motion3: String,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    let o: &FeatureOptions = &cfg.options;
+    let name = |f| DESCRIPTOR.feature_name(f, o);
+    Ok(Box::new(Motion {
+        names: Names { sad: name(SAD), motion: name(MOTION), motion2: name(MOTION2), motion3: name(MOTION3) },
+        force_zero: o.get_bool(&OPTIONS, "motion_force_zero"),
+        blend_factor: o.get_double(&OPTIONS, "motion_blend_factor"),
+        blend_offset: o.get_double(&OPTIONS, "motion_blend_offset"),
+        fps_weight: o.get_double(&OPTIONS, "motion_fps_weight"),
+        max_val: o.get_double(&OPTIONS, "motion_max_val"),
+        five_frame_window: o.get_bool(&OPTIONS, "motion_five_frame_window"),
+        moving_average: o.get_bool(&OPTIONS, "motion_moving_average"),
+        debug: o.get_bool(&OPTIONS, "debug"),
+        bits: cfg.format.bits as u32,
+        sad: sad_fn(cfg.cpu),
+        y_row: vec![0; cfg.width],
+    }))
+}
+
+#[inline]
+fn min(a: f64, b: f64) -> f64 {
+    // C's MIN macro: a < b ? a : b.
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+fn blend(score: f64, factor: f64, offset: f64) -> f64 {
+    score * factor + (1.0 - factor) * min(offset, score)
+}
+
+impl Motion {
+    fn min_index(&self) -> u32 {
+        if self.five_frame_window {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl Extractor for Motion {
+    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+        let mut score = 0.0;
+        if !self.force_zero && frame.index >= self.min_index() {
+            // The five-frame window compares with the frame two back; the
+            // engine hands extractors one frame of look-back.
+            if self.five_frame_window {
+                return Err(Error::NotSupported(
+                    "motion_five_frame_window (needs two frames of look-back)".into(),
+                ));
+            }
+            let prev = frame.prev_reference.ok_or_else(|| {
+                Error::Internal(format!("motion: frame {} has no previous reference", frame.index))
+            })?;
+            let cur = frame.reference.luma();
+            let (w, h) = (cur.width(), cur.height());
+            let sad = (self.sad)(&prev.luma(), &cur, self.bits, &mut self.y_row);
+            let wh = (w as u32).wrapping_mul(h as u32);
+            score = min(sad as f64 / 256.0 / wh as f64 * self.fps_weight, self.max_val);
+        }
+        out.push(&self.names.sad, score);
+        if self.debug {
+            out.push(&self.names.motion, score);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
+        let mut n = 0u32;
+        while c.get(&self.names.sad, n).is_some() {
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let stride: u32 = if self.five_frame_window { 2 } else { 1 };
+        let min_idx = self.min_index();
+        let sad = |i: u32| c.get(&self.names.sad, i);
+
+        let mut stamp = 0.0;
+        if n > min_idx {
+            if let Some(s) = sad(min_idx) {
+                stamp = min(blend(s, self.blend_factor, self.blend_offset), self.max_val);
+            }
+        }
+
+        let mut prev_processed = 0.0;
+        let mut rows = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let sad_i = sad(i).unwrap_or(0.0);
+            let motion2 = if i < min_idx {
+                0.0
+            } else {
+                let lo_idx = i as i64 - (stride as i64 - 1);
+                match sad(i + 1) {
+                    None => sad_i,
+                    Some(hi) if lo_idx >= min_idx as i64 => {
+                        let lo = sad(lo_idx as u32).unwrap_or(0.0);
+                        if lo < hi {
+                            lo
+                        } else {
+                            hi
+                        }
+                    }
+                    Some(hi) => hi,
+                }
+            };
+            let motion3 = if i < min_idx {
+                prev_processed = stamp;
+                stamp
+            } else {
+                let processed = min(blend(motion2, self.blend_factor, self.blend_offset), self.max_val);
+                let m3 = if self.moving_average { (processed + prev_processed) / 2.0 } else { processed };
+                prev_processed = processed;
+                m3
+            };
+            rows.push((motion2, motion3));
+        }
+        for (i, (m2, m3)) in rows.into_iter().enumerate() {
+            c.append(&self.names.motion2, i as u32, m2)?;
+            c.append(&self.names.motion3, i as u32, m3)?;
+        }
+        Ok(())
+    }
+}

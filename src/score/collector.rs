@@ -1,0 +1,76 @@
+//! The feature collector: one value per (feature, frame), as libvmaf's
+//! `feature_collector.c` keeps them. Features keep the order in which they
+//! were first written, so logs list them deterministically.
+
+use std::collections::HashMap;
+
+use crate::{Error, Result};
+
+#[derive(Clone, Debug, Default)]
+pub struct FeatureCollector {
+    names: Vec<String>,
+    index_of: HashMap<String, usize>,
+    values: Vec<Vec<Option<f64>>>,
+}
+
+impl FeatureCollector {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a feature name so it is listed even before its first
+    /// value (fixes the log order).
+    pub fn declare(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index_of.get(name) {
+            return i;
+        }
+        let i = self.names.len();
+        self.names.push(name.to_owned());
+        self.index_of.insert(name.to_owned(), i);
+        self.values.push(Vec::new());
+        i
+    }
+
+    /// Writes `value` for `name` at frame `index`. Writing the same slot
+    /// twice is an error, as in libvmaf.
+    pub fn append(&mut self, name: &str, index: u32, value: f64) -> Result<()> {
+        let f = self.declare(name);
+        let column = &mut self.values[f];
+        let i = index as usize;
+        if column.len() <= i {
+            column.resize(i + 1, None);
+        }
+        if column[i].is_some() {
+            return Err(Error::Internal(format!(
+                "feature {name} written twice for frame {index}"
+            )));
+        }
+        column[i] = Some(value);
+        Ok(())
+    }
+
+    /// Value of `name` at frame `index`, if written.
+    pub fn get(&self, name: &str, index: u32) -> Option<f64> {
+        let f = *self.index_of.get(name)?;
+        self.values[f].get(index as usize).copied().flatten()
+    }
+
+    /// Feature names in first-written order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.index_of.contains_key(name)
+    }
+
+    /// All values of `name`, indexed by frame (`None` where not written).
+    pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.index_of.get(name).map(|&f| self.values[f].as_slice())
+    }
+
+    /// One past the highest frame index any feature was written for.
+    pub fn frame_count(&self) -> u32 {
+        self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32
+    }
+}
