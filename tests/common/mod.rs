@@ -1,0 +1,4 @@
+//! Shared test support: the libvmaf reference and synthetic clips.
+#![allow(dead_code)]
+pub mod reference;
+pub mod synth;

@@ -1,0 +1,155 @@
+//! libvmaf 3.2.0 (the `vmaf-head-sys` crate's vendored build) driven through
+//! its C API: the reference every golden test compares with, as doubles.
+
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString};
+use std::ptr;
+
+use vmaf_head_sys as sys;
+use vmafx::picture::{Chroma, OwnedPicture};
+
+/// What to ask libvmaf for.
+#[derive(Clone, Debug, Default)]
+pub struct RefSpec {
+    /// Built-in model versions ("vmaf_v0.6.1"), scored under the given name
+    /// (`(version, name)`).
+    pub models: Vec<(String, String)>,
+    /// Extra extractors: (name, [(option, value)]).
+    pub features: Vec<(String, Vec<(String, String)>)>,
+    pub threads: u32,
+    pub subsample: u32,
+}
+
+/// libvmaf's results.
+#[derive(Debug, Default)]
+pub struct RefScores {
+    /// Feature (and model) values per frame, for every name queried.
+    pub values: BTreeMap<String, Vec<Option<f64>>>,
+    /// Metric names the JSON log lists per frame (aliases, as printed).
+    pub log_names: Vec<String>,
+    /// The JSON log itself.
+    pub log_json: String,
+    pub frames: u32,
+}
+
+fn pix_fmt(c: Chroma) -> sys::VmafPixelFormat {
+    match c {
+        Chroma::Yuv400 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV400P,
+        Chroma::Yuv420 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
+        Chroma::Yuv422 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV422P,
+        Chroma::Yuv444 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV444P,
+    }
+}
+
+fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
+    let f = p.format();
+    let mut pic: sys::VmafPicture = unsafe { std::mem::zeroed() };
+    let err = unsafe {
+        sys::vmaf_picture_alloc(&mut pic, pix_fmt(f.chroma), f.bits as u32, p.width() as u32, p.height() as u32)
+    };
+    assert_eq!(err, 0, "vmaf_picture_alloc");
+    let view = p.view();
+    let bps = f.bytes_per_sample();
+    for i in 0..f.chroma.plane_count() {
+        let plane = view.plane(i);
+        // libvmaf rounds chroma sizes down (w >> ss); copy what it holds.
+        let (cw, ch) = (pic.w[i] as usize, pic.h[i] as usize);
+        for y in 0..ch.min(plane.height()) {
+            let src = &plane.data()[y * plane.stride()..y * plane.stride() + cw.min(plane.width()) * bps];
+            unsafe {
+                let dst = (pic.data[i] as *mut u8).offset(y as isize * pic.stride[i]);
+                ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+            }
+        }
+    }
+    pic
+}
+
+/// Runs libvmaf on `frames` (reference, distorted) and reads back every name
+/// in `query` plus every name the models and features produce.
+pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[String]) -> RefScores {
+    unsafe {
+        let mut ctx = ptr::null_mut();
+        let cfg = sys::VmafConfiguration {
+            log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
+            n_threads: spec.threads,
+            n_subsample: spec.subsample.max(1),
+            cpumask: 0,
+            gpumask: 0,
+        };
+        assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
+        let mut models = Vec::new();
+        for (version, name) in &spec.models {
+            let cname = CString::new(name.as_str()).unwrap();
+            let cver = CString::new(version.as_str()).unwrap();
+            let mut mcfg = sys::VmafModelConfig { name: cname.as_ptr(), flags: 0 };
+            let mut model = ptr::null_mut();
+            assert_eq!(sys::vmaf_model_load(&mut model, &mut mcfg, cver.as_ptr()), 0, "load {version}");
+            assert_eq!(sys::vmaf_use_features_from_model(ctx, model), 0);
+            models.push((model, cname));
+        }
+        for (name, opts) in &spec.features {
+            let mut dict = ptr::null_mut();
+            for (k, v) in opts {
+                let (k, v) = (CString::new(k.as_str()).unwrap(), CString::new(v.as_str()).unwrap());
+                assert_eq!(sys::vmaf_feature_dictionary_set(&mut dict, k.as_ptr(), v.as_ptr()), 0);
+            }
+            let cname = CString::new(name.as_str()).unwrap();
+            assert_eq!(sys::vmaf_use_feature(ctx, cname.as_ptr(), dict), 0, "use feature {name}");
+        }
+        for (i, (r, d)) in frames.iter().enumerate() {
+            let (mut rp, mut dp) = (to_vmaf_picture(r), to_vmaf_picture(d));
+            assert_eq!(sys::vmaf_read_pictures(ctx, &mut rp, &mut dp, i as u32), 0, "read frame {i}");
+        }
+        assert_eq!(sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0), 0, "flush");
+
+        let n = frames.len() as u32;
+        let mut out = RefScores { frames: n, ..Default::default() };
+        for (model, cname) in &models {
+            let mut col = Vec::new();
+            for i in 0..n {
+                let mut s = 0.0;
+                let err = sys::vmaf_score_at_index(ctx, *model, &mut s, i);
+                col.push(if err == 0 { Some(s) } else { None });
+            }
+            out.values.insert(cname.to_str().unwrap().to_owned(), col);
+        }
+        for name in query {
+            let cname = CString::new(name.as_str()).unwrap();
+            let mut col = Vec::new();
+            for i in 0..n {
+                let mut s = 0.0;
+                let err = sys::vmaf_feature_score_at_index(ctx, cname.as_ptr(), &mut s, i);
+                col.push(if err == 0 { Some(s) } else { None });
+            }
+            out.values.insert(name.clone(), col);
+        }
+
+        // The JSON log, for the list of names libvmaf prints.
+        let dir = std::env::temp_dir().join(format!("vmafx-ref-{}-{:p}", std::process::id(), &out));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ref.json");
+        let cpath = CString::new(path.to_str().unwrap()).unwrap();
+        assert_eq!(
+            sys::vmaf_write_output(ctx, cpath.as_ptr(), sys::VmafOutputFormat_VMAF_OUTPUT_FORMAT_JSON),
+            0
+        );
+        out.log_json = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let v: serde_json::Value = serde_json::from_str(&out.log_json).unwrap();
+        if let Some(m) = v["frames"][0]["metrics"].as_object() {
+            out.log_names = m.keys().cloned().collect();
+        }
+
+        for (model, _) in models {
+            sys::vmaf_model_destroy(model);
+        }
+        sys::vmaf_close(ctx);
+        out
+    }
+}
+
+/// libvmaf's version string.
+pub fn version() -> String {
+    unsafe { CStr::from_ptr(sys::vmaf_version()).to_string_lossy().into_owned() }
+}
