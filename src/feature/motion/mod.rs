@@ -131,6 +131,14 @@ struct Names {
 }
 
 fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    // The 5-tap mirror reaches two samples in; smaller pictures would read
+    // outside the plane (libvmaf does not check, and reads out of bounds).
+    if cfg.width < 3 || cfg.height < 3 {
+        return Err(Error::NotSupported(format!(
+            "motion on a {}x{} picture (at least 3x3)",
+            cfg.width, cfg.height
+        )));
+    }
     let o: &FeatureOptions = &cfg.options;
     let name = |f| DESCRIPTOR.feature_name(f, o);
     Ok(Box::new(Motion {
