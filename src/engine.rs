@@ -97,6 +97,9 @@ pub struct Context {
     frames_in: u32,
     prev_reference: Option<Arc<dyn PictureSource>>,
     collector: FeatureCollector,
+    /// Frames whose features (look-ahead ones included) and model scores
+    /// are all final.
+    frames_final: u32,
     flushed: bool,
     failed: Option<String>,
 }
@@ -119,6 +122,7 @@ impl Context {
             frames_in: 0,
             prev_reference: None,
             collector: FeatureCollector::new(),
+            frames_final: 0,
             flushed: false,
             failed: None,
         })
@@ -320,6 +324,7 @@ impl Context {
             }
         };
         self.pending.insert(index, scores);
+        let before = self.next_commit;
         while let Some(scores) = self.pending.remove(&self.next_commit) {
             for fs in scores {
                 for (name, value) in fs.values {
@@ -328,7 +333,46 @@ impl Context {
             }
             self.next_commit += 1;
         }
+        if self.next_commit != before {
+            self.settle(false)?;
+        }
         Ok(())
+    }
+
+    /// Lets look-ahead extractors finish the frames they can, then scores
+    /// the models on every frame that became final.
+    fn settle(&mut self, end_of_stream: bool) -> Result<()> {
+        let mut settled = self.next_commit;
+        for inst in &mut self.local {
+            settled = settled.min(inst.settle(&mut self.collector, self.next_commit, end_of_stream)?);
+        }
+        for index in self.frames_final..settled {
+            if self.config.subsample > 1 && index % self.config.subsample != 0 {
+                continue;
+            }
+            for model in &self.models {
+                let mut values = Vec::with_capacity(model.features().len());
+                for f in model.features() {
+                    values.push(self.collector.get(&f.feature, index).ok_or_else(|| {
+                        Error::Internal(format!(
+                            "model {}: feature {} missing at frame {index}",
+                            model.name(),
+                            f.feature
+                        ))
+                    })?);
+                }
+                let score = model.score(&values)?;
+                self.collector.append(model.name(), index, score)?;
+            }
+        }
+        self.frames_final = self.frames_final.max(settled);
+        Ok(())
+    }
+
+    /// Frames (from 0) whose every feature and model score is final: what
+    /// a filter may attach to its output frames now.
+    pub fn frames_final(&self) -> u32 {
+        self.frames_final
     }
 
     /// Frames pushed so far.
@@ -341,8 +385,9 @@ impl Context {
         self.next_commit
     }
 
-    /// Ends the stream: waits for every frame, runs the extractors' flush
-    /// (motion2, motion3), then the models' per-frame scores.
+    /// Ends the stream: waits for every frame, settles the look-ahead
+    /// features of the last frames and their model scores, then runs the
+    /// extractors' flush.
     pub fn flush(&mut self) -> Result<()> {
         if self.flushed {
             return Ok(());
@@ -358,27 +403,9 @@ impl Context {
         if self.frames_in == 0 {
             return Err(Error::invalid("no frames were scored"));
         }
+        self.settle(true)?;
         for inst in &mut self.local {
             inst.flush(&mut self.collector)?;
-        }
-        for model in &self.models {
-            let mut values = vec![0.0; model.features().len()];
-            for index in 0..self.frames_in {
-                if self.config.subsample > 1 && index % self.config.subsample != 0 {
-                    continue;
-                }
-                for (v, f) in values.iter_mut().zip(model.features()) {
-                    *v = self.collector.get(&f.feature, index).ok_or_else(|| {
-                        Error::Internal(format!(
-                            "model {}: feature {} missing at frame {index}",
-                            model.name(),
-                            f.feature
-                        ))
-                    })?;
-                }
-                let score = model.score(&values)?;
-                self.collector.append(model.name(), index, score)?;
-            }
         }
         Ok(())
     }

@@ -63,8 +63,23 @@ pub trait Extractor: Send {
     /// options): the engine runs frames on several instances at once.
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()>;
 
-    /// Runs once after the last frame, on one instance, with every value the
-    /// extractors wrote. Temporal post-processing lives here.
+    /// Writes the values that depend on later frames (motion2 needs the
+    /// next frame's SAD) for every frame it now can. Frames `0..committed`
+    /// have all their per-frame values in the collector; `end_of_stream`
+    /// says no more will come. Called on one instance after each commit and
+    /// at the end. Returns how many frames (from 0) are final for this
+    /// extractor; the default, for extractors without look-ahead, is all.
+    fn settle(
+        &mut self,
+        _collector: &mut FeatureCollector,
+        committed: u32,
+        _end_of_stream: bool,
+    ) -> Result<u32> {
+        Ok(committed)
+    }
+
+    /// Runs once after the last frame (after `settle` with
+    /// `end_of_stream`), on one instance. Whole-stream aggregates live here.
     fn flush(&mut self, _collector: &mut FeatureCollector) -> Result<()> {
         Ok(())
     }

@@ -2,7 +2,9 @@
 //!
 //! Per frame: the sum of absolute differences between the blurred previous
 //! and current reference luma (one fused pass, mirrored edges), written as
-//! `VMAF_integer_feature_motion_sad_score`. At flush, from the whole column:
+//! `VMAF_integer_feature_motion_sad_score`. libvmaf derives the rest at
+//! flush from the whole column; we derive each frame's as soon as the next
+//! frame's SAD is in (`settle`), with the same values:
 //! motion2[i] = min(sad[i], sad[i+1]) (the last frame keeps its own), and
 //! motion3, the blended and clipped motion2 (optionally averaged with the
 //! previous frame's).
@@ -121,6 +123,10 @@ struct Motion {
     bits: u32,
     sad: SadFn,
     y_row: Vec<i32>,
+    /// Frames whose motion2/motion3 are written.
+    settled: u32,
+    /// motion3's look-back: the previous frame's blended motion2.
+    prev_processed: f64,
 }
 
 struct Names {
@@ -154,6 +160,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         bits: cfg.format.bits as u32,
         sad: sad_fn(cfg.cpu),
         y_row: vec![0; cfg.width],
+        settled: 0,
+        prev_processed: 0.0,
     }))
 }
 
@@ -208,34 +216,28 @@ impl Extractor for Motion {
         Ok(())
     }
 
-    fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
-        let mut n = 0u32;
-        while c.get(&self.names.sad, n).is_some() {
-            n += 1;
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        let stride: u32 = if self.five_frame_window { 2 } else { 1 };
+    fn settle(&mut self, c: &mut FeatureCollector, committed: u32, eof: bool) -> Result<u32> {
         let min_idx = self.min_index();
-        let sad = |i: u32| c.get(&self.names.sad, i);
-
-        let mut stamp = 0.0;
-        if n > min_idx {
-            if let Some(s) = sad(min_idx) {
-                stamp = min(blend(s, self.blend_factor, self.blend_offset), self.max_val);
-            }
+        let stride: u32 = if self.five_frame_window { 2 } else { 1 };
+        // libvmaf's flush sees n frames; frame i is final once its next
+        // frame's SAD is known, or at the end of the stream.
+        let limit = if eof { committed } else { committed.saturating_sub(1) };
+        // Frames before min_idx take the "stamp": the blended SAD of frame
+        // min_idx, or 0 if the stream never reaches it.
+        if self.settled < min_idx && !eof && committed <= min_idx {
+            return Ok(self.settled);
         }
-
-        let mut prev_processed = 0.0;
-        let mut rows = Vec::with_capacity(n as usize);
-        for i in 0..n {
+        let sad = |i: u32| c.get(&self.names.sad, i);
+        let mut rows = Vec::new();
+        for i in self.settled..limit {
             let sad_i = sad(i).unwrap_or(0.0);
             let motion2 = if i < min_idx {
                 0.0
             } else {
                 let lo_idx = i as i64 - (stride as i64 - 1);
-                match sad(i + 1) {
+                // At the end of the stream the last frame has no successor.
+                let hi = if i + 1 < committed { sad(i + 1) } else { None };
+                match hi {
                     None => sad_i,
                     Some(hi) if lo_idx >= min_idx as i64 => {
                         let lo = sad(lo_idx as u32).unwrap_or(0.0);
@@ -249,20 +251,31 @@ impl Extractor for Motion {
                 }
             };
             let motion3 = if i < min_idx {
-                prev_processed = stamp;
+                let stamp = match sad(min_idx) {
+                    Some(s) if committed > min_idx => {
+                        min(blend(s, self.blend_factor, self.blend_offset), self.max_val)
+                    }
+                    _ => 0.0,
+                };
+                self.prev_processed = stamp;
                 stamp
             } else {
                 let processed = min(blend(motion2, self.blend_factor, self.blend_offset), self.max_val);
-                let m3 = if self.moving_average { (processed + prev_processed) / 2.0 } else { processed };
-                prev_processed = processed;
+                let m3 = if self.moving_average {
+                    (processed + self.prev_processed) / 2.0
+                } else {
+                    processed
+                };
+                self.prev_processed = processed;
                 m3
             };
-            rows.push((motion2, motion3));
+            rows.push((i, motion2, motion3));
         }
-        for (i, (m2, m3)) in rows.into_iter().enumerate() {
-            c.append(&self.names.motion2, i as u32, m2)?;
-            c.append(&self.names.motion3, i as u32, m3)?;
+        for (i, m2, m3) in rows {
+            c.append(&self.names.motion2, i, m2)?;
+            c.append(&self.names.motion3, i, m3)?;
+            self.settled = i + 1;
         }
-        Ok(())
+        Ok(self.settled)
     }
 }
