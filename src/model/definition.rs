@@ -451,10 +451,8 @@ fn parse_score_transform(v: &Json) -> Result<ScoreTransform> {
                 other => return Err(invalid(format!("score_transform.enabled is {}", other.kind()))),
             },
             "p0" | "p1" | "p2" => {
-                let p = match value {
-                    Json::Null => None,
-                    other => Some(number(other, &format!("score_transform.{key}"))?),
-                };
+                // libvmaf's parser leaves a null unread and then fails on it.
+                let p = Some(number(value, &format!("score_transform.{key}"))?);
                 match key.as_str() {
                     "p0" => t.p0 = p,
                     "p1" => t.p1 = p,
@@ -462,7 +460,7 @@ fn parse_score_transform(v: &Json) -> Result<ScoreTransform> {
                 }
             }
             "knots" => match value {
-                Json::Null => t.knots = None,
+                Json::Null => return Err(invalid("score_transform.knots: null (libvmaf refuses it)")),
                 other => {
                     let mut knots = Vec::new();
                     for (i, pair) in array(other, "score_transform.knots")?.iter().enumerate() {
