@@ -479,16 +479,8 @@ fn parse_score_transform(v: &Json) -> Result<ScoreTransform> {
                     t.knots = Some(knots);
                 }
             },
-            "out_lte_in" => {
-                if string(value, "score_transform.out_lte_in")? == "true" {
-                    t.out_lte_in = true;
-                }
-            }
-            "out_gte_in" => {
-                if string(value, "score_transform.out_gte_in")? == "true" {
-                    t.out_gte_in = true;
-                }
-            }
+            "out_lte_in" => t.out_lte_in |= string(value, "score_transform.out_lte_in")? == "true",
+            "out_gte_in" => t.out_gte_in |= string(value, "score_transform.out_gte_in")? == "true",
             _ => {}
         }
     }

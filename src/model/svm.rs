@@ -314,7 +314,7 @@ mod tests {
             s += 1.0; // x3 alone
             s
         };
-        let expect = 2.0 * 1.0 + (-1.0) * (-0.5 * d2).exp() - (-1.5);
+        let expect = 2.0 * 1.0 - (-0.5 * d2).exp() + 1.5;
         assert_eq!(m.predict(&x).to_bits(), expect.to_bits());
     }
 

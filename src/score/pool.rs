@@ -58,8 +58,11 @@ impl Accumulator {
     /// One frame; `seed` is libvmaf's `i == index_low`.
     fn add(&mut self, s: f64, seed: bool) {
         self.count += 1;
-        self.sum += s;
-        self.inverse_sum += 1.0 / (s + 1.0);
+        // Operand order as gcc compiles libvmaf's `sum += s` (sum + s) and
+        // `i_sum += 1. / (s + 1.)` ((1 / (s + 1)) + i_sum): it decides which
+        // NaN survives when NaNs of both signs meet.
+        self.sum = add_first_nan_wins(self.sum, s);
+        self.inverse_sum = add_first_nan_wins(1.0 / (s + 1.0), self.inverse_sum);
         if seed || s < self.min {
             self.min = s;
         }
@@ -75,6 +78,20 @@ impl Accumulator {
             PoolMethod::Max => self.max,
             PoolMethod::HarmonicMean => self.count as f64 / self.inverse_sum - 1.0,
         }
+    }
+}
+
+/// `a + b` as x86's `addsd a, b` computes it: when both are NaN, the first
+/// one's NaN (quieted). Written out because the compiler may commute the
+/// operands of a plain `+`.
+fn add_first_nan_wins(a: f64, b: f64) -> f64 {
+    const QUIET: u64 = 0x0008_0000_0000_0000;
+    if a.is_nan() {
+        f64::from_bits(a.to_bits() | QUIET)
+    } else if b.is_nan() {
+        f64::from_bits(b.to_bits() | QUIET)
+    } else {
+        a + b
     }
 }
 
