@@ -93,8 +93,14 @@ struct Table<'a> {
 impl<'a> Table<'a> {
     fn new(input: &LogInput<'a>) -> Self {
         let c = input.collector;
-        let names: Vec<&str> = c.names().iter().map(|n| n.as_str()).collect();
-        let columns = names.iter().map(|n| c.column(n).unwrap_or(&[])).collect();
+        // A name declared but never written has no counterpart in libvmaf's
+        // collector (its vectors start with a value): leave it out.
+        let (names, columns): (Vec<&str>, Vec<&[Option<f64>]>) = c
+            .names()
+            .iter()
+            .map(|n| (n.as_str(), c.column(n).unwrap_or(&[])))
+            .filter(|(_, col)| col.iter().any(Option::is_some))
+            .unzip();
         Table { names, columns, frame_count: c.frame_count(), subsample: input.subsample }
     }
 
@@ -385,6 +391,15 @@ mod tests {
         assert_eq!(count_leading_zeros(f64::NAN), 0);
         assert_eq!(c_value(1e-7), "0.0000001000000000");
         assert_eq!(c_value(0.000001), "0.000001");
+    }
+
+    #[test]
+    fn declared_but_unwritten_features_are_left_out() {
+        let mut c = FeatureCollector::new();
+        c.declare("never_written");
+        c.append("psnr_y", 0, 1.0).unwrap();
+        let input = LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0) };
+        assert_eq!(render_log(LogFormat::Csv, &input), "Frame,psnr_y,\n0,1.000000,\n");
     }
 
     #[test]
