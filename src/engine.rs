@@ -18,7 +18,7 @@ use crate::feature::{
 };
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
-use crate::score::pool::{pool, PoolMethod};
+use crate::score::pool::{pool_frames, PoolMethod};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -433,16 +433,8 @@ impl Context {
     /// frames the subsample rate did not score (libvmaf's
     /// `vmaf_feature_score_pooled`).
     pub fn pooled(&self, name: &str, method: PoolMethod, first: u32, last: u32) -> Result<f64> {
-        let mut values = Vec::new();
-        for i in first..=last {
-            if self.config.subsample > 1 && i % self.config.subsample != 0 {
-                continue;
-            }
-            values.push(self.collector.get(name, i).ok_or_else(|| {
-                Error::invalid(format!("{name} has no value at frame {i}"))
-            })?);
-        }
-        pool(&values, method)
+        pool_frames(|i| self.collector.get(name, i), method, first, last, self.config.subsample)
+            .map_err(|e| prefix_error(e, name))
     }
 }
 

@@ -1,8 +1,33 @@
-//! libvmaf models: JSON model files, built-in models, SVM prediction,
-//! normalisation, score transform and clipping.
-//! Placeholder API: being written.
+//! libvmaf models (libvmaf 3.2.0 `model.c`, `read_json_model.c`,
+//! `predict.c`, `svm.cpp`): JSON model files, the built-in models, libsvm
+//! prediction, normalisation, score transform and clipping, bit for bit.
+//!
+//! Two layers:
+//! - [`ModelDefinition`] is the model file as libvmaf reads it: libvmaf
+//!   feature names with their option dictionaries, and
+//!   [`ModelDefinition::score`], which gives libvmaf's double for the same
+//!   feature values.
+//! - [`Model`] ties each feature to the vmafx extractor that provides it
+//!   (as libvmaf's `vmaf_get_feature_extractor_by_feature_name`) and to the
+//!   name its values have in the collector (`vmaf_feature_name_from_options`,
+//!   e.g. "integer_adm2_egl_1" for `adm_enhn_gain_limit: 1.0`).
+//!
+//! Model collections (bootstrap models, files with members "0", "1", ...)
+//! are refused with [`Error::NotSupported`].
+
+mod builtin;
+pub mod definition;
+pub mod json;
+pub mod svm;
+
+pub use definition::{DefinedFeature, LoadFlags, ModelDefinition, ModelType, NormType, ScoreTransform};
+
 use crate::feature::{ExtractorDescriptor, FeatureOptions};
 use crate::{Error, Result};
+
+/// Name of a model's scores when the configuration gives none, as libvmaf
+/// (`vmaf_model_generate_name`), its `vmaf` tool and FFmpeg name them.
+pub const DEFAULT_MODEL_NAME: &str = "vmaf";
 
 /// One feature a model reads.
 #[derive(Clone)]
@@ -11,6 +36,16 @@ pub struct ModelFeature {
     pub options: FeatureOptions,
     /// Name of the feature in the collector.
     pub feature: String,
+}
+
+impl std::fmt::Debug for ModelFeature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelFeature")
+            .field("extractor", &self.extractor.name)
+            .field("options", &self.options)
+            .field("feature", &self.feature)
+            .finish()
+    }
 }
 
 /// How to load a model (libvmaf's `VmafModelConfig` plus `enable_transform`).
@@ -24,32 +59,239 @@ pub struct ModelConfig {
     pub disable_clip: bool,
 }
 
+impl ModelConfig {
+    fn flags(&self) -> LoadFlags {
+        LoadFlags { enable_transform: self.enable_transform, disable_clip: self.disable_clip }
+    }
+}
+
+/// A model ready to score: its definition and the extractors it needs.
+#[derive(Clone, Debug)]
 pub struct Model {
     name: String,
     features: Vec<ModelFeature>,
+    definition: ModelDefinition,
+}
+
+impl ModelDefinition {
+    /// A built-in model by version (`vmaf_model_load`).
+    pub fn builtin(version: &str, flags: LoadFlags) -> Result<ModelDefinition> {
+        let text = builtin::find(version).ok_or_else(|| {
+            Error::Model(format!(
+                "no such built-in model: \"{version}\" (built-in: {})",
+                builtin::BUILTIN_VERSIONS.join(", ")
+            ))
+        })?;
+        ModelDefinition::from_json(text, flags)
+    }
+
+    /// A model from a JSON file (`vmaf_model_load_from_path`).
+    pub fn from_path(path: &std::path::Path, flags: LoadFlags) -> Result<ModelDefinition> {
+        if path.extension().is_some_and(|e| e == "pkl") {
+            return Err(Error::NotSupported(format!(
+                "{}: pkl model files (libvmaf dropped them too); use the json model",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        ModelDefinition::from_json(&text, flags).map_err(|e| match e {
+            Error::Model(m) => Error::Model(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
 }
 
 impl Model {
     /// Built-in model by version ("vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1").
-    pub fn builtin(_version: &str, _cfg: &ModelConfig) -> Result<Model> {
-        Err(Error::Model("not yet".into()))
+    pub fn builtin(version: &str, cfg: &ModelConfig) -> Result<Model> {
+        Model::from_definition(ModelDefinition::builtin(version, cfg.flags())?, cfg)
     }
+
     /// Model from a libvmaf JSON model file.
-    pub fn from_path(_path: &std::path::Path, _cfg: &ModelConfig) -> Result<Model> {
-        Err(Error::Model("not yet".into()))
+    pub fn from_path(path: &std::path::Path, cfg: &ModelConfig) -> Result<Model> {
+        Model::from_definition(ModelDefinition::from_path(path, cfg.flags())?, cfg)
     }
+
+    /// Model from the text of a libvmaf JSON model.
+    pub fn from_json(text: &str, cfg: &ModelConfig) -> Result<Model> {
+        Model::from_definition(ModelDefinition::from_json(text, cfg.flags())?, cfg)
+    }
+
+    /// Ties a parsed model to vmafx's extractors. `cfg`'s flags must be the
+    /// ones the definition was loaded with (they act at load time).
+    pub fn from_definition(definition: ModelDefinition, cfg: &ModelConfig) -> Result<Model> {
+        let features = resolve_features(&definition, crate::feature::find_provider)?;
+        let name = cfg.name.clone().unwrap_or_else(|| DEFAULT_MODEL_NAME.to_owned());
+        if name.is_empty() {
+            return Err(Error::invalid("model name is empty"));
+        }
+        Ok(Model { name, features, definition })
+    }
+
     /// Versions of the built-in models.
     pub fn builtin_versions() -> &'static [&'static str] {
-        &[]
+        builtin::BUILTIN_VERSIONS
     }
+
     pub fn name(&self) -> &str {
         &self.name
     }
+
     pub fn features(&self) -> &[ModelFeature] {
         &self.features
     }
-    /// The model's score for one frame, from the values of `features()` in order.
-    pub fn score(&self, _values: &[f64]) -> Result<f64> {
-        Err(Error::Model("not yet".into()))
+
+    pub fn definition(&self) -> &ModelDefinition {
+        &self.definition
+    }
+
+    /// The model's score for one frame, from the values of `features()` in
+    /// order: libvmaf's `vmaf_score_at_index` for the same values.
+    pub fn score(&self, values: &[f64]) -> Result<f64> {
+        self.definition.score(values)
+    }
+}
+
+/// For each model feature: the extractor that provides it, its options
+/// from the model's dictionary, and its name in the collector.
+///
+/// As libvmaf's `vmaf_fex_ctx_parse_options`, dictionary keys are matched
+/// against option names only; keys the extractor has no option for are
+/// ignored. Values are parsed as the option's type; a bad value is an error.
+fn resolve_features(
+    definition: &ModelDefinition,
+    lookup: impl Fn(&str) -> Result<&'static ExtractorDescriptor>,
+) -> Result<Vec<ModelFeature>> {
+    definition
+        .features
+        .iter()
+        .map(|f| {
+            let extractor = lookup(&f.name).map_err(|e| match e {
+                Error::NotSupported(m) => Error::NotSupported(format!("model feature: {m}")),
+                other => other,
+            })?;
+            let mut options = FeatureOptions::new();
+            for (key, text) in &f.options {
+                if extractor.options.iter().any(|s| s.name == key) {
+                    options.set_text(extractor.options, key, text).map_err(|e| {
+                        Error::Model(format!("feature {} ({}): {e}", f.name, extractor.name))
+                    })?;
+                }
+            }
+            let feature = extractor.feature_name(&f.name, &options);
+            Ok(ModelFeature { extractor, options, feature })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature::{Extractor, ExtractorConfig, OptionKind, OptionSpec};
+
+    fn no_create(_: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+        Err(Error::NotSupported("test descriptor".into()))
+    }
+
+    // Stand-ins with libvmaf's option specs for the "enhancement gain
+    // limit" options the neg model sets (the real extractors live in
+    // their own modules).
+    static VIF_OPTIONS: [OptionSpec; 1] = [OptionSpec {
+        name: "vif_enhn_gain_limit",
+        alias: Some("egl"),
+        help: "",
+        kind: OptionKind::Double { default: 100.0, min: 1.0, max: 100.0 },
+        feature_param: true,
+    }];
+    static ADM_OPTIONS: [OptionSpec; 1] = [OptionSpec {
+        name: "adm_enhn_gain_limit",
+        alias: Some("egl"),
+        help: "",
+        kind: OptionKind::Double { default: 100.0, min: 1.0, max: 100.0 },
+        feature_param: true,
+    }];
+    static VIF: ExtractorDescriptor = ExtractorDescriptor {
+        name: "vif",
+        provided_features: &[
+            "VMAF_integer_feature_vif_scale0_score",
+            "VMAF_integer_feature_vif_scale1_score",
+            "VMAF_integer_feature_vif_scale2_score",
+            "VMAF_integer_feature_vif_scale3_score",
+        ],
+        options: &VIF_OPTIONS,
+        needs_prev_reference: false,
+        create: no_create,
+    };
+    static ADM: ExtractorDescriptor = ExtractorDescriptor {
+        name: "adm",
+        provided_features: &["VMAF_integer_feature_adm2_score"],
+        options: &ADM_OPTIONS,
+        needs_prev_reference: false,
+        create: no_create,
+    };
+
+    fn lookup(name: &str) -> Result<&'static ExtractorDescriptor> {
+        for d in [&VIF, &ADM, &crate::feature::motion::DESCRIPTOR] {
+            if d.provides(name) {
+                return Ok(d);
+            }
+        }
+        Err(Error::NotSupported(name.into()))
+    }
+
+    fn names(version: &str) -> Vec<String> {
+        let def = ModelDefinition::builtin(version, LoadFlags::default()).unwrap();
+        resolve_features(&def, lookup).unwrap().into_iter().map(|f| f.feature).collect()
+    }
+
+    #[test]
+    fn feature_names_as_libvmaf() {
+        assert_eq!(
+            names("vmaf_v0.6.1"),
+            [
+                "VMAF_integer_feature_adm2_score",
+                "VMAF_integer_feature_motion2_score",
+                "VMAF_integer_feature_vif_scale0_score",
+                "VMAF_integer_feature_vif_scale1_score",
+                "VMAF_integer_feature_vif_scale2_score",
+                "VMAF_integer_feature_vif_scale3_score",
+            ]
+        );
+        assert_eq!(
+            names("vmaf_v0.6.1neg"),
+            [
+                "integer_adm2_egl_1",
+                "VMAF_integer_feature_motion2_score",
+                "integer_vif_scale0_egl_1",
+                "integer_vif_scale1_egl_1",
+                "integer_vif_scale2_egl_1",
+                "integer_vif_scale3_egl_1",
+            ]
+        );
+        assert_eq!(names("vmaf_4k_v0.6.1"), names("vmaf_v0.6.1"));
+    }
+
+    #[test]
+    fn builtins_load() {
+        for v in Model::builtin_versions() {
+            let def = ModelDefinition::builtin(v, LoadFlags::default()).unwrap();
+            assert_eq!(def.features.len(), 6);
+            assert_eq!(def.score_clip, Some((0.0, 100.0)));
+            assert_eq!(def.model_type, ModelType::SvmNuSvr);
+        }
+        assert!(ModelDefinition::builtin("vmaf_v9", LoadFlags::default()).is_err());
+        let t = ModelDefinition::builtin("vmaf_v0.6.1", LoadFlags { enable_transform: true, disable_clip: true }).unwrap();
+        assert!(t.transform.enabled && t.transform.out_gte_in && t.score_clip.is_none());
+        let t = ModelDefinition::builtin("vmaf_v0.6.1", LoadFlags::default()).unwrap();
+        assert!(!t.transform.enabled);
+    }
+
+    #[test]
+    fn refuses_collections_and_bad_options() {
+        let r = ModelDefinition::from_json(r#"{"0": {"model_dict": {}}, "1": {}}"#, LoadFlags::default());
+        assert!(matches!(r, Err(Error::NotSupported(_))));
+        let neg = builtin::find("vmaf_v0.6.1neg").unwrap().replace("\"adm_enhn_gain_limit\": 1.0", "\"adm_enhn_gain_limit\": 0.5");
+        let def = ModelDefinition::from_json(&neg, LoadFlags::default()).unwrap();
+        assert!(resolve_features(&def, lookup).is_err(), "0.5 is below the option's minimum");
     }
 }

@@ -1,6 +1,33 @@
-//! Logs in libvmaf's formats (`output.c`): xml, json, csv, sub.
-//! Placeholder API: being written.
+//! Logs in libvmaf 3.2.0's formats (`output.c`: `vmaf_write_output_xml`,
+//! `_json`, `_csv`, `_sub`), byte for byte the same layout and number
+//! formatting given the same collector, quirks included:
+//!
+//! - values print with `%.6f`, or `%.16f` when they have more than six
+//!   leading zeros after the decimal point (`count_leading_zeros_d`);
+//! - only frames the subsample rate scores are listed, and only those with
+//!   at least one value; a feature missing at a frame is left out of that
+//!   frame (CSV included, so its columns shift as libvmaf's do);
+//! - JSON separates frames with ",\n" whenever the frame number is not 0,
+//!   and a NaN or infinite per-frame value is written `null` without the
+//!   line break that follows numbers;
+//! - pooled metrics are computed over frames 0..frames-1 as
+//!   `vmaf_feature_score_pooled` does; a feature missing at a scored frame
+//!   gets no pooled values.
+//!
+//! One deliberate difference: the version field is vmafx's own,
+//! [`LOG_VERSION`] ("vmafx-<crate version>"), not libvmaf's version string,
+//! so tools can tell who wrote the log. The `aggregate_metrics` section is
+//! empty: the collector keeps no aggregate values (libvmaf only writes them
+//! for PSNR's `enable_apsnr`).
+
+use std::fmt::Write as _;
+
+use crate::feature::naming;
+use crate::score::pool::{pool_frames, PoolMethod};
 use crate::score::FeatureCollector;
+
+/// The "version" written into logs.
+pub const LOG_VERSION: &str = concat!("vmafx-", env!("CARGO_PKG_VERSION"));
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
@@ -31,10 +58,354 @@ pub struct LogInput<'a> {
     pub subsample: u32,
     pub width: usize,
     pub height: usize,
-    /// Frames per second of the run, if measured.
+    /// Frames per second of the run, if measured. `None` writes what
+    /// libvmaf writes for a NaN rate: `null` in JSON, `nan` in XML.
     pub fps: Option<f64>,
 }
 
-pub fn write_log(_w: &mut dyn std::io::Write, _format: LogFormat, _input: &LogInput<'_>) -> std::io::Result<()> {
-    Err(std::io::Error::other("log writer not yet written"))
+/// Writes the log of `input` in `format`.
+pub fn write_log(w: &mut dyn std::io::Write, format: LogFormat, input: &LogInput<'_>) -> std::io::Result<()> {
+    let text = render_log(format, input);
+    w.write_all(text.as_bytes())
+}
+
+/// The log of `input` in `format`, as text.
+pub fn render_log(format: LogFormat, input: &LogInput<'_>) -> String {
+    let table = Table::new(input);
+    let mut out = String::new();
+    match format {
+        LogFormat::Xml => write_xml(&mut out, input, &table),
+        LogFormat::Json => write_json(&mut out, input, &table),
+        LogFormat::Csv => write_csv(&mut out, &table),
+        LogFormat::Sub => write_sub(&mut out, &table),
+    }
+    out
+}
+
+/// The collector's columns, with the names logs print.
+struct Table<'a> {
+    names: Vec<&'a str>,
+    columns: Vec<&'a [Option<f64>]>,
+    frame_count: u32,
+    subsample: u32,
+}
+
+impl<'a> Table<'a> {
+    fn new(input: &LogInput<'a>) -> Self {
+        let c = input.collector;
+        // A name declared but never written has no counterpart in libvmaf's
+        // collector (its vectors start with a value): leave it out.
+        let (names, columns): (Vec<&str>, Vec<&[Option<f64>]>) = c
+            .names()
+            .iter()
+            .map(|n| (n.as_str(), c.column(n).unwrap_or(&[])))
+            .filter(|(_, col)| col.iter().any(Option::is_some))
+            .unzip();
+        Table { names, columns, frame_count: c.frame_count(), subsample: input.subsample }
+    }
+
+    /// Frames listed, each with its (feature index, value) pairs in
+    /// collector order.
+    fn frames(&self) -> impl Iterator<Item = (u32, Vec<(usize, f64)>)> + '_ {
+        (0..self.frame_count).filter_map(move |i| {
+            if self.subsample > 1 && i % self.subsample != 0 {
+                return None;
+            }
+            let values: Vec<(usize, f64)> = self
+                .columns
+                .iter()
+                .enumerate()
+                .filter_map(|(j, col)| col.get(i as usize).copied().flatten().map(|v| (j, v)))
+                .collect();
+            (!values.is_empty()).then_some((i, values))
+        })
+    }
+
+    /// Pooled values of feature `j` in libvmaf's method order, or `None`
+    /// where libvmaf's pooling fails (a scored frame without a value).
+    fn pooled(&self, j: usize, frames: u32) -> Option<Vec<(PoolMethod, f64)>> {
+        let col = self.columns[j];
+        let at = |i: u32| col.get(i as usize).copied().flatten();
+        // libvmaf pools over 0..=pic_cnt - 1 in unsigned arithmetic.
+        let last = frames.wrapping_sub(1);
+        PoolMethod::ALL
+            .iter()
+            .map(|&m| pool_frames(at, m, 0, last, self.subsample).ok().map(|v| (m, v)))
+            .collect()
+    }
+}
+
+/// libvmaf's `vmaf_feature_name_alias`.
+pub fn log_name(name: &str) -> &str {
+    let a = naming::alias(name);
+    if a != name {
+        return a;
+    }
+    EXTRA_ALIASES.iter().find(|(n, _)| *n == name).map(|(_, a)| *a).unwrap_or(name)
+}
+
+/// Entries of libvmaf's alias table (`feature/alias.c`) for features vmafx
+/// does not compute, so logs of imported values print as libvmaf's do.
+const EXTRA_ALIASES: &[(&str, &str)] = &[
+    ("VMAF_feature_adm2_score", "adm2"),
+    ("VMAF_feature_aim_score", "aim"),
+    ("VMAF_feature_adm3_score", "adm3"),
+    ("VMAF_feature_adm_scale0_score", "adm_scale0"),
+    ("VMAF_feature_adm_scale1_score", "adm_scale1"),
+    ("VMAF_feature_adm_scale2_score", "adm_scale2"),
+    ("VMAF_feature_adm_scale3_score", "adm_scale3"),
+    ("VMAF_feature_motion_score", "motion"),
+    ("VMAF_feature_motion2_score", "motion2"),
+    ("VMAF_feature_motion3_score", "motion3"),
+    ("VMAF_feature_vif_scale0_score", "vif_scale0"),
+    ("VMAF_feature_vif_scale1_score", "vif_scale1"),
+    ("VMAF_feature_vif_scale2_score", "vif_scale2"),
+    ("VMAF_feature_vif_scale3_score", "vif_scale3"),
+    ("VMAF_integer_feature_adm2_score", "integer_adm2"),
+    ("VMAF_integer_feature_aim_score", "integer_aim"),
+    ("VMAF_integer_feature_adm3_score", "integer_adm3"),
+    ("VMAF_integer_feature_motion_score", "integer_motion"),
+    ("VMAF_integer_feature_motion2_score", "integer_motion2"),
+    ("VMAF_integer_feature_motion3_score", "integer_motion3"),
+    ("VMAF_integer_feature_vif_scale0_score", "integer_vif_scale0"),
+    ("VMAF_integer_feature_vif_scale1_score", "integer_vif_scale1"),
+    ("VMAF_integer_feature_vif_scale2_score", "integer_vif_scale2"),
+    ("VMAF_integer_feature_vif_scale3_score", "integer_vif_scale3"),
+    ("Cambi_feature_cambi_score", "cambi"),
+    ("Speed_chroma_feature_speed_chroma_u_score", "speed_chroma_u"),
+    ("Speed_chroma_feature_speed_chroma_v_score", "speed_chroma_v"),
+    ("Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma_uv"),
+    ("Speed_temporal_feature_speed_temporal_score", "speed_temporal"),
+];
+
+/// C's `(int)x` as x86-64 compiles it (`cvttsd2si`): out of range and NaN
+/// give INT_MIN.
+fn c_int_trunc(x: f64) -> i32 {
+    if x.is_nan() || x >= 2147483648.0 || x <= -2147483649.0 {
+        i32::MIN
+    } else {
+        x.trunc() as i32
+    }
+}
+
+/// libvmaf's `count_leading_zeros_d`: zeros after the decimal point
+/// before the first non-zero digit of the fractional part.
+fn count_leading_zeros(x: f64) -> u32 {
+    let x = if x < 0.0 { x.abs() } else { x };
+    let int_part = c_int_trunc(x);
+    let mut fractional = x - int_part as f64;
+    let mut count = 0;
+    while fractional < 1.0 && fractional != 0.0 {
+        fractional *= 10.0;
+        count += 1;
+    }
+    count
+}
+
+/// glibc's `printf("%.*f", precision, x)`.
+fn c_fixed(x: f64, precision: usize) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    // Rust prints the exact binary value rounded half to even, keeping the
+    // sign of negative zero and of negatives that round to zero, as glibc.
+    format!("{:.*}", precision, x)
+}
+
+/// A value as libvmaf prints it: `%.6f`, or `%.16f` past six leading zeros.
+fn c_value(x: f64) -> String {
+    if count_leading_zeros(x) <= 6 {
+        c_fixed(x, 6)
+    } else {
+        c_fixed(x, 16)
+    }
+}
+
+/// C's FP_NORMAL, FP_ZERO or FP_SUBNORMAL.
+fn is_finite(x: f64) -> bool {
+    x.is_finite()
+}
+
+fn write_xml(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
+    let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\">");
+    let _ = writeln!(
+        out,
+        "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+        input.width as u32 as i32, input.height as u32 as i32
+    );
+    let _ = writeln!(out, "  <fyi fps=\"{}\" />", c_fixed(input.fps.unwrap_or(f64::NAN), 2));
+    out.push_str("  <frames>\n");
+    for (i, values) in table.frames() {
+        let _ = write!(out, "    <frame frameNum=\"{}\" ", i as i32);
+        for (j, v) in values {
+            let _ = write!(out, "{}=\"{}\" ", log_name(table.names[j]), c_value(v));
+        }
+        out.push_str("/>\n");
+    }
+    out.push_str("  </frames>\n");
+    out.push_str("  <pooled_metrics>\n");
+    for (j, name) in table.names.iter().enumerate() {
+        let _ = write!(out, "    <metric name=\"{}\" ", log_name(name));
+        for (m, v) in table.pooled(j, input.frames).unwrap_or_default() {
+            let _ = write!(out, "{}=\"{}\" ", m.name(), c_value(v));
+        }
+        out.push_str("/>\n");
+    }
+    out.push_str("  </pooled_metrics>\n");
+    out.push_str("  <aggregate_metrics ");
+    out.push_str("/>\n");
+    out.push_str("</VMAF>\n");
+}
+
+fn write_json(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
+    out.push_str("{\n");
+    let _ = writeln!(out, "  \"version\": \"{LOG_VERSION}\",");
+    match input.fps {
+        Some(fps) if is_finite(fps) => {
+            let _ = writeln!(out, "  \"fps\": {},", c_fixed(fps, 2));
+        }
+        _ => out.push_str("  \"fps\": null,\n"),
+    }
+    out.push_str("  \"frames\": [");
+    for (i, values) in table.frames() {
+        out.push_str(if i > 0 { ",\n" } else { "\n" });
+        out.push_str("    {\n");
+        let _ = writeln!(out, "      \"frameNum\": {},", i as i32);
+        out.push_str("      \"metrics\": {\n");
+        let cnt = values.len();
+        for (k, (j, v)) in values.into_iter().enumerate() {
+            let comma = if k + 1 < cnt { "," } else { "" };
+            let name = log_name(table.names[j]);
+            if is_finite(v) {
+                let _ = writeln!(out, "        \"{name}\": {}{comma}", c_value(v));
+            } else {
+                let _ = write!(out, "        \"{name}\": null{comma}");
+            }
+        }
+        out.push_str("      }\n");
+        out.push_str("    }");
+    }
+    out.push_str("\n  ],\n");
+    out.push_str("  \"pooled_metrics\": {");
+    for (j, name) in table.names.iter().enumerate() {
+        out.push_str(if j > 0 { ",\n" } else { "\n" });
+        let _ = write!(out, "    \"{}\": {{", log_name(name));
+        for (k, (m, v)) in table.pooled(j, input.frames).unwrap_or_default().into_iter().enumerate() {
+            out.push_str(if k > 0 { ",\n" } else { "\n" });
+            if is_finite(v) {
+                let _ = write!(out, "      \"{}\": {}", m.name(), c_value(v));
+            } else {
+                let _ = write!(out, "      \"{}\": null", m.name());
+            }
+        }
+        out.push('\n');
+        out.push_str("    }");
+    }
+    out.push_str("\n  },\n");
+    out.push_str("  \"aggregate_metrics\": {");
+    out.push_str("\n  }\n");
+    out.push_str("}\n");
+}
+
+fn write_csv(out: &mut String, table: &Table<'_>) {
+    out.push_str("Frame,");
+    for name in &table.names {
+        let _ = write!(out, "{},", log_name(name));
+    }
+    out.push('\n');
+    for (i, values) in table.frames() {
+        let _ = write!(out, "{},", i as i32);
+        for (_, v) in values {
+            let _ = write!(out, "{},", c_value(v));
+        }
+        out.push('\n');
+    }
+}
+
+fn write_sub(out: &mut String, table: &Table<'_>) {
+    for (i, values) in table.frames() {
+        let _ = write!(out, "{{{}}}{{{}}}frame: {}|", i as i32, (i as i32).wrapping_add(1), i as i32);
+        for (j, v) in values {
+            let _ = write!(out, "{}: {}|", log_name(table.names[j]), c_value(v));
+        }
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" {
+        fn snprintf(buf: *mut std::os::raw::c_char, n: usize, fmt: *const std::os::raw::c_char, ...) -> i32;
+    }
+
+    fn glibc_fixed(x: f64, precision: i32) -> String {
+        let mut buf = vec![0u8; 512];
+        // SAFETY: buf holds 512 bytes and snprintf writes at most that many,
+        // NUL included; the format takes one int and one double.
+        let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.*f".as_ptr(), precision, x) };
+        assert!(n >= 0 && (n as usize) < buf.len(), "value too long for the test buffer");
+        String::from_utf8(buf[..n as usize].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn fixed_formatting_matches_glibc() {
+        let mut specials = vec![
+            0.0, -0.0, 0.5, 1.5, 2.5, -0.5, 0.0078125, 0.0000005, -0.0000005, 1e-7, -1e-20, 1e-300,
+            f64::MIN_POSITIVE, 5e-324, 123456789.12345679, 1e22, 1e300, -1e300, 99.9999995,
+            0.1234565, 2.0f64.powi(-20), 3.0 * 2.0f64.powi(-21), f64::MAX, f64::INFINITY,
+            f64::NEG_INFINITY, f64::NAN, -f64::NAN,
+        ];
+        // Exact ties at 6 and 16 decimals: k / 2^n.
+        for k in 0..300 {
+            specials.push(k as f64 / 128.0 / 1000.0);
+            specials.push(k as f64 / 2.0f64.powi(40));
+        }
+        let mut state = 0x9e3779b97f4a7c15u64;
+        for _ in 0..20000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            specials.push(f64::from_bits(state));
+            specials.push((state >> 11) as f64 / (1u64 << 53) as f64 * 100.0);
+        }
+        for x in specials {
+            for p in [2, 6, 16] {
+                assert_eq!(c_fixed(x, p as usize), glibc_fixed(x, p), "{x:e} ({:#x}) at %.{p}f", x.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn leading_zeros() {
+        assert_eq!(count_leading_zeros(0.5), 1);
+        assert_eq!(count_leading_zeros(0.001), 3);
+        assert_eq!(count_leading_zeros(12.0), 0);
+        assert_eq!(count_leading_zeros(1e-7), 7);
+        assert_eq!(count_leading_zeros(-1e-7), 7);
+        assert_eq!(count_leading_zeros(3e9), 0);
+        assert_eq!(count_leading_zeros(f64::NAN), 0);
+        assert_eq!(c_value(1e-7), "0.0000001000000000");
+        assert_eq!(c_value(0.000001), "0.000001");
+    }
+
+    #[test]
+    fn declared_but_unwritten_features_are_left_out() {
+        let mut c = FeatureCollector::new();
+        c.declare("never_written");
+        c.append("psnr_y", 0, 1.0).unwrap();
+        let input = LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0) };
+        assert_eq!(render_log(LogFormat::Csv, &input), "Frame,psnr_y,\n0,1.000000,\n");
+    }
+
+    #[test]
+    fn aliases() {
+        assert_eq!(log_name("VMAF_integer_feature_adm2_score"), "integer_adm2");
+        assert_eq!(log_name("VMAF_feature_vif_scale0_score"), "vif_scale0");
+        assert_eq!(log_name("psnr_y"), "psnr_y");
+    }
 }

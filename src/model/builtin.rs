@@ -1,0 +1,17 @@
+//! The built-in models, embedded as libvmaf embeds them (`model.c`,
+//! `built_in_models[]`): the JSON files of libvmaf 3.2.0's `model/` folder,
+//! unchanged, in `models/` at the top of this repository.
+
+/// (version, JSON text), in libvmaf's order.
+pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
+    ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
+    ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
+    ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
+];
+
+/// Versions, for listings and error messages.
+pub(crate) static BUILTIN_VERSIONS: &[&str] = &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1"];
+
+pub(crate) fn find(version: &str) -> Option<&'static str> {
+    BUILTIN_MODELS.iter().find(|(v, _)| *v == version).map(|(_, text)| *text)
+}
