@@ -227,16 +227,29 @@ impl<R: Read> Y4mReader<R> {
     /// Reads the header from `source`; `path` names it in errors.
     pub fn new(mut source: R, path: impl AsRef<Path>) -> Result<Self> {
         let path = display(path.as_ref());
-        let line = read_line(&mut source, MAX_HEADER_LEN, &path)
-            .map_err(|e| match e {
-                LineError::Eof(0) => Error::input(&path, "empty file: no y4m header"),
-                LineError::Eof(_) => Error::input(&path, "truncated y4m header (no newline)"),
-                LineError::TooLong => Error::input(
-                    &path,
-                    format!("no y4m header: no newline in the first {MAX_HEADER_LEN} bytes (raw .yuv needs --width, --height, --pixel_format and --bitdepth)"),
+        // The magic first, so that a raw file is called one, not a y4m file
+        // with a broken header.
+        let mut magic = [0u8; 9];
+        let got = read_full(&mut source, &mut magic, &path)?;
+        if got == 0 {
+            return Err(Error::input(&path, "empty file: no y4m header"));
+        }
+        if got < magic.len() || &magic != b"YUV4MPEG2" {
+            return Err(Error::input(
+                &path,
+                format!(
+                    "not a y4m file: it starts with {:?}, not \"YUV4MPEG2\" (raw .yuv needs --width, --height, --pixel_format and --bitdepth)",
+                    String::from_utf8_lossy(&magic[..got])
                 ),
-                LineError::Io(e) => e,
-            })?;
+            ));
+        }
+        let rest = read_line(&mut source, MAX_HEADER_LEN, &path).map_err(|e| match e {
+            LineError::Eof(_) => Error::input(&path, "truncated y4m header (no newline)"),
+            LineError::TooLong => Error::input(&path, format!("y4m header longer than {MAX_HEADER_LEN} bytes")),
+            LineError::Io(e) => e,
+        })?;
+        let mut line = magic.to_vec();
+        line.extend_from_slice(&rest);
         let header = Y4mHeader::parse(&line, &path)?;
         let frame = vec![0u8; header.frame_bytes()];
         Ok(Y4mReader { source, path, header, frames_read: 0, frame })
