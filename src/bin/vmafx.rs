@@ -291,37 +291,31 @@ fn raw_format(cli: &Cli) -> Result<Option<RawFormat>, Error> {
     RawFormat::from_options(w, h, p, cli.bitdepth).map(Some)
 }
 
+/// The progress line on a terminal's stderr: frames read, frames per
+/// second of frames scored.
 struct Progress {
     enabled: bool,
     start: Instant,
-    fps: f64,
 }
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 impl Progress {
-    fn frame(&mut self, index: u32) {
+    fn show(&self, read: u32, scored: u32, done: bool) {
         if !self.enabled {
             return;
         }
-        if index > 0 && index % 10 == 0 {
-            self.fps = (index + 1) as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
-        }
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let fps = if elapsed > 0.0 { scored as f64 / elapsed } else { 0.0 };
+        let spinner = if done { " " } else { SPINNER[read as usize % SPINNER.len()] };
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r{} frame{} {} {:.2} FPS\x1b[K",
-            index + 1,
-            if index > 0 { "s" } else { " " },
-            SPINNER[index as usize % SPINNER.len()],
-            self.fps
+            "\r{read} frame{} {spinner} {fps:.2} FPS\x1b[K{}",
+            if read == 1 { " " } else { "s" },
+            if done { "\n" } else { "" }
         );
         let _ = err.flush();
-    }
-    fn finish(&self) {
-        if self.enabled {
-            eprintln!();
-        }
     }
 }
 
@@ -398,7 +392,7 @@ fn run(cli: Cli) -> Result<(), Error> {
     if stderr_tty && !cli.quiet {
         eprintln!("vmafx {} (libvmaf {} bit-exact)", env!("CARGO_PKG_VERSION"), vmafx::REFERENCE_LIBVMAF_VERSION);
     }
-    let mut progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now(), fps: 0.0 };
+    let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
     let start = Instant::now();
     let mut frames = 0u32;
     loop {
@@ -413,9 +407,9 @@ fn run(cli: Cli) -> Result<(), Error> {
             (None, Some(_)) => return Err(ended_early(ref_in.as_ref(), dist_in.as_ref(), frames)),
             (Some(_), None) => return Err(ended_early(dist_in.as_ref(), ref_in.as_ref(), frames)),
         };
-        progress.frame(frames);
         ctx.push(Arc::new(r), Arc::new(d))?;
         frames += 1;
+        progress.show(frames, ctx.frames_committed(), false);
     }
     ctx.flush().map_err(|e| match e {
         Error::InvalidArgument(m) if frames == 0 => Error::input(
@@ -424,10 +418,12 @@ fn run(cli: Cli) -> Result<(), Error> {
         ),
         other => other,
     })?;
-    progress.finish();
+    progress.show(frames, frames, true);
     let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
 
-    if !cli.no_prediction && !(cli.quiet && cli.output.is_some()) {
+    // libvmaf's tool: the score line unless quiet with an output file.
+    let print_scores = !cli.no_prediction && (!cli.quiet || cli.output.is_none());
+    if print_scores {
         let mut out = std::io::stdout().lock();
         for (label, name) in &labels {
             let score = ctx.pooled(name, PoolMethod::Mean, 0, frames - 1)?;

@@ -91,8 +91,8 @@ impl Y4mHeader {
             let (key, value) = tag.split_at(1);
             let bad_tag = |why: &str| bad(format!("bad header tag \"{tag}\": {why}"));
             match key {
-                "W" => width = Some(parse_dimension(value).map_err(|w| bad_tag(w))?),
-                "H" => height = Some(parse_dimension(value).map_err(|w| bad_tag(w))?),
+                "W" => width = Some(parse_dimension(value).map_err(bad_tag)?),
+                "H" => height = Some(parse_dimension(value).map_err(bad_tag)?),
                 "F" => frame_rate = parse_ratio(value).ok_or_else(|| bad_tag("expected F<num>:<den>"))?,
                 "A" => pixel_aspect = parse_ratio(value).ok_or_else(|| bad_tag("expected A<num>:<den>"))?,
                 "I" => {
