@@ -253,14 +253,18 @@ fn unequal_frame_counts_are_refused() {
     let long = pair("fc_long", Chroma::Yuv420, 8, 32, 16, 5);
     let short = dir().join("fc_short.y4m");
     write_y4m(&short, &long.frames[..3].iter().map(|f| &f.1).collect::<Vec<_>>());
-    for model_args in [&["-n", "--feature", "motion"][..], &[][..]] {
-        let mut args = vec!["-r", s(&long.reference), "-d", s(&short)];
-        args.extend(model_args);
-        let e = fails(&args, 1);
-        assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
-    }
+    let e = fails(&["-r", s(&long.reference), "-d", s(&short), "-n", "--feature", "motion"], 1);
+    assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
     let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion"], 1);
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_dist.y4m"]);
+    // A failed run leaves no log behind.
+    let log = dir().join("fc_failed.json");
+    let _ = std::fs::remove_file(&log);
+    fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
+    assert!(!log.exists(), "a failed run left {}", log.display());
+    // With the default model too.
+    let e = fails(&["-r", s(&long.reference), "-d", s(&short)], 1);
+    assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
 }
 
 #[test]

@@ -368,13 +368,51 @@ fn run(cli: Cli) -> Result<(), Error> {
         return Err(Error::input(dist_in.path(), format!("has {skipped} frames, fewer than --frame_skip_dist {}", cli.frame_skip_dist)));
     }
 
+    // The log file is opened before scoring, so a bad path fails fast. If
+    // scoring fails, a file this run created is removed again (never a
+    // file that was there, nor /dev/stdout and the like).
+    let log_file = match &cli.output {
+        Some(path) => {
+            let created = !path.exists();
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            Some((path.clone(), file, created))
+        }
+        None => None,
+    };
+    let result = score(
+        &cli,
+        cpu,
+        &model_specs,
+        features,
+        ref_in.as_mut(),
+        dist_in.as_mut(),
+        log_file.as_ref().map(|(_, f, _)| f),
+    );
+    if let (Err(_), Some((path, _, true))) = (&result, &log_file) {
+        if path.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    result
+}
+
+/// Scores the inputs, prints the score lines and writes the log.
+fn score(
+    cli: &Cli,
+    cpu: CpuLevel,
+    model_specs: &[ModelSpec],
+    features: Vec<(String, FeatureOptions)>,
+    ref_in: &mut dyn FrameReader,
+    dist_in: &mut dyn FrameReader,
+    log_file: Option<&std::fs::File>,
+) -> Result<(), Error> {
     let mut ctx = Context::new(ContextConfig {
         threads: cli.threads,
         subsample: cli.subsample.max(1),
         cpu,
     })?;
     let mut labels = Vec::new();
-    for spec in &model_specs {
+    for spec in model_specs {
         let model = match (&spec.version, &spec.path) {
             (Some(v), _) => Model::builtin(v, &spec.config),
             (None, Some(p)) => Model::from_path(p, &spec.config),
@@ -396,7 +434,8 @@ fn run(cli: Cli) -> Result<(), Error> {
     let start = Instant::now();
     let mut frames = 0u32;
     loop {
-        if cli.frame_cnt.is_some_and(|n| frames >= n) {
+        // 0 means no limit, as in libvmaf.
+        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
             break;
         }
         let r = ref_in.read_frame()?;
@@ -404,8 +443,8 @@ fn run(cli: Cli) -> Result<(), Error> {
         let (r, d) = match (r, d) {
             (None, None) => break,
             (Some(r), Some(d)) => (r, d),
-            (None, Some(_)) => return Err(ended_early(ref_in.as_ref(), dist_in.as_ref(), frames)),
-            (Some(_), None) => return Err(ended_early(dist_in.as_ref(), ref_in.as_ref(), frames)),
+            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
+            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
         };
         ctx.push(Arc::new(r), Arc::new(d))?;
         frames += 1;
@@ -431,7 +470,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         }
     }
 
-    if let Some(path) = &cli.output {
+    if let (Some(file), Some(path)) = (log_file, &cli.output) {
         let input = LogInput {
             collector: ctx.collector(),
             frames,
@@ -440,9 +479,8 @@ fn run(cli: Cli) -> Result<(), Error> {
             height: ref_in.height(),
             fps: Some(fps),
         };
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
         let mut w = std::io::BufWriter::new(file);
-        write_log(&mut w, log_format(&cli), &input)
+        write_log(&mut w, log_format(cli), &input)
             .and_then(|_| w.flush())
             .map_err(|e| Error::io(path, e))?;
     }
