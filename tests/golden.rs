@@ -1,5 +1,6 @@
 //! Golden test: every lossy clip of `tests/common/clips.rs` scored by vmafx
-//! (0 and 2 threads) and by libvmaf 3.2.0 with the three built-in models and
+//! (scalar on the calling thread, and the host's best SIMD level on 2
+//! workers) and by libvmaf 3.2.0 with the three built-in models and
 //! psnr. Every per-frame feature and score, and every pooled value (mean,
 //! harmonic mean, min, max), must be the same double, bit for bit; the names
 //! vmafx writes must be the names libvmaf's JSON log prints.
@@ -21,6 +22,7 @@ use vmafx::io::Y4mReader;
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::OwnedPicture;
 use vmafx::score::PoolMethod;
+use vmafx::simd::CpuLevel;
 
 /// (built-in version, name in the collector)
 const MODELS: [(&str, &str); 3] =
@@ -44,8 +46,8 @@ fn read_clip(clip: &clips::Clip) -> Vec<(OwnedPicture, OwnedPicture)> {
     r.into_iter().zip(d).collect()
 }
 
-fn run_ours(frames: &[(OwnedPicture, OwnedPicture)], threads: usize) -> vmafx::Result<Context> {
-    let mut ctx = Context::new(ContextConfig { threads, ..Default::default() })?;
+fn run_ours(frames: &[(OwnedPicture, OwnedPicture)], threads: usize, cpu: CpuLevel) -> vmafx::Result<Context> {
+    let mut ctx = Context::new(ContextConfig { threads, subsample: 1, cpu })?;
     for (version, name) in MODELS {
         let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
         ctx.use_model(Model::builtin(version, &cfg)?)?;
@@ -124,7 +126,13 @@ fn golden_clips_match_libvmaf() {
         let frames = read_clip(clip);
         let n = frames.len() as u32;
         let mut cmp = Comparison { values: 0, mismatches: Vec::new(), max_abs_diff: 0.0 };
-        let ours: Vec<_> = [0usize, 2].iter().map(|&t| (t, run_ours(&frames, t))).collect();
+        // Scalar kernels on the calling thread, and the best SIMD level on
+        // two workers: both must give libvmaf's numbers.
+        let runs = [(0usize, CpuLevel::Scalar), (2, CpuLevel::detect())];
+        let ours: Vec<_> = runs
+            .iter()
+            .map(|&(t, cpu)| (format!("threads {t} {}", cpu.name()), run_ours(&frames, t, cpu)))
+            .collect();
         let mut query: Vec<String> = vec!["psnr_y".into()];
         if let Some((_, Ok(ctx))) = ours.first() {
             query = ctx.collector().names().to_vec();
@@ -136,18 +144,18 @@ fn golden_clips_match_libvmaf() {
             subsample: 1,
         };
         let r = reference::run(&frames, &spec, &query);
-        for (threads, result) in &ours {
+        for (label, result) in &ours {
             match result {
-                Ok(ctx) => compare(ctx, &r, n, &format!("threads {threads}"), &mut cmp),
+                Ok(ctx) => compare(ctx, &r, n, label, &mut cmp),
                 Err(e) => {
                     cmp.max_abs_diff = f64::INFINITY;
-                    cmp.mismatches.push(format!("threads {threads}: vmafx failed: {e}"));
+                    cmp.mismatches.push(format!("{label}: vmafx failed: {e}"));
                 }
             }
         }
         if let (Some((_, Ok(a))), Some((_, Ok(b)))) = (ours.first(), ours.get(1)) {
             if a.collector().names() != b.collector().names() {
-                cmp.mismatches.push("feature order differs between 0 and 2 threads".into());
+                cmp.mismatches.push("feature order differs between the two runs".into());
             }
         }
         let diff = if cmp.max_abs_diff == 0.0 && cmp.mismatches.is_empty() {
