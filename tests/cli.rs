@@ -351,6 +351,9 @@ fn odd_sized_16_bit_y4m_from_standard_input() {
     }
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let fmt = PixelFormat::new(Chroma::Yuv420, 16).unwrap();
-    assert_eq!(p.frames[0].0.format(), fmt);
+    assert_eq!(p.frames[0].0.format(), PixelFormat::new(Chroma::Yuv420, 16).unwrap());
+    let spec = reference::RefSpec { features: vec![("motion".into(), vec![])], ..Default::default() };
+    let r = reference::run(&p.frames, &spec, &[]);
+    let log = std::fs::read_to_string(dir().join("stdin16.json")).unwrap();
+    assert_eq!(json_scores(&log).0, json_scores(&r.log_json).0);
 }
