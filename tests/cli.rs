@@ -94,7 +94,13 @@ fn ok(args: &[&str]) -> String {
 /// Runs vmafx expecting failure with exit code `code`; returns stderr.
 fn fails(args: &[&str], code: i32) -> String {
     let o = vmafx(args);
-    assert_eq!(o.status.code(), Some(code), "vmafx {args:?}: stdout {:?} stderr {:?}", stdout(&o), stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "vmafx {args:?}: stdout {:?} stderr {:?}",
+        stdout(&o),
+        stderr(&o)
+    );
     stderr(&o)
 }
 
@@ -106,7 +112,8 @@ fn assert_has(text: &str, parts: &[&str]) {
 
 /// The per-frame metrics and pooled metrics of a libvmaf-style JSON log.
 fn json_scores(log: &str) -> (serde_json::Value, serde_json::Value) {
-    let v: serde_json::Value = serde_json::from_str(log).unwrap_or_else(|e| panic!("bad JSON log ({e}):\n{log}"));
+    let v: serde_json::Value =
+        serde_json::from_str(log).unwrap_or_else(|e| panic!("bad JSON log ({e}):\n{log}"));
     (v["frames"].clone(), v["pooled_metrics"].clone())
 }
 
@@ -114,9 +121,11 @@ fn json_scores(log: &str) -> (serde_json::Value, serde_json::Value) {
 
 #[test]
 fn score_line_and_json_log_equal_libvmaf() {
-    for (name, chroma, bits, w, h) in
-        [("s8", Chroma::Yuv420, 8, 97, 61), ("s10", Chroma::Yuv420, 10, 96, 64), ("s444", Chroma::Yuv444, 8, 80, 50)]
-    {
+    for (name, chroma, bits, w, h) in [
+        ("s8", Chroma::Yuv420, 8, 97, 61),
+        ("s10", Chroma::Yuv420, 10, 96, 64),
+        ("s444", Chroma::Yuv444, 8, 80, 50),
+    ] {
         let p = pair(name, chroma, bits, w, h, 6);
         let spec = reference::RefSpec {
             models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
@@ -129,13 +138,28 @@ fn score_line_and_json_log_equal_libvmaf() {
         for threads in ["0", "2"] {
             let log = dir().join(format!("{name}_t{threads}.json"));
             let out = ok(&[
-                "-r", s(&p.reference), "-d", s(&p.distorted), "--threads", threads,
-                "--feature", "psnr", "--json", "-o", s(&log),
+                "-r",
+                s(&p.reference),
+                "-d",
+                s(&p.distorted),
+                "--threads",
+                threads,
+                "--feature",
+                "psnr",
+                "--json",
+                "-o",
+                s(&log),
             ]);
             assert_eq!(out, want, "{name} threads {threads}");
             let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
-            assert_eq!(frames, ref_frames, "{name} threads {threads}: per-frame metrics differ from libvmaf's log");
-            assert_eq!(pooled, ref_pooled, "{name} threads {threads}: pooled metrics differ from libvmaf's log");
+            assert_eq!(
+                frames, ref_frames,
+                "{name} threads {threads}: per-frame metrics differ from libvmaf's log"
+            );
+            assert_eq!(
+                pooled, ref_pooled,
+                "{name} threads {threads}: pooled metrics differ from libvmaf's log"
+            );
         }
     }
 }
@@ -155,15 +179,26 @@ fn several_models_and_subsample() {
         r.pooled["vmaf_neg"][0].unwrap()
     );
     let out = ok(&[
-        "-r", s(&p.reference), "-d", s(&p.distorted), "--subsample", "3", "--threads", "2",
-        "-m", "version=vmaf_v0.6.1", "--model", "version=vmaf_v0.6.1neg:name=vmaf_neg",
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "--subsample",
+        "3",
+        "--threads",
+        "2",
+        "-m",
+        "version=vmaf_v0.6.1",
+        "--model",
+        "version=vmaf_v0.6.1neg:name=vmaf_neg",
     ]);
     assert_eq!(out, want);
 }
 
 #[test]
 fn raw_yuv_scores_like_y4m() {
-    for (chroma, bits, pix, w, h) in [(Chroma::Yuv420, 8, "420", 65, 39), (Chroma::Yuv422, 10, "422", 64, 36)] {
+    for (chroma, bits, pix, w, h) in [(Chroma::Yuv420, 8, "420", 65, 39), (Chroma::Yuv422, 10, "422", 64, 36)]
+    {
         let name = format!("raw{bits}");
         let p = pair(&name, chroma, bits, w, h, 4);
         let (ry, dy) = (dir().join(format!("{name}_ref.yuv")), dir().join(format!("{name}_dist.yuv")));
@@ -176,7 +211,8 @@ fn raw_yuv_scores_like_y4m() {
         assert!(from_y4m.starts_with("vmaf_v0.6.1: "), "{from_y4m}");
         // ffmpeg's pixel format names work too.
         let ff = if bits == 8 { "yuv420p".to_owned() } else { format!("yuv422p{bits}le") };
-        let from_ff = ok(&["-r", s(&ry), "-d", s(&dy), "--width", &ws, "--height", &hs, "--pixel_format", &ff]);
+        let from_ff =
+            ok(&["-r", s(&ry), "-d", s(&dy), "--width", &ws, "--height", &hs, "--pixel_format", &ff]);
         assert_eq!(from_ff, from_y4m, "{name} {ff}");
     }
 }
@@ -186,7 +222,15 @@ fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);
     let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion", "--quiet"]);
     assert_eq!(out, "", "no score line without prediction");
-    let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--no-prediction", "--feature", "motion=motion_force_zero=true"]);
+    let out = ok(&[
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "--no-prediction",
+        "--feature",
+        "motion=motion_force_zero=true",
+    ]);
     assert_eq!(out, "");
 }
 
@@ -195,8 +239,22 @@ fn frame_count_skip_and_log_formats() {
     let p = pair("formats", Chroma::Yuv420, 8, 48, 32, 6);
     let log = dir().join("formats.json");
     ok(&[
-        "-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion",
-        "--frame_cnt", "3", "--frame_skip_ref", "1", "--frame_skip_dist", "1", "--json", "-o", s(&log),
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "-n",
+        "--feature",
+        "motion",
+        "--frame_cnt",
+        "3",
+        "--frame_skip_ref",
+        "1",
+        "--frame_skip_dist",
+        "1",
+        "--json",
+        "-o",
+        s(&log),
     ]);
     let (frames, _) = json_scores(&std::fs::read_to_string(&log).unwrap());
     assert_eq!(frames.as_array().unwrap().len(), 3);
@@ -216,7 +274,8 @@ fn frame_count_skip_and_log_formats() {
     ] {
         let out = dir().join(file);
         let _ = std::fs::remove_file(&out);
-        let mut args = vec!["-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion", "-o", s(&out)];
+        let mut args =
+            vec!["-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion", "-o", s(&out)];
         args.extend(flag);
         ok(&args);
         let text = std::fs::read_to_string(&out).unwrap();
@@ -302,24 +361,42 @@ fn bad_options_are_refused() {
     // Everything else: exit code 1, with what was wrong.
     assert_has(&fails(&["-d", d], 1), &["--reference"]);
     assert_has(&fails(&["-r", r], 1), &["--distorted"]);
-    assert_has(&fails(&["-r", r, "-d", d, "-w", "32"], 1), &["--width, --height, --pixel_format and --bitdepth"]);
-    assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "420", "-b", "9"], 1), &["--bitdepth 9"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-w", "32"], 1),
+        &["--width, --height, --pixel_format and --bitdepth"],
+    );
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "420", "-b", "9"], 1),
+        &["--bitdepth 9"],
+    );
     assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "nv12", "-b", "8"], 1), &["nv12"]);
     assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi"], 1), &["cambi"]);
     assert_has(&fails(&["-r", r, "-d", d, "--feature", "motion=nope=1"], 1), &["nope"]);
-    assert_has(&fails(&["-r", r, "-d", d, "--feature", "motion=motion_force_zero"], 1), &["bad option string"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "--feature", "motion=motion_force_zero"], 1),
+        &["bad option string"],
+    );
     assert_has(&fails(&["-r", r, "-d", d, "-m", "vmaf_v0.6.1"], 1), &["bad option string \"vmaf_v0.6.1\""]);
     assert_has(&fails(&["-r", r, "-d", d, "-m", "name=x"], 1), &["version=NAME", "path=FILE"]);
     assert_has(&fails(&["-r", r, "-d", d, "-m", "version=a:path=b"], 1), &["not both"]);
-    assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1", "-m", "version=vmaf_v0.6.1neg"], 1), &["uniquely named"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1", "-m", "version=vmaf_v0.6.1neg"], 1),
+        &["uniquely named"],
+    );
     assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_nope"], 1), &["vmaf_nope"]);
     assert_has(&fails(&["-r", r, "-d", d, "-m", "path=/no/such/model.json"], 1), &["/no/such/model.json"]);
-    assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0"], 1), &["overload"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0"], 1),
+        &["overload"],
+    );
     assert_has(&fails(&["-r", r, "-d", d, "--cpu-level", "sse9"], 1), &["sse9"]);
     assert_has(&fails(&["-r", r, "-d", d, "--aom_ctc", "v1.0"], 1), &["--aom_ctc"]);
     assert_has(&fails(&["-r", r, "-d", d, "-n"], 1), &["nothing to compute"]);
     let out_dir = dir().join("no_such_dir").join("log.json");
-    assert_has(&fails(&["-r", r, "-d", d, "-n", "--feature", "motion", "-o", s(&out_dir)], 1), &["no_such_dir"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-n", "--feature", "motion", "-o", s(&out_dir)], 1),
+        &["no_such_dir"],
+    );
 }
 
 #[test]
@@ -327,7 +404,11 @@ fn cpu_levels_score_alike() {
     let p = pair("cpu", Chroma::Yuv420, 8, 64, 40, 4);
     let want = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", "scalar"]);
     for level in ["avx2", "avx512"] {
-        assert_eq!(ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", level]), want, "{level}");
+        assert_eq!(
+            ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", level]),
+            want,
+            "{level}"
+        );
     }
     assert_eq!(ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpumask", "0x8"]), want);
 }

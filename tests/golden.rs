@@ -46,7 +46,11 @@ fn read_clip(clip: &clips::Clip) -> Vec<(OwnedPicture, OwnedPicture)> {
     r.into_iter().zip(d).collect()
 }
 
-fn run_ours(frames: &[(OwnedPicture, OwnedPicture)], threads: usize, cpu: CpuLevel) -> vmafx::Result<Context> {
+fn run_ours(
+    frames: &[(OwnedPicture, OwnedPicture)],
+    threads: usize,
+    cpu: CpuLevel,
+) -> vmafx::Result<Context> {
     let mut ctx = Context::new(ContextConfig { threads, subsample: 1, cpu })?;
     for (version, name) in MODELS {
         let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
@@ -89,7 +93,11 @@ fn compare(ctx: &Context, r: &reference::RefScores, frames: u32, label: &str, cm
     let names = ctx.collector().names().to_vec();
     for name in &names {
         for i in 0..frames {
-            cmp.check(|| format!("{label} {name} frame {i}"), ctx.score_at(name, i), r.values[name][i as usize]);
+            cmp.check(
+                || format!("{label} {name} frame {i}"),
+                ctx.score_at(name, i),
+                r.values[name][i as usize],
+            );
         }
         for (k, method) in POOLS.iter().enumerate() {
             let ours = ctx.pooled(name, *method, 0, frames - 1).ok();
@@ -184,5 +192,11 @@ fn golden_clips_match_libvmaf() {
     }
     println!("\n{table}");
     let _ = std::fs::write(clips::cache_dir().join("golden-summary.md"), &table);
-    assert!(failures.is_empty(), "{} of {} clips differ from libvmaf:\n{}", failures.len(), clips.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} clips differ from libvmaf:\n{}",
+        failures.len(),
+        clips.len(),
+        failures.join("\n")
+    );
 }

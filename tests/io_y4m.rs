@@ -119,8 +119,7 @@ fn reads_every_colorspace_and_depth_at_odd_sizes() {
     for &(c, chroma, bits) in cases {
         for (w, h) in [(7usize, 5usize), (33, 20), (16, 9), (1, 1)] {
             let fmt = PixelFormat::new(chroma, bits).unwrap();
-            let frames: Vec<_> =
-                (0..3).map(|i| ("FRAME".to_string(), packed_frame(fmt, w, h, i))).collect();
+            let frames: Vec<_> = (0..3).map(|i| ("FRAME".to_string(), packed_frame(fmt, w, h, i))).collect();
             let path = write_y4m(
                 &format!("cs_{c}_{w}x{h}.y4m"),
                 &format!("YUV4MPEG2 W{w} H{h} F30000:1001 Ip A1:1 C{c}"),
@@ -171,7 +170,11 @@ fn frame_headers_with_parameters_and_alpha() {
     let path = write_y4m(
         "alpha.y4m",
         &format!("YUV4MPEG2 W{w} H{h} F25:1 Ip C444alpha"),
-        &[("FRAME Ip XFOO=bar".into(), with_alpha(0)), ("FRAME".into(), with_alpha(1)), ("FRAME ".into(), with_alpha(2))],
+        &[
+            ("FRAME Ip XFOO=bar".into(), with_alpha(0)),
+            ("FRAME".into(), with_alpha(1)),
+            ("FRAME ".into(), with_alpha(2)),
+        ],
     );
     let pics = read_all(&path).unwrap();
     assert_eq!(pics.len(), 3);
@@ -182,9 +185,13 @@ fn frame_headers_with_parameters_and_alpha() {
 
 #[test]
 fn writer_round_trips_and_writes_little_endian() {
-    for (chroma, bits, w, h) in
-        [(Chroma::Yuv420, 8, 13, 11), (Chroma::Yuv420, 10, 576, 324), (Chroma::Yuv444, 16, 3, 2), (Chroma::Yuv422, 12, 9, 4), (Chroma::Yuv400, 16, 5, 5)]
-    {
+    for (chroma, bits, w, h) in [
+        (Chroma::Yuv420, 8, 13, 11),
+        (Chroma::Yuv420, 10, 576, 324),
+        (Chroma::Yuv444, 16, 3, 2),
+        (Chroma::Yuv422, 12, 9, 4),
+        (Chroma::Yuv400, 16, 5, 5),
+    ] {
         let fmt = PixelFormat::new(chroma, bits).unwrap();
         let path = tmp(&format!("writer_{chroma:?}_{bits}_{w}x{h}.y4m"));
         let mut expected_bytes = Vec::new();
@@ -322,7 +329,13 @@ fn samples_beyond_the_bit_depth_are_refused() {
 
 #[test]
 fn raw_yuv_reads_like_ffmpeg_writes() {
-    for (pix, bits, w, h) in [("420", Some(8), 7, 5), ("yuv420p10le", None, 33, 21), ("422", Some(12), 9, 3), ("yuv444p16le", Some(16), 4, 4), ("gray", None, 3, 3)] {
+    for (pix, bits, w, h) in [
+        ("420", Some(8), 7, 5),
+        ("yuv420p10le", None, 33, 21),
+        ("422", Some(12), 9, 3),
+        ("yuv444p16le", Some(16), 4, 4),
+        ("gray", None, 3, 3),
+    ] {
         let raw = RawFormat::from_options(w, h, pix, bits).unwrap();
         let path = tmp(&format!("raw_{pix}_{w}x{h}.yuv"));
         let mut bytes = Vec::new();
@@ -346,7 +359,8 @@ fn raw_yuv_reads_like_ffmpeg_writes() {
         let e = r.read_frame().unwrap_err().to_string();
         let frame = raw.frame_bytes();
         assert!(
-            e.contains(&format!("truncated frame 2: {} of {frame} bytes", frame - 1)) && e.contains(path.file_name().unwrap().to_str().unwrap()),
+            e.contains(&format!("truncated frame 2: {} of {frame} bytes", frame - 1))
+                && e.contains(path.file_name().unwrap().to_str().unwrap()),
             "{e}"
         );
     }
@@ -357,7 +371,11 @@ fn raw_yuv_reads_like_ffmpeg_writes() {
 #[test]
 fn open_picks_y4m_or_raw() {
     let fmt = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
-    let path = write_y4m("open.y4m", "YUV4MPEG2 W6 H4 F25:1 C420jpeg", &[("FRAME".into(), packed_frame(fmt, 6, 4, 0))]);
+    let path = write_y4m(
+        "open.y4m",
+        "YUV4MPEG2 W6 H4 F25:1 C420jpeg",
+        &[("FRAME".into(), packed_frame(fmt, 6, 4, 0))],
+    );
     let mut r = io::open(&path, None).unwrap();
     check_frame(&r.read_frame().unwrap().unwrap(), 0);
     assert!(r.read_frame().unwrap().is_none());

@@ -108,7 +108,12 @@ struct Cli {
     #[arg(long = "frame_skip_ref", visible_alias = "frame-skip-ref", value_name = "N", default_value_t = 0)]
     frame_skip_ref: u32,
     /// Skip the first N frames of the distorted video
-    #[arg(long = "frame_skip_dist", visible_alias = "frame-skip-dist", value_name = "N", default_value_t = 0)]
+    #[arg(
+        long = "frame_skip_dist",
+        visible_alias = "frame-skip-dist",
+        value_name = "N",
+        default_value_t = 0
+    )]
     frame_skip_dist: u32,
 
     /// libvmaf's AOM CTC presets (they need features vmafx does not compute yet)
@@ -183,9 +188,7 @@ fn parse_model(arg: &str) -> Result<ModelSpec, Error> {
             return Err(Error::invalid(format!("--model {arg}: give version= or path=, not both")))
         }
         (None, None) => {
-            return Err(Error::invalid(format!(
-                "--model {arg}: needs version=NAME (built-in) or path=FILE"
-            )))
+            return Err(Error::invalid(format!("--model {arg}: needs version=NAME (built-in) or path=FILE")))
         }
     };
     Ok(ModelSpec { version, path, config, label })
@@ -254,9 +257,8 @@ fn log_format(cli: &Cli) -> LogFormat {
 fn cpu_level(cli: &Cli) -> Result<CpuLevel, Error> {
     let mut level = CpuLevel::detect();
     if let Some(name) = &cli.cpu_level {
-        let cap = CpuLevel::parse(name).ok_or_else(|| {
-            Error::invalid(format!("--cpu-level {name}: expected scalar, avx2 or avx512"))
-        })?;
+        let cap = CpuLevel::parse(name)
+            .ok_or_else(|| Error::invalid(format!("--cpu-level {name}: expected scalar, avx2 or avx512")))?;
         level = level.min(cap);
     }
     if let Some(mask) = &cli.cpumask {
@@ -350,9 +352,7 @@ fn run(cli: Cli) -> Result<(), Error> {
     }
     let features = cli.feature.iter().map(|f| parse_feature(f)).collect::<Result<Vec<_>, _>>()?;
     if model_specs.is_empty() && features.is_empty() {
-        return Err(Error::invalid(
-            "nothing to compute: --no_prediction without --model or --feature",
-        ));
+        return Err(Error::invalid("nothing to compute: --no_prediction without --model or --feature"));
     }
 
     // Inputs are checked before models load, as libvmaf's tool does.
@@ -361,11 +361,17 @@ fn run(cli: Cli) -> Result<(), Error> {
     check_compatible(ref_in.as_ref(), dist_in.as_ref())?;
     let skipped = ref_in.skip_frames(cli.frame_skip_ref)?;
     if skipped < cli.frame_skip_ref {
-        return Err(Error::input(ref_in.path(), format!("has {skipped} frames, fewer than --frame_skip_ref {}", cli.frame_skip_ref)));
+        return Err(Error::input(
+            ref_in.path(),
+            format!("has {skipped} frames, fewer than --frame_skip_ref {}", cli.frame_skip_ref),
+        ));
     }
     let skipped = dist_in.skip_frames(cli.frame_skip_dist)?;
     if skipped < cli.frame_skip_dist {
-        return Err(Error::input(dist_in.path(), format!("has {skipped} frames, fewer than --frame_skip_dist {}", cli.frame_skip_dist)));
+        return Err(Error::input(
+            dist_in.path(),
+            format!("has {skipped} frames, fewer than --frame_skip_dist {}", cli.frame_skip_dist),
+        ));
     }
 
     // The log file is opened before scoring, so a bad path fails fast. If
@@ -406,11 +412,7 @@ fn score(
     dist_in: &mut dyn FrameReader,
     log_file: Option<&std::fs::File>,
 ) -> Result<(), Error> {
-    let mut ctx = Context::new(ContextConfig {
-        threads: cli.threads,
-        subsample: cli.subsample.max(1),
-        cpu,
-    })?;
+    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu })?;
     let mut labels = Vec::new();
     for spec in model_specs {
         let model = match (&spec.version, &spec.path) {
@@ -428,7 +430,11 @@ fn score(
 
     let stderr_tty = std::io::stderr().is_terminal();
     if stderr_tty && !cli.quiet {
-        eprintln!("vmafx {} (libvmaf {} bit-exact)", env!("CARGO_PKG_VERSION"), vmafx::REFERENCE_LIBVMAF_VERSION);
+        eprintln!(
+            "vmafx {} (libvmaf {} bit-exact)",
+            env!("CARGO_PKG_VERSION"),
+            vmafx::REFERENCE_LIBVMAF_VERSION
+        );
     }
     let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
     let start = Instant::now();
@@ -451,10 +457,9 @@ fn score(
         progress.show(frames, ctx.frames_committed(), false);
     }
     ctx.flush().map_err(|e| match e {
-        Error::InvalidArgument(m) if frames == 0 => Error::input(
-            ref_in.path(),
-            format!("no frames to score ({m})"),
-        ),
+        Error::InvalidArgument(m) if frames == 0 => {
+            Error::input(ref_in.path(), format!("no frames to score ({m})"))
+        }
         other => other,
     })?;
     progress.show(frames, frames, true);
@@ -480,9 +485,7 @@ fn score(
             fps: Some(fps),
         };
         let mut w = std::io::BufWriter::new(file);
-        write_log(&mut w, log_format(cli), &input)
-            .and_then(|_| w.flush())
-            .map_err(|e| Error::io(path, e))?;
+        write_log(&mut w, log_format(cli), &input).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
     }
     Ok(())
 }
@@ -551,4 +554,3 @@ fn main() -> ExitCode {
         }
     }
 }
-

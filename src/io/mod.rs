@@ -95,12 +95,7 @@ pub fn packed_frame_size(format: PixelFormat, width: usize, height: usize) -> us
 
 /// Fills `picture` from one packed frame in `bytes`; a sample beyond the
 /// bit depth is reported with the file and frame.
-pub(crate) fn fill_picture(
-    picture: &mut OwnedPicture,
-    bytes: &[u8],
-    path: &Path,
-    frame: u32,
-) -> Result<()> {
+pub(crate) fn fill_picture(picture: &mut OwnedPicture, bytes: &[u8], path: &Path, frame: u32) -> Result<()> {
     let format = picture.format();
     let (width, height) = (picture.width(), picture.height());
     let mut offset = 0;

@@ -70,8 +70,7 @@ impl Y4mHeader {
     /// errors.
     pub fn parse(line: &[u8], path: &Path) -> Result<Y4mHeader> {
         let bad = |what: String| Error::input(path, what);
-        let line = std::str::from_utf8(line)
-            .map_err(|_| bad("y4m header is not ASCII text".into()))?;
+        let line = std::str::from_utf8(line).map_err(|_| bad("y4m header is not ASCII text".into()))?;
         let rest = line.strip_prefix("YUV4MPEG2").ok_or_else(|| {
             bad(format!(
                 "not a y4m file: it starts with {:?}, not \"YUV4MPEG2\" (raw .yuv needs --width, --height, --pixel_format and --bitdepth)",
@@ -186,7 +185,8 @@ fn parse_colorspace(c: &str) -> std::result::Result<(PixelFormat, bool), String>
         }
     };
     let bits: u8 = depth.parse().map_err(|_| format!("bad bit depth \"{depth}\""))?;
-    let format = PixelFormat::new(chroma, bits).map_err(|_| format!("bit depth {bits} (8 to 16 are read)"))?;
+    let format =
+        PixelFormat::new(chroma, bits).map_err(|_| format!("bit depth {bits} (8 to 16 are read)"))?;
     Ok((format, alpha))
 }
 
@@ -245,7 +245,9 @@ impl<R: Read> Y4mReader<R> {
         }
         let rest = read_line(&mut source, MAX_HEADER_LEN, &path).map_err(|e| match e {
             LineError::Eof(_) => Error::input(&path, "truncated y4m header (no newline)"),
-            LineError::TooLong => Error::input(&path, format!("y4m header longer than {MAX_HEADER_LEN} bytes")),
+            LineError::TooLong => {
+                Error::input(&path, format!("y4m header longer than {MAX_HEADER_LEN} bytes"))
+            }
             LineError::Io(e) => e,
         })?;
         let mut line = magic.to_vec();
@@ -287,7 +289,9 @@ impl<R: Read> Y4mReader<R> {
             Err(LineError::TooLong) => {
                 return Err(Error::input(
                     &self.path,
-                    format!("frame {index}: FRAME header longer than {MAX_FRAME_HEADER_LEN} bytes (loss of framing?)"),
+                    format!(
+                    "frame {index}: FRAME header longer than {MAX_FRAME_HEADER_LEN} bytes (loss of framing?)"
+                ),
                 ))
             }
             Err(LineError::Io(e)) => return Err(e),
@@ -426,7 +430,8 @@ mod tests {
     #[test]
     fn colorspaces() {
         let p = Path::new("t.y4m");
-        let f = |c: &str| Y4mHeader::parse(format!("YUV4MPEG2 W4 H2 F25:1 C{c}").as_bytes(), p).map(|h| h.format);
+        let f =
+            |c: &str| Y4mHeader::parse(format!("YUV4MPEG2 W4 H2 F25:1 C{c}").as_bytes(), p).map(|h| h.format);
         assert_eq!(f("420p10").unwrap(), PixelFormat::new(Chroma::Yuv420, 10).unwrap());
         assert_eq!(f("444p16").unwrap(), PixelFormat::new(Chroma::Yuv444, 16).unwrap());
         assert_eq!(f("mono12").unwrap(), PixelFormat::new(Chroma::Yuv400, 12).unwrap());

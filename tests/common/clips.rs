@@ -110,8 +110,17 @@ pub fn specs() -> Vec<ClipSpec> {
         base("organic_crf21", Content::Organic, 21),
         base("testsrc2_crf38", Content::TestPattern, 38),
         ClipSpec { frames: 16, ..base("bars_crf30", Content::ScrollingBars, 30) },
-        ClipSpec { encode_size: (428, 240), crop: Some((427, 239)), ..base("fractal_427x239_crf36", Content::Fractal, 36) },
-        ClipSpec { encode_size: (352, 200), crop: Some((351, 197)), frames: 10, ..base("bars_351x197_crf24", Content::ScrollingBars, 24) },
+        ClipSpec {
+            encode_size: (428, 240),
+            crop: Some((427, 239)),
+            ..base("fractal_427x239_crf36", Content::Fractal, 36)
+        },
+        ClipSpec {
+            encode_size: (352, 200),
+            crop: Some((351, 197)),
+            frames: 10,
+            ..base("bars_351x197_crf24", Content::ScrollingBars, 24)
+        },
         ClipSpec {
             encode_pix_fmt: "yuv420p10le",
             pix_fmt: "yuv420p10le",
@@ -189,9 +198,8 @@ fn commands(spec: &ClipSpec, dir: &Path) -> Vec<Vec<String>> {
     let enc = dir.join("encoded.mkv").display().to_string();
     let reference = dir.join("ref.y4m").display().to_string();
     let distorted = dir.join("dist.y4m").display().to_string();
-    let args = |list: &[&str]| -> Vec<String> {
-        COMMON.iter().chain(list.iter()).map(|s| s.to_string()).collect()
-    };
+    let args =
+        |list: &[&str]| -> Vec<String> { COMMON.iter().chain(list.iter()).map(|s| s.to_string()).collect() };
 
     let frames = spec.frames.to_string();
     let mut make_source = args(&[]);
@@ -199,10 +207,22 @@ fn commands(spec: &ClipSpec, dir: &Path) -> Vec<Vec<String>> {
         make_source.extend(["-f".into(), "lavfi".into(), "-i".into(), i.clone()]);
     }
     let filter = format!("{graph},format={}", spec.encode_pix_fmt);
-    make_source.extend(["-filter_complex", &filter, "-frames:v", &frames, "-c:v", "ffv1", &src].map(String::from));
+    make_source
+        .extend(["-filter_complex", &filter, "-frames:v", &frames, "-c:v", "ffv1", &src].map(String::from));
 
     let crf = spec.crf.to_string();
-    let mut encode = args(&["-i", &src, "-c:v", spec.codec, "-crf", &crf, "-preset", "veryfast", "-pix_fmt", spec.encode_pix_fmt]);
+    let mut encode = args(&[
+        "-i",
+        &src,
+        "-c:v",
+        spec.codec,
+        "-crf",
+        &crf,
+        "-preset",
+        "veryfast",
+        "-pix_fmt",
+        spec.encode_pix_fmt,
+    ]);
     if spec.codec == "libx265" {
         encode.extend(["-x265-params".into(), "log-level=error".into()]);
     } else {
@@ -216,7 +236,19 @@ fn commands(spec: &ClipSpec, dir: &Path) -> Vec<Vec<String>> {
     }
     post += &format!("format={}", spec.pix_fmt);
     let to_y4m = |input: &str, output: &str| {
-        args(&["-i", input, "-vf", &post, "-frames:v", &frames, "-strict", "-1", "-f", "yuv4mpegpipe", output])
+        args(&[
+            "-i",
+            input,
+            "-vf",
+            &post,
+            "-frames:v",
+            &frames,
+            "-strict",
+            "-1",
+            "-f",
+            "yuv4mpegpipe",
+            output,
+        ])
     };
     vec![make_source, encode, to_y4m(&src, &reference), to_y4m(&enc, &distorted)]
 }
@@ -247,21 +279,14 @@ pub fn ensure(spec: &ClipSpec) -> Clip {
     }
     // Made in a private directory, then renamed into place, so concurrent
     // tests never see half a clip.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let work = root.join(format!(".tmp-{}-{}-{nanos}", spec.name, std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     for cmd in commands(spec, &work) {
         let out = Command::new("ffmpeg").args(&cmd).output().expect("running ffmpeg");
         if !out.status.success() {
-            panic!(
-                "clip {}: ffmpeg {:?} failed:\n{}",
-                spec.name,
-                cmd,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            panic!("clip {}: ffmpeg {:?} failed:\n{}", spec.name, cmd, String::from_utf8_lossy(&out.stderr));
         }
     }
     let _ = std::fs::remove_file(work.join("source.nut"));
@@ -270,7 +295,11 @@ pub fn ensure(spec: &ClipSpec) -> Clip {
         // Another test made it first.
         let _ = std::fs::remove_dir_all(&work);
     }
-    assert!(clip.reference.exists() && clip.distorted.exists(), "clip {} missing after generation", spec.name);
+    assert!(
+        clip.reference.exists() && clip.distorted.exists(),
+        "clip {} missing after generation",
+        spec.name
+    );
     clip
 }
 
@@ -278,7 +307,8 @@ pub fn ensure(spec: &ClipSpec) -> Clip {
 /// removed from the cache.
 pub fn all() -> Vec<Clip> {
     let clips: Vec<Clip> = specs().iter().map(ensure).collect();
-    let keep: Vec<PathBuf> = clips.iter().filter_map(|c| c.reference.parent().map(Path::to_path_buf)).collect();
+    let keep: Vec<PathBuf> =
+        clips.iter().filter_map(|c| c.reference.parent().map(Path::to_path_buf)).collect();
     if let Ok(entries) = std::fs::read_dir(cache_dir()) {
         for entry in entries.flatten() {
             let path = entry.path();
