@@ -266,11 +266,11 @@ fn frame_count_skip_and_log_formats() {
     // The format follows the flag, else the extension, else XML.
     for (flag, file, starts) in [
         (Some("--csv"), "f.txt", "Frame,"),
-        (Some("--xml"), "f.json", "<?xml"),
+        (Some("--xml"), "f.json", "<VMAF"),
         (Some("--sub"), "f.sub", "{"),
         (None, "f.csv", "Frame,"),
         (None, "f.json", "{"),
-        (None, "f.log", "<?xml"),
+        (None, "f.log", "<VMAF"),
     ] {
         let out = dir().join(file);
         let _ = std::fs::remove_file(&out);
@@ -309,7 +309,8 @@ fn mismatched_inputs_are_refused() {
 
 #[test]
 fn unequal_frame_counts_are_refused() {
-    let long = pair("fc_long", Chroma::Yuv420, 8, 32, 16, 5);
+    // Large enough for every VMAF feature (ADM needs 33x33).
+    let long = pair("fc_long", Chroma::Yuv420, 8, 64, 48, 5);
     let short = dir().join("fc_short.y4m");
     write_y4m(&short, &long.frames[..3].iter().map(|f| &f.1).collect::<Vec<_>>());
     let e = fails(&["-r", s(&long.reference), "-d", s(&short), "-n", "--feature", "motion"], 1);

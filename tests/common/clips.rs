@@ -116,6 +116,12 @@ pub fn specs() -> Vec<ClipSpec> {
             ..base("fractal_427x239_crf36", Content::Fractal, 36)
         },
         ClipSpec {
+            encode_size: (194, 110),
+            crop: Some((193, 109)),
+            frames: 8,
+            ..base("testsrc2_193x109_crf30", Content::TestPattern, 30)
+        },
+        ClipSpec {
             encode_size: (352, 200),
             crop: Some((351, 197)),
             frames: 10,
