@@ -1,1 +1,556 @@
-fn main() {}
+//! `vmafx`: libvmaf's `vmaf` tool (`tools/vmaf.c`, `tools/cli_parse.c`) on
+//! the vmafx scoring core, with the same option spellings.
+//!
+//! Thin over the public API: `io` reads the two files, `engine::Context`
+//! scores them, `model::Model` loads the models, `score::log` writes the log.
+//! Differences from libvmaf's tool, all additive: the pooled score is printed
+//! on stdout (libvmaf prints it on stderr, and only to a terminal), the log
+//! format follows the output file's extension when no `--xml/--json/--csv/
+//! --sub` is given, unequal frame counts are an error rather than a warning,
+//! and `--cpu-level` caps the SIMD level by name.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{ArgAction, Parser};
+
+use vmafx::engine::{Context, ContextConfig};
+use vmafx::feature::{find_extractor, FeatureOptions};
+use vmafx::io::{self, FrameReader, RawFormat};
+use vmafx::model::{Model, ModelConfig};
+use vmafx::score::log::{write_log, LogFormat, LogInput};
+use vmafx::score::PoolMethod;
+use vmafx::simd::CpuLevel;
+use vmafx::Error;
+
+const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vmafx",
+    about = "VMAF and companion metrics, bit-exact with libvmaf 3.2.0",
+    long_about = "Scores a distorted video against its reference with VMAF models and features, \
+                  computing exactly the numbers libvmaf 3.2.0 computes. Inputs are .y4m, or raw \
+                  planar .yuv given --width, --height, --pixel_format and --bitdepth.",
+    disable_help_flag = true,
+    disable_version_flag = true,
+    max_term_width = 100
+)]
+struct Cli {
+    /// Reference video, .y4m or raw .yuv (`-` reads standard input)
+    #[arg(short = 'r', long, value_name = "PATH")]
+    reference: Option<PathBuf>,
+    /// Distorted video, .y4m or raw .yuv
+    #[arg(short = 'd', long, value_name = "PATH")]
+    distorted: Option<PathBuf>,
+
+    /// Width of raw .yuv input
+    #[arg(short = 'w', long)]
+    width: Option<usize>,
+    /// Height of raw .yuv input
+    #[arg(short = 'h', long)]
+    height: Option<usize>,
+    /// Pixel format of raw .yuv input: 420, 422, 444 (or ffmpeg's yuv420p10le, ...)
+    #[arg(short = 'p', long = "pixel_format", visible_alias = "pixel-format", value_name = "FMT")]
+    pixel_format: Option<String>,
+    /// Bit depth of raw .yuv input: 8, 10, 12 or 16
+    #[arg(short = 'b', long, value_name = "BITS")]
+    bitdepth: Option<u32>,
+
+    /// Model, colon-delimited: version=NAME (built-in) or path=FILE (JSON),
+    /// [name=LABEL] [enable_transform] [disable_clip]; repeatable.
+    /// Default: version=vmaf_v0.6.1
+    #[arg(short = 'm', long, value_name = "PARAMS")]
+    model: Vec<String>,
+    /// Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false); repeatable
+    #[arg(long, value_name = "NAME[=OPTS]")]
+    feature: Vec<String>,
+
+    /// Output (log) file
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Write the log as XML (the default, unless the output's extension says otherwise)
+    #[arg(long, overrides_with_all = ["json", "csv", "sub"])]
+    xml: bool,
+    /// Write the log as JSON
+    #[arg(long, overrides_with_all = ["xml", "csv", "sub"])]
+    json: bool,
+    /// Write the log as CSV
+    #[arg(long, overrides_with_all = ["xml", "json", "sub"])]
+    csv: bool,
+    /// Write the log as subtitles
+    #[arg(long, overrides_with_all = ["xml", "json", "csv"])]
+    sub: bool,
+
+    /// Worker threads (0: score on the reading thread)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    threads: usize,
+    /// Compute scores only every N frames
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    subsample: u32,
+    /// Highest SIMD level: scalar, avx2 or avx512 (default: the best the CPU has)
+    #[arg(long = "cpu-level", visible_alias = "cpu_level", value_name = "LEVEL")]
+    cpu_level: Option<String>,
+    /// libvmaf's bitmask of instruction sets to disable (8: AVX2 and above, 16: AVX-512)
+    #[arg(long, value_name = "MASK")]
+    cpumask: Option<String>,
+    /// libvmaf's GPU mask (accepted; vmafx scores on the CPU)
+    #[arg(long, value_name = "MASK", hide = true)]
+    gpumask: Option<String>,
+
+    /// Maximum number of frames to score
+    #[arg(long = "frame_cnt", visible_alias = "frame-cnt", value_name = "N")]
+    frame_cnt: Option<u32>,
+    /// Skip the first N frames of the reference
+    #[arg(long = "frame_skip_ref", visible_alias = "frame-skip-ref", value_name = "N", default_value_t = 0)]
+    frame_skip_ref: u32,
+    /// Skip the first N frames of the distorted video
+    #[arg(
+        long = "frame_skip_dist",
+        visible_alias = "frame-skip-dist",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    frame_skip_dist: u32,
+
+    /// libvmaf's AOM CTC presets (they need features vmafx does not compute yet)
+    #[arg(long = "aom_ctc", value_name = "VERSION", hide = true)]
+    aom_ctc: Option<String>,
+    /// libvmaf's Netflix CTC presets (they need features vmafx does not compute yet)
+    #[arg(long = "nflx_ctc", value_name = "VERSION", hide = true)]
+    nflx_ctc: Option<String>,
+
+    /// No prediction: extract features only (no default model, no score line)
+    #[arg(short = 'n', long = "no_prediction", visible_alias = "no-prediction")]
+    no_prediction: bool,
+    /// No progress meter; with --output, no score line either
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Print the version and exit
+    #[arg(short = 'v', long, action = ArgAction::SetTrue)]
+    version: bool,
+    /// Print help
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+}
+
+/// One `--model` argument, parsed as libvmaf's `parse_model_config` does.
+#[derive(Debug)]
+struct ModelSpec {
+    version: Option<String>,
+    path: Option<PathBuf>,
+    config: ModelConfig,
+    /// What the score line calls it: the version or the path, as given.
+    label: String,
+}
+
+fn parse_model(arg: &str) -> Result<ModelSpec, Error> {
+    let mut version = None;
+    let mut path = None;
+    let mut config = ModelConfig { name: Some("vmaf".into()), ..Default::default() };
+    for key_val in arg.split(':').filter(|s| !s.is_empty()) {
+        let mut parts = key_val.split('=');
+        let key = parts.next().unwrap_or("");
+        let val = match parts.next() {
+            Some(v) => v,
+            None if key == "disable_clip" || key == "enable_transform" => "true",
+            None => {
+                return Err(Error::invalid(format!(
+                    "--model {arg}: bad option string \"{key}\" (expected key=value)"
+                )))
+            }
+        };
+        match key {
+            "path" => path = Some(PathBuf::from(val)),
+            "version" => version = Some(val.to_owned()),
+            "name" => config.name = Some(val.to_owned()),
+            "disable_clip" => config.disable_clip |= val == "true",
+            "enable_transform" => config.enable_transform |= val == "true",
+            _ if key.contains('.') => {
+                return Err(Error::NotSupported(format!(
+                    "--model {arg}: feature overload \"{key}\" (vmafx does not overload model features yet)"
+                )))
+            }
+            _ => {
+                return Err(Error::invalid(format!(
+                    "--model {arg}: unknown key \"{key}\" (known: version, path, name, enable_transform, disable_clip)"
+                )))
+            }
+        }
+    }
+    let label = match (&version, &path) {
+        (Some(v), None) => v.clone(),
+        (None, Some(p)) => p.display().to_string(),
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid(format!("--model {arg}: give version= or path=, not both")))
+        }
+        (None, None) => {
+            return Err(Error::invalid(format!("--model {arg}: needs version=NAME (built-in) or path=FILE")))
+        }
+    };
+    Ok(ModelSpec { version, path, config, label })
+}
+
+/// One `--feature` argument: `NAME[=opt=val:opt=val]` (libvmaf's
+/// `parse_feature_config`).
+fn parse_feature(arg: &str) -> Result<(String, FeatureOptions), Error> {
+    let (name, rest) = match arg.split_once('=') {
+        Some((n, r)) => (n, Some(r)),
+        None => (arg, None),
+    };
+    let descriptor = find_extractor(name).map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
+    let mut options = FeatureOptions::new();
+    for key_val in rest.into_iter().flat_map(|r| r.split(':')).filter(|s| !s.is_empty()) {
+        let mut parts = key_val.split('=');
+        let key = parts.next().unwrap_or("");
+        let val = parts.next().ok_or_else(|| {
+            Error::invalid(format!("--feature {arg}: bad option string \"{key}\" (expected opt=value)"))
+        })?;
+        options
+            .set_text(descriptor.options, key, val)
+            .map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
+    }
+    Ok((name.to_owned(), options))
+}
+
+fn prefixed(e: Error, prefix: &str) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{prefix}: {m}")),
+        Error::NotSupported(m) => Error::NotSupported(format!("{prefix}: {m}")),
+        Error::Model(m) => Error::Model(format!("{prefix}: {m}")),
+        other => other,
+    }
+}
+
+/// `strtoul(s, _, 0)`: decimal, 0x hex or 0 octal.
+fn parse_c_unsigned(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if s.len() > 1 && s.starts_with('0') {
+        u64::from_str_radix(&s[1..], 8).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+fn log_format(cli: &Cli) -> LogFormat {
+    if cli.json {
+        LogFormat::Json
+    } else if cli.csv {
+        LogFormat::Csv
+    } else if cli.sub {
+        LogFormat::Sub
+    } else if cli.xml {
+        LogFormat::Xml
+    } else {
+        cli.output
+            .as_deref()
+            .and_then(|p| p.extension())
+            .and_then(|e| LogFormat::parse(&e.to_string_lossy().to_ascii_lowercase()))
+            .unwrap_or(LogFormat::Xml)
+    }
+}
+
+fn cpu_level(cli: &Cli) -> Result<CpuLevel, Error> {
+    let mut level = CpuLevel::detect();
+    if let Some(name) = &cli.cpu_level {
+        let cap = CpuLevel::parse(name)
+            .ok_or_else(|| Error::invalid(format!("--cpu-level {name}: expected scalar, avx2 or avx512")))?;
+        level = level.min(cap);
+    }
+    if let Some(mask) = &cli.cpumask {
+        let mask = parse_c_unsigned(mask)
+            .ok_or_else(|| Error::invalid(format!("--cpumask {mask}: expected an integer")))?;
+        // libvmaf's VMAF_X86_CPU_FLAG_AVX2 = 1 << 3, AVX512 = 1 << 4.
+        if mask & (1 << 3) != 0 {
+            level = CpuLevel::Scalar;
+        } else if mask & (1 << 4) != 0 {
+            level = level.min(CpuLevel::Avx2);
+        }
+    }
+    Ok(level)
+}
+
+/// The raw-yuv description, if any of its options were given (libvmaf's
+/// `use_yuv`: then all four are required).
+fn raw_format(cli: &Cli) -> Result<Option<RawFormat>, Error> {
+    if cli.width.is_none() && cli.height.is_none() && cli.pixel_format.is_none() && cli.bitdepth.is_none() {
+        return Ok(None);
+    }
+    let (Some(w), Some(h), Some(p)) = (cli.width, cli.height, cli.pixel_format.as_deref()) else {
+        return Err(Error::invalid(
+            "raw .yuv input needs all of --width, --height, --pixel_format and --bitdepth",
+        ));
+    };
+    if let Some(b) = cli.bitdepth {
+        if ![8, 10, 12, 16].contains(&b) {
+            return Err(Error::invalid(format!("--bitdepth {b}: expected 8, 10, 12 or 16")));
+        }
+    }
+    RawFormat::from_options(w, h, p, cli.bitdepth).map(Some)
+}
+
+/// The progress line on a terminal's stderr: frames read, frames per
+/// second of frames scored.
+struct Progress {
+    enabled: bool,
+    start: Instant,
+}
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+impl Progress {
+    fn show(&self, read: u32, scored: u32, done: bool) {
+        if !self.enabled {
+            return;
+        }
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let fps = if elapsed > 0.0 { scored as f64 / elapsed } else { 0.0 };
+        let spinner = if done { " " } else { SPINNER[read as usize % SPINNER.len()] };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r{read} frame{} {spinner} {fps:.2} FPS\x1b[K{}",
+            if read == 1 { " " } else { "s" },
+            if done { "\n" } else { "" }
+        );
+        let _ = err.flush();
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    if cli.aom_ctc.is_some() || cli.nflx_ctc.is_some() {
+        return Err(Error::NotSupported(
+            "--aom_ctc and --nflx_ctc presets need ciede, float_ssim, float_ms_ssim, psnr_hvs and cambi, which vmafx does not compute yet".into(),
+        ));
+    }
+    let reference = cli
+        .reference
+        .clone()
+        .ok_or_else(|| Error::invalid("the reference .y4m or .yuv (-r/--reference) is required"))?;
+    let distorted = cli
+        .distorted
+        .clone()
+        .ok_or_else(|| Error::invalid("the distorted .y4m or .yuv (-d/--distorted) is required"))?;
+    let raw = raw_format(&cli)?;
+    let cpu = cpu_level(&cli)?;
+
+    let mut model_specs = cli.model.iter().map(|m| parse_model(m)).collect::<Result<Vec<_>, _>>()?;
+    if model_specs.is_empty() && !cli.no_prediction {
+        model_specs.push(parse_model(&format!("version={DEFAULT_MODEL}"))?);
+    }
+    for (i, a) in model_specs.iter().enumerate() {
+        if model_specs[..i].iter().any(|b| b.config.name == a.config.name) {
+            return Err(Error::invalid(format!(
+                "two models are named \"{}\": each model should be uniquely named (--model ...:name=LABEL)",
+                a.config.name.as_deref().unwrap_or("vmaf")
+            )));
+        }
+    }
+    let features = cli.feature.iter().map(|f| parse_feature(f)).collect::<Result<Vec<_>, _>>()?;
+    if model_specs.is_empty() && features.is_empty() {
+        return Err(Error::invalid("nothing to compute: --no_prediction without --model or --feature"));
+    }
+
+    // Inputs are checked before models load, as libvmaf's tool does.
+    let mut ref_in = io::open(&reference, raw)?;
+    let mut dist_in = io::open(&distorted, raw)?;
+    check_compatible(ref_in.as_ref(), dist_in.as_ref())?;
+    let skipped = ref_in.skip_frames(cli.frame_skip_ref)?;
+    if skipped < cli.frame_skip_ref {
+        return Err(Error::input(
+            ref_in.path(),
+            format!("has {skipped} frames, fewer than --frame_skip_ref {}", cli.frame_skip_ref),
+        ));
+    }
+    let skipped = dist_in.skip_frames(cli.frame_skip_dist)?;
+    if skipped < cli.frame_skip_dist {
+        return Err(Error::input(
+            dist_in.path(),
+            format!("has {skipped} frames, fewer than --frame_skip_dist {}", cli.frame_skip_dist),
+        ));
+    }
+
+    // The log file is opened before scoring, so a bad path fails fast. If
+    // scoring fails, a file this run created is removed again (never a
+    // file that was there, nor /dev/stdout and the like).
+    let log_file = match &cli.output {
+        Some(path) => {
+            let created = !path.exists();
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            Some((path.clone(), file, created))
+        }
+        None => None,
+    };
+    let result = score(
+        &cli,
+        cpu,
+        &model_specs,
+        features,
+        ref_in.as_mut(),
+        dist_in.as_mut(),
+        log_file.as_ref().map(|(_, f, _)| f),
+    );
+    if let (Err(_), Some((path, _, true))) = (&result, &log_file) {
+        if path.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    result
+}
+
+/// Scores the inputs, prints the score lines and writes the log.
+fn score(
+    cli: &Cli,
+    cpu: CpuLevel,
+    model_specs: &[ModelSpec],
+    features: Vec<(String, FeatureOptions)>,
+    ref_in: &mut dyn FrameReader,
+    dist_in: &mut dyn FrameReader,
+    log_file: Option<&std::fs::File>,
+) -> Result<(), Error> {
+    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu })?;
+    let mut labels = Vec::new();
+    for spec in model_specs {
+        let model = match (&spec.version, &spec.path) {
+            (Some(v), _) => Model::builtin(v, &spec.config),
+            (None, Some(p)) => Model::from_path(p, &spec.config),
+            (None, None) => unreachable!("parse_model requires version or path"),
+        }
+        .map_err(|e| prefixed(e, &format!("loading model {}", spec.label)))?;
+        labels.push((spec.label.clone(), model.name().to_owned()));
+        ctx.use_model(model)?;
+    }
+    for (name, options) in features {
+        ctx.use_feature(&name, options)?;
+    }
+
+    let stderr_tty = std::io::stderr().is_terminal();
+    if stderr_tty && !cli.quiet {
+        eprintln!(
+            "vmafx {} (libvmaf {} bit-exact)",
+            env!("CARGO_PKG_VERSION"),
+            vmafx::REFERENCE_LIBVMAF_VERSION
+        );
+    }
+    let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
+    let start = Instant::now();
+    let mut frames = 0u32;
+    loop {
+        // 0 means no limit, as in libvmaf.
+        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
+            break;
+        }
+        let r = ref_in.read_frame()?;
+        let d = dist_in.read_frame()?;
+        let (r, d) = match (r, d) {
+            (None, None) => break,
+            (Some(r), Some(d)) => (r, d),
+            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
+            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
+        };
+        ctx.push(Arc::new(r), Arc::new(d))?;
+        frames += 1;
+        progress.show(frames, ctx.frames_committed(), false);
+    }
+    ctx.flush().map_err(|e| match e {
+        Error::InvalidArgument(m) if frames == 0 => {
+            Error::input(ref_in.path(), format!("no frames to score ({m})"))
+        }
+        other => other,
+    })?;
+    progress.show(frames, frames, true);
+    let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
+
+    // libvmaf's tool: the score line unless quiet with an output file.
+    let print_scores = !cli.no_prediction && (!cli.quiet || cli.output.is_none());
+    if print_scores {
+        let mut out = std::io::stdout().lock();
+        for (label, name) in &labels {
+            let score = ctx.pooled(name, PoolMethod::Mean, 0, frames - 1)?;
+            writeln!(out, "{label}: {score:.6}").map_err(|e| Error::io("<stdout>", e))?;
+        }
+    }
+
+    if let (Some(file), Some(path)) = (log_file, &cli.output) {
+        let input = LogInput {
+            collector: ctx.collector(),
+            frames,
+            subsample: cli.subsample.max(1),
+            width: ref_in.width(),
+            height: ref_in.height(),
+            fps: Some(fps),
+        };
+        let mut w = std::io::BufWriter::new(file);
+        write_log(&mut w, log_format(cli), &input).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
+}
+
+fn check_compatible(r: &dyn FrameReader, d: &dyn FrameReader) -> Result<(), Error> {
+    let mut problems = Vec::new();
+    if (r.width(), r.height()) != (d.width(), d.height()) {
+        problems.push(format!("sizes differ: {}x{} vs {}x{}", r.width(), r.height(), d.width(), d.height()));
+    }
+    if r.format().chroma != d.format().chroma {
+        problems.push(format!(
+            "pixel formats differ: {} vs {}",
+            r.format().chroma.name(),
+            d.format().chroma.name()
+        ));
+    }
+    if r.format().bits != d.format().bits {
+        problems.push(format!("bit depths differ: {} vs {}", r.format().bits, d.format().bits));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Mismatch(format!(
+        "reference {} ({}x{} {}) and distorted {} ({}x{} {}) are incompatible: {}",
+        r.path().display(),
+        r.width(),
+        r.height(),
+        r.format(),
+        d.path().display(),
+        d.width(),
+        d.height(),
+        d.format(),
+        problems.join("; ")
+    )))
+}
+
+fn ended_early(short: &dyn FrameReader, long: &dyn FrameReader, frame: u32) -> Error {
+    Error::Mismatch(format!(
+        "{} ended after {frame} frames, but {} has a frame {frame} (frame counts differ)",
+        short.path().display(),
+        long.path().display()
+    ))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    if cli.version {
+        println!(
+            "vmafx {} (bit-exact with libvmaf {})",
+            env!("CARGO_PKG_VERSION"),
+            vmafx::REFERENCE_LIBVMAF_VERSION
+        );
+        return ExitCode::SUCCESS;
+    }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vmafx: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

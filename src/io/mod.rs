@@ -1,1 +1,127 @@
-//! Placeholder: being written.
+//! Video files in, pictures out: YUV4MPEG2 (`y4m`) and raw planar yuv
+//! (`yuv`), the two inputs of libvmaf's `vmaf` tool (`tools/y4m_input.c`,
+//! `tools/yuv_input.c`).
+//!
+//! Both readers stream: one frame is read per call, into an
+//! [`OwnedPicture`], so memory stays flat whatever the clip's length. Errors
+//! name the file and the frame ([`Error::Input`]).
+//!
+//! Two deliberate differences from libvmaf's readers: chroma planes of odd
+//! sizes are read at ceil(w/2) x ceil(h/2) (what y4m and ffmpeg write; the
+//! libvmaf tool reads floor and loses framing), and 16-bit and 4:0:0 inputs
+//! are read too.
+
+pub mod y4m;
+pub mod yuv;
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::picture::{OwnedPicture, PixelFormat};
+use crate::{Error, Result};
+
+pub use y4m::{Y4mHeader, Y4mReader, Y4mWriter};
+pub use yuv::{RawFormat, YuvReader};
+
+/// A stream of pictures of one size and format.
+pub trait FrameReader: Send {
+    /// The file read, as given (for messages).
+    fn path(&self) -> &Path;
+    fn width(&self) -> usize;
+    fn height(&self) -> usize;
+    fn format(&self) -> PixelFormat;
+    /// The next frame, or `None` at a clean end of file (no byte of a
+    /// further frame). A partial frame is an error.
+    fn read_frame(&mut self) -> Result<Option<OwnedPicture>>;
+    /// Frames returned so far.
+    fn frames_read(&self) -> u32;
+
+    /// Reads and drops up to `n` frames; returns how many were there.
+    fn skip_frames(&mut self, n: u32) -> Result<u32> {
+        for i in 0..n {
+            if self.read_frame()?.is_none() {
+                return Ok(i);
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Opens `path` for reading: as raw yuv of `raw` when given, otherwise as
+/// y4m. A path of `-` reads standard input.
+pub fn open(path: &Path, raw: Option<RawFormat>) -> Result<Box<dyn FrameReader>> {
+    let source = open_source(path)?;
+    match raw {
+        Some(raw) => Ok(Box::new(YuvReader::new(source, path, raw)?)),
+        None => Ok(Box::new(Y4mReader::new(source, path)?)),
+    }
+}
+
+/// A buffered byte source for `path` (`-` is standard input).
+pub fn open_source(path: &Path) -> Result<Box<dyn Read + Send>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, std::io::stdin())));
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
+}
+
+/// Reads until `buf` is full or the source ends; returns the bytes read.
+/// (Unlike `read_exact`, a short read tells how much was there.)
+pub(crate) fn read_full(source: &mut dyn Read, buf: &mut [u8], path: &Path) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match source.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    Ok(filled)
+}
+
+/// Bytes of one frame stored packed (no row padding), plane after plane,
+/// chroma rounded up.
+pub fn packed_frame_size(format: PixelFormat, width: usize, height: usize) -> usize {
+    (0..format.chroma.plane_count())
+        .map(|i| {
+            let (w, h) = format.plane_size(i, width, height);
+            w * h * format.bytes_per_sample()
+        })
+        .sum()
+}
+
+/// Fills `picture` from one packed frame in `bytes`; a sample beyond the
+/// bit depth is reported with the file and frame.
+pub(crate) fn fill_picture(picture: &mut OwnedPicture, bytes: &[u8], path: &Path, frame: u32) -> Result<()> {
+    let format = picture.format();
+    let (width, height) = (picture.width(), picture.height());
+    let mut offset = 0;
+    for i in 0..format.chroma.plane_count() {
+        let (w, h) = format.plane_size(i, width, height);
+        let len = w * h * format.bytes_per_sample();
+        picture
+            .fill_plane_from_packed(i, &bytes[offset..offset + len])
+            .map_err(|e| Error::input(path, format!("frame {frame}: {}", strip_kind(&e))))?;
+        offset += len;
+    }
+    Ok(())
+}
+
+/// The message of an error without its "invalid argument: " prefix.
+fn strip_kind(e: &Error) -> String {
+    match e {
+        Error::InvalidArgument(m) | Error::NotSupported(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub(crate) fn display(path: &Path) -> PathBuf {
+    if path.as_os_str() == "-" {
+        PathBuf::from("<stdin>")
+    } else {
+        path.to_path_buf()
+    }
+}

@@ -1,4 +1,5 @@
 //! Shared test support: the libvmaf reference and synthetic clips.
 #![allow(dead_code)]
+pub mod clips;
 pub mod reference;
 pub mod synth;

@@ -30,7 +30,19 @@ pub struct RefScores {
     /// The JSON log itself.
     pub log_json: String,
     pub frames: u32,
+    /// Pooled over all frames, for every model and queried name:
+    /// `[mean, harmonic_mean, min, max]` (libvmaf's `vmaf_score_pooled`,
+    /// `vmaf_feature_score_pooled`); `None` where libvmaf returned an error.
+    pub pooled: BTreeMap<String, [Option<f64>; 4]>,
 }
+
+/// libvmaf's pooling methods in the order `RefScores::pooled` keeps them.
+pub const POOL_METHODS: [(&str, sys::VmafPoolingMethod); 4] = [
+    ("mean", sys::VmafPoolingMethod_VMAF_POOL_METHOD_MEAN),
+    ("harmonic_mean", sys::VmafPoolingMethod_VMAF_POOL_METHOD_HARMONIC_MEAN),
+    ("min", sys::VmafPoolingMethod_VMAF_POOL_METHOD_MIN),
+    ("max", sys::VmafPoolingMethod_VMAF_POOL_METHOD_MAX),
+];
 
 fn pix_fmt(c: Chroma) -> sys::VmafPixelFormat {
     match c {
@@ -113,6 +125,13 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
                 col.push(if err == 0 { Some(s) } else { None });
             }
             out.values.insert(cname.to_str().unwrap().to_owned(), col);
+            let mut pooled = [None; 4];
+            for (slot, (_, method)) in pooled.iter_mut().zip(POOL_METHODS) {
+                let mut s = 0.0;
+                let err = sys::vmaf_score_pooled(ctx, *model, method, &mut s, 0, n.saturating_sub(1));
+                *slot = if err == 0 { Some(s) } else { None };
+            }
+            out.pooled.insert(cname.to_str().unwrap().to_owned(), pooled);
         }
         for name in query {
             let cname = CString::new(name.as_str()).unwrap();
@@ -123,6 +142,13 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
                 col.push(if err == 0 { Some(s) } else { None });
             }
             out.values.insert(name.clone(), col);
+            let mut pooled = [None; 4];
+            for (slot, (_, method)) in pooled.iter_mut().zip(POOL_METHODS) {
+                let mut s = 0.0;
+                let err = sys::vmaf_feature_score_pooled(ctx, cname.as_ptr(), method, &mut s, 0, n.saturating_sub(1));
+                *slot = if err == 0 { Some(s) } else { None };
+            }
+            out.pooled.insert(name.clone(), pooled);
         }
 
         // The JSON log, for the list of names libvmaf prints.

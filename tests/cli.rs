@@ -1,0 +1,441 @@
+//! The `vmafx` binary end to end on y4m and yuv files this test writes:
+//! its score line and JSON log against libvmaf's own numbers (through
+//! `tests/common/reference.rs`), and every input error it must refuse with
+//! the file and frame named and a non-zero exit.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{reference, synth};
+use vmafx::io::{Y4mHeader, Y4mWriter};
+use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
+
+fn dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_y4m(path: &Path, pictures: &[&OwnedPicture]) {
+    let first = pictures[0];
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let header = Y4mHeader::new(first.width(), first.height(), first.format(), (25, 1));
+    let mut w = Y4mWriter::new(file, header).unwrap();
+    for p in pictures {
+        w.write_frame(&p.view()).unwrap();
+    }
+    use std::io::Write;
+    w.into_inner().flush().unwrap();
+}
+
+/// Raw planar bytes of the pictures, as ffmpeg's rawvideo writes them.
+fn write_yuv(path: &Path, pictures: &[&OwnedPicture]) {
+    let mut bytes = Vec::new();
+    for p in pictures {
+        let v = p.view();
+        for i in 0..v.plane_count() {
+            let plane = v.plane(i);
+            for y in 0..plane.height() {
+                for x in 0..plane.width() {
+                    let s = plane.sample(x, y) as u16;
+                    if p.format().bits > 8 {
+                        bytes.extend_from_slice(&s.to_le_bytes());
+                    } else {
+                        bytes.push(s as u8);
+                    }
+                }
+            }
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A reference/distorted y4m pair named `name_ref.y4m`, `name_dist.y4m`.
+struct Pair {
+    frames: Vec<(OwnedPicture, OwnedPicture)>,
+    reference: PathBuf,
+    distorted: PathBuf,
+}
+
+fn pair(name: &str, chroma: Chroma, bits: u8, w: usize, h: usize, n: usize) -> Pair {
+    let frames = synth::clip(chroma, bits, w, h, n, 7 + bits as u64);
+    let reference = dir().join(format!("{name}_ref.y4m"));
+    let distorted = dir().join(format!("{name}_dist.y4m"));
+    write_y4m(&reference, &frames.iter().map(|f| &f.0).collect::<Vec<_>>());
+    write_y4m(&distorted, &frames.iter().map(|f| &f.1).collect::<Vec<_>>());
+    Pair { frames, reference, distorted }
+}
+
+fn vmafx(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmafx")).args(args).output().expect("run vmafx")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs vmafx expecting success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = vmafx(args);
+    assert!(o.status.success(), "vmafx {args:?} failed ({}):\n{}", o.status, stderr(&o));
+    stdout(&o)
+}
+
+/// Runs vmafx expecting failure with exit code `code`; returns stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let o = vmafx(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "vmafx {args:?}: stdout {:?} stderr {:?}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stderr(&o)
+}
+
+fn assert_has(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "{text:?} lacks {p:?}");
+    }
+}
+
+/// The per-frame metrics and pooled metrics of a libvmaf-style JSON log.
+fn json_scores(log: &str) -> (serde_json::Value, serde_json::Value) {
+    let v: serde_json::Value =
+        serde_json::from_str(log).unwrap_or_else(|e| panic!("bad JSON log ({e}):\n{log}"));
+    (v["frames"].clone(), v["pooled_metrics"].clone())
+}
+
+// ---- successes ---------------------------------------------------------
+
+#[test]
+fn score_line_and_json_log_equal_libvmaf() {
+    for (name, chroma, bits, w, h) in [
+        ("s8", Chroma::Yuv420, 8, 97, 61),
+        ("s10", Chroma::Yuv420, 10, 96, 64),
+        ("s444", Chroma::Yuv444, 8, 80, 50),
+    ] {
+        let p = pair(name, chroma, bits, w, h, 6);
+        let spec = reference::RefSpec {
+            models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
+            features: vec![("psnr".into(), vec![])],
+            ..Default::default()
+        };
+        let r = reference::run(&p.frames, &spec, &[]);
+        let want = format!("vmaf_v0.6.1: {:.6}\n", r.pooled["vmaf"][0].unwrap());
+        let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+        for threads in ["0", "2"] {
+            let log = dir().join(format!("{name}_t{threads}.json"));
+            let out = ok(&[
+                "-r",
+                s(&p.reference),
+                "-d",
+                s(&p.distorted),
+                "--threads",
+                threads,
+                "--feature",
+                "psnr",
+                "--json",
+                "-o",
+                s(&log),
+            ]);
+            assert_eq!(out, want, "{name} threads {threads}");
+            let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+            assert_eq!(
+                frames, ref_frames,
+                "{name} threads {threads}: per-frame metrics differ from libvmaf's log"
+            );
+            assert_eq!(
+                pooled, ref_pooled,
+                "{name} threads {threads}: pooled metrics differ from libvmaf's log"
+            );
+        }
+    }
+}
+
+#[test]
+fn several_models_and_subsample() {
+    let p = pair("models", Chroma::Yuv420, 8, 64, 48, 7);
+    let spec = reference::RefSpec {
+        models: vec![("vmaf_v0.6.1".into(), "vmaf".into()), ("vmaf_v0.6.1neg".into(), "vmaf_neg".into())],
+        subsample: 3,
+        ..Default::default()
+    };
+    let r = reference::run(&p.frames, &spec, &[]);
+    let want = format!(
+        "vmaf_v0.6.1: {:.6}\nvmaf_v0.6.1neg: {:.6}\n",
+        r.pooled["vmaf"][0].unwrap(),
+        r.pooled["vmaf_neg"][0].unwrap()
+    );
+    let out = ok(&[
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "--subsample",
+        "3",
+        "--threads",
+        "2",
+        "-m",
+        "version=vmaf_v0.6.1",
+        "--model",
+        "version=vmaf_v0.6.1neg:name=vmaf_neg",
+    ]);
+    assert_eq!(out, want);
+}
+
+#[test]
+fn raw_yuv_scores_like_y4m() {
+    for (chroma, bits, pix, w, h) in [(Chroma::Yuv420, 8, "420", 65, 39), (Chroma::Yuv422, 10, "422", 64, 36)]
+    {
+        let name = format!("raw{bits}");
+        let p = pair(&name, chroma, bits, w, h, 4);
+        let (ry, dy) = (dir().join(format!("{name}_ref.yuv")), dir().join(format!("{name}_dist.yuv")));
+        write_yuv(&ry, &p.frames.iter().map(|f| &f.0).collect::<Vec<_>>());
+        write_yuv(&dy, &p.frames.iter().map(|f| &f.1).collect::<Vec<_>>());
+        let from_y4m = ok(&["-r", s(&p.reference), "-d", s(&p.distorted)]);
+        let (ws, hs, bs) = (w.to_string(), h.to_string(), bits.to_string());
+        let from_yuv = ok(&["-r", s(&ry), "-d", s(&dy), "-w", &ws, "-h", &hs, "-p", pix, "-b", &bs]);
+        assert_eq!(from_yuv, from_y4m, "{name}");
+        assert!(from_y4m.starts_with("vmaf_v0.6.1: "), "{from_y4m}");
+        // ffmpeg's pixel format names work too.
+        let ff = if bits == 8 { "yuv420p".to_owned() } else { format!("yuv422p{bits}le") };
+        let from_ff =
+            ok(&["-r", s(&ry), "-d", s(&dy), "--width", &ws, "--height", &hs, "--pixel_format", &ff]);
+        assert_eq!(from_ff, from_y4m, "{name} {ff}");
+    }
+}
+
+#[test]
+fn features_only_with_no_prediction() {
+    let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);
+    let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion", "--quiet"]);
+    assert_eq!(out, "", "no score line without prediction");
+    let out = ok(&[
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "--no-prediction",
+        "--feature",
+        "motion=motion_force_zero=true",
+    ]);
+    assert_eq!(out, "");
+}
+
+#[test]
+fn frame_count_skip_and_log_formats() {
+    let p = pair("formats", Chroma::Yuv420, 8, 48, 32, 6);
+    let log = dir().join("formats.json");
+    ok(&[
+        "-r",
+        s(&p.reference),
+        "-d",
+        s(&p.distorted),
+        "-n",
+        "--feature",
+        "motion",
+        "--frame_cnt",
+        "3",
+        "--frame_skip_ref",
+        "1",
+        "--frame_skip_dist",
+        "1",
+        "--json",
+        "-o",
+        s(&log),
+    ]);
+    let (frames, _) = json_scores(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(frames.as_array().unwrap().len(), 3);
+    // Frames 1..=3 of both files: the same as libvmaf on those frames.
+    let spec = reference::RefSpec { features: vec![("motion".into(), vec![])], ..Default::default() };
+    let r = reference::run(&p.frames[1..4], &spec, &[]);
+    assert_eq!(frames, json_scores(&r.log_json).0);
+
+    // The format follows the flag, else the extension, else XML.
+    for (flag, file, starts) in [
+        (Some("--csv"), "f.txt", "Frame,"),
+        (Some("--xml"), "f.json", "<VMAF"),
+        (Some("--sub"), "f.sub", "{"),
+        (None, "f.csv", "Frame,"),
+        (None, "f.json", "{"),
+        (None, "f.log", "<VMAF"),
+    ] {
+        let out = dir().join(file);
+        let _ = std::fs::remove_file(&out);
+        let mut args =
+            vec!["-r", s(&p.reference), "-d", s(&p.distorted), "-n", "--feature", "motion", "-o", s(&out)];
+        args.extend(flag);
+        ok(&args);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.trim_start().starts_with(starts), "{flag:?} {file}: {text:.80}");
+    }
+}
+
+#[test]
+fn version_and_help() {
+    let out = ok(&["--version"]);
+    assert_has(&out, &["vmafx", "3.2.0"]);
+    let out = ok(&["--help"]);
+    assert_has(&out, &["--reference", "--pixel_format", "--no_prediction", "--cpu-level"]);
+}
+
+// ---- errors --------------------------------------------------------------
+
+#[test]
+fn mismatched_inputs_are_refused() {
+    let a = pair("mm_a", Chroma::Yuv420, 8, 32, 16, 3);
+    let b = pair("mm_b", Chroma::Yuv420, 8, 32, 18, 3);
+    let c = pair("mm_c", Chroma::Yuv420, 10, 32, 16, 3);
+    let d = pair("mm_d", Chroma::Yuv444, 8, 32, 16, 3);
+    let e = fails(&["-r", s(&a.reference), "-d", s(&b.distorted)], 1);
+    assert_has(&e, &["mm_a_ref.y4m", "mm_b_dist.y4m", "sizes differ: 32x16 vs 32x18"]);
+    let e = fails(&["-r", s(&a.reference), "-d", s(&c.distorted)], 1);
+    assert_has(&e, &["mm_c_dist.y4m", "bit depths differ: 8 vs 10"]);
+    let e = fails(&["-r", s(&a.reference), "-d", s(&d.distorted)], 1);
+    assert_has(&e, &["mm_d_dist.y4m", "pixel formats differ: 420 vs 444"]);
+}
+
+#[test]
+fn unequal_frame_counts_are_refused() {
+    // Large enough for every VMAF feature (ADM needs 33x33).
+    let long = pair("fc_long", Chroma::Yuv420, 8, 64, 48, 5);
+    let short = dir().join("fc_short.y4m");
+    write_y4m(&short, &long.frames[..3].iter().map(|f| &f.1).collect::<Vec<_>>());
+    let e = fails(&["-r", s(&long.reference), "-d", s(&short), "-n", "--feature", "motion"], 1);
+    assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
+    let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion"], 1);
+    assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_dist.y4m"]);
+    // A failed run leaves no log behind.
+    let log = dir().join("fc_failed.json");
+    let _ = std::fs::remove_file(&log);
+    fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
+    assert!(!log.exists(), "a failed run left {}", log.display());
+    // With the default model too.
+    let e = fails(&["-r", s(&long.reference), "-d", s(&short)], 1);
+    assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
+}
+
+#[test]
+fn broken_files_are_named() {
+    let p = pair("broken", Chroma::Yuv420, 8, 32, 16, 4);
+    let mut bytes = std::fs::read(&p.distorted).unwrap();
+    bytes.truncate(bytes.len() - 100);
+    let truncated = dir().join("broken_truncated.y4m");
+    std::fs::write(&truncated, &bytes).unwrap();
+    let e = fails(&["-r", s(&p.reference), "-d", s(&truncated), "-n", "--feature", "motion"], 1);
+    assert_has(&e, &["broken_truncated.y4m", "truncated frame 3"]);
+
+    let missing = dir().join("no_such_file.y4m");
+    let e = fails(&["-r", s(&p.reference), "-d", s(&missing)], 1);
+    assert_has(&e, &["no_such_file.y4m"]);
+
+    let raw = dir().join("broken_raw.yuv");
+    std::fs::write(&raw, vec![0u8; 32 * 16 * 3 / 2 * 2]).unwrap();
+    let e = fails(&["-r", s(&raw), "-d", s(&raw)], 1);
+    assert_has(&e, &["broken_raw.yuv", "not a y4m file", "--width"]);
+
+    let bad_cs = dir().join("broken_cs.y4m");
+    std::fs::write(&bad_cs, b"YUV4MPEG2 W32 H16 F25:1 C411\nFRAME\n").unwrap();
+    let e = fails(&["-r", s(&bad_cs), "-d", s(&p.distorted)], 1);
+    assert_has(&e, &["broken_cs.y4m", "unsupported colorspace \"C411\""]);
+}
+
+#[test]
+fn bad_options_are_refused() {
+    let p = pair("opts", Chroma::Yuv420, 8, 32, 16, 2);
+    let (r, d) = (s(&p.reference), s(&p.distorted));
+    // Argument errors from the parser: exit code 2.
+    assert_has(&fails(&["-r", r, "-d", d, "--bogus"], 2), &["--bogus"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--threads", "two"], 2), &["--threads"]);
+    // Everything else: exit code 1, with what was wrong.
+    assert_has(&fails(&["-d", d], 1), &["--reference"]);
+    assert_has(&fails(&["-r", r], 1), &["--distorted"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-w", "32"], 1),
+        &["--width, --height, --pixel_format and --bitdepth"],
+    );
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "420", "-b", "9"], 1),
+        &["--bitdepth 9"],
+    );
+    assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "nv12", "-b", "8"], 1), &["nv12"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi"], 1), &["cambi"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "motion=nope=1"], 1), &["nope"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "--feature", "motion=motion_force_zero"], 1),
+        &["bad option string"],
+    );
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "vmaf_v0.6.1"], 1), &["bad option string \"vmaf_v0.6.1\""]);
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "name=x"], 1), &["version=NAME", "path=FILE"]);
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "version=a:path=b"], 1), &["not both"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1", "-m", "version=vmaf_v0.6.1neg"], 1),
+        &["uniquely named"],
+    );
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_nope"], 1), &["vmaf_nope"]);
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "path=/no/such/model.json"], 1), &["/no/such/model.json"]);
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0"], 1),
+        &["overload"],
+    );
+    assert_has(&fails(&["-r", r, "-d", d, "--cpu-level", "sse9"], 1), &["sse9"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--aom_ctc", "v1.0"], 1), &["--aom_ctc"]);
+    assert_has(&fails(&["-r", r, "-d", d, "-n"], 1), &["nothing to compute"]);
+    let out_dir = dir().join("no_such_dir").join("log.json");
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-n", "--feature", "motion", "-o", s(&out_dir)], 1),
+        &["no_such_dir"],
+    );
+}
+
+#[test]
+fn cpu_levels_score_alike() {
+    let p = pair("cpu", Chroma::Yuv420, 8, 64, 40, 4);
+    let want = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", "scalar"]);
+    for level in ["avx2", "avx512"] {
+        assert_eq!(
+            ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", level]),
+            want,
+            "{level}"
+        );
+    }
+    assert_eq!(ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpumask", "0x8"]), want);
+}
+
+#[test]
+fn odd_sized_16_bit_y4m_from_standard_input() {
+    // 16-bit y4m, which libvmaf's tool cannot read, through stdin.
+    let p = pair("stdin16", Chroma::Yuv420, 16, 41, 23, 3);
+    let bytes = std::fs::read(&p.reference).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vmafx"))
+        .args(["-r", "-", "-d", s(&p.distorted), "-n", "--feature", "motion", "--json", "-o"])
+        .arg(dir().join("stdin16.json"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(p.frames[0].0.format(), PixelFormat::new(Chroma::Yuv420, 16).unwrap());
+    let spec = reference::RefSpec { features: vec![("motion".into(), vec![])], ..Default::default() };
+    let r = reference::run(&p.frames, &spec, &[]);
+    let log = std::fs::read_to_string(dir().join("stdin16.json")).unwrap();
+    assert_eq!(json_scores(&log).0, json_scores(&r.log_json).0);
+}
