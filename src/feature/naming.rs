@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(format_g(0.00001), "1e-05");
         assert_eq!(format_g(1234567.0), "1.23457e+06");
         assert_eq!(format_g(123456.0), "123456");
-        assert_eq!(format_g(3.14159265), "3.14159");
+        assert_eq!(format_g(2.718281828), "2.71828");
         assert_eq!(format_g(999999.5), "1e+06");
     }
 }
