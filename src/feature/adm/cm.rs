@@ -1,0 +1,260 @@
+//! CSF weighting and contrast masking of libvmaf 3.2.0's integer ADM
+//! (`feature/integer_adm.c`: `adm_csf`, `i4_adm_csf`, `adm_cm`,
+//! `i4_adm_cm` and their `ADM_CM_THRESH_*` / `ADM_CM_ACCUM_ROUND` macros),
+//! scalar.
+//!
+//! libvmaf's CSF pass writes, per band, the weighted coefficients and a
+//! filtered copy (|c| / 30); the masking threshold of a pixel is then the
+//! sum over the three bands of the 3x3 neighbourhood of the filtered copy,
+//! whose centre is replaced by |c| / 15. Integer sums are exact, so we keep
+//! per pixel only what the threshold needs: `fsum`, the sum over bands of
+//! the filtered values, and `csum`, the sum of the centre terms; then
+//! thr = box3x3(fsum) - fsum + csum (wrapping i32, as libvmaf's sums).
+//! The 3x3 box mirrors as libvmaf's macros do: row/column -1 reads 1,
+//! row/column n reads n - 1.
+
+use super::Region;
+
+/// `adm_csf`'s rounding for h, v, d: Q21 weights for h/v shifted by 15,
+/// Q23 for d shifted by 17 (with 65535, not 65536, as libvmaf adds).
+const S0_CSF_ADD: [i32; 3] = [16384, 16384, 65535];
+const S0_CSF_SHIFT: [u32; 3] = [15, 15, 17];
+/// (1/30) * 2^17 and (1/15) * 2^17.
+const S0_ONE_BY_30: i32 = 4369;
+const S0_ONE_BY_15: i32 = 8738;
+/// (1/30) * 2^32 and (1/15) * 2^32.
+const S123_ONE_BY_30: i64 = 143165577;
+const S123_ONE_BY_15: i64 = 286331153;
+/// libvmaf stores its "+ 2^31" rounding term in an int32_t: it is -2^31.
+const S123_FLT_ADD: i64 = i32::MIN as i64;
+
+/// The filtered value and the threshold centre of one scale-0 CSF output.
+#[inline(always)]
+fn s0_flt_centre(dst: i16) -> (i32, i32) {
+    let m = (dst as i32).abs();
+    (((S0_ONE_BY_30 * m + 2048) >> 12) as i16 as i32, ((S0_ONE_BY_15 * m + 2048) >> 12) as i16 as i32)
+}
+
+/// `adm_csf` over `reg`: weights the h, v, d bands of `src` and stores
+/// their threshold sums.
+pub fn csf_s0(
+    src: [&[i16]; 3],
+    i_rfactor: [u16; 3],
+    fsum: &mut [i32],
+    csum: &mut [i32],
+    stride: usize,
+    reg: Region,
+) {
+    for i in reg.top..reg.bottom {
+        let s = i * stride + reg.left..i * stride + reg.right;
+        let (h, v, d) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s.clone()]);
+        let (f, c) = (&mut fsum[s.clone()], &mut csum[s]);
+        for j in 0..h.len() {
+            let mut fs = 0i32;
+            let mut cs = 0i32;
+            for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
+                let dst = ((i_rfactor[t] as i32 * x as i32).wrapping_add(S0_CSF_ADD[t]) >> S0_CSF_SHIFT[t]) as i16;
+                let (fl, ce) = s0_flt_centre(dst);
+                fs += fl;
+                cs += ce;
+            }
+            f[j] = fs;
+            c[j] = cs;
+        }
+    }
+}
+
+/// `i4_adm_csf` over `reg` (scales 1-3, Q32 weights).
+pub fn csf_s123(
+    src: [&[i32]; 3],
+    i_rfactor: [u32; 3],
+    fsum: &mut [i32],
+    csum: &mut [i32],
+    stride: usize,
+    reg: Region,
+) {
+    for i in reg.top..reg.bottom {
+        let s = i * stride + reg.left..i * stride + reg.right;
+        let (h, v, d) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s.clone()]);
+        let (f, c) = (&mut fsum[s.clone()], &mut csum[s]);
+        for j in 0..h.len() {
+            let mut fs = 0i32;
+            let mut cs = 0i32;
+            for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
+                let dst = ((i_rfactor[t] as i64 * x as i64 + (1 << 27)) >> 28) as i32;
+                let m = dst.wrapping_abs() as i64;
+                fs = fs.wrapping_add(((S123_ONE_BY_30 * m + S123_FLT_ADD) >> 32) as i32);
+                cs = cs.wrapping_add(((S123_ONE_BY_15 * m + S123_FLT_ADD) >> 32) as i32);
+            }
+            f[j] = fs;
+            c[j] = cs;
+        }
+    }
+}
+
+/// Masking thresholds of row `i`, columns reg.left..reg.right, into
+/// `thr[..reg.right - reg.left]`. `vsum` is scratch of w entries.
+pub fn row_thresholds(
+    fsum: &[i32],
+    csum: &[i32],
+    stride: usize,
+    w: usize,
+    h: usize,
+    i: usize,
+    reg: Region,
+    vsum: &mut [i32],
+    thr: &mut [i32],
+) {
+    let up = if i == 0 { 1 } else { i - 1 };
+    let down = if i == h - 1 { h - 1 } else { i + 1 };
+    let (ru, rm, rd) = (&fsum[up * stride..up * stride + w], &fsum[i * stride..i * stride + w], &fsum[down * stride..down * stride + w]);
+    // Columns the 3x3 boxes reach: left - 1 (or 1, mirrored) to right (or w - 1).
+    let x0 = if reg.left == 0 { 0 } else { reg.left - 1 };
+    let x1 = reg.right.min(w - 1);
+    for x in x0..=x1 {
+        vsum[x] = ru[x].wrapping_add(rm[x]).wrapping_add(rd[x]);
+    }
+    let c = &csum[i * stride..i * stride + w];
+    for (k, j) in (reg.left..reg.right).enumerate() {
+        let jl = if j == 0 { 1 } else { j - 1 };
+        let jr = if j == w - 1 { w - 1 } else { j + 1 };
+        thr[k] = vsum[jl].wrapping_add(vsum[j]).wrapping_add(vsum[jr]).wrapping_sub(rm[j]).wrapping_add(c[j]);
+    }
+}
+
+/// Shifts of `adm_cm` that depend on the band size.
+#[derive(Clone, Copy, Debug)]
+pub struct CmShiftsS0 {
+    /// Cube shift and rounding of h/v and of d.
+    pub cub_hv: (u32, u32),
+    pub cub_d: (u32, u32),
+    /// Per-row accumulator shift and rounding.
+    pub inner: (u32, u32),
+}
+
+/// Shifts of `i4_adm_cm`.
+#[derive(Clone, Copy, Debug)]
+pub struct CmShiftsS123 {
+    pub cub: (u32, u32),
+    pub inner: (u32, u32),
+    /// 2^(45|39|36 - cub - inner) as a float.
+    pub final_shift: f32,
+}
+
+/// `ADM_CM_ACCUM_ROUND` for one band of one pixel at scale 0.
+#[inline(always)]
+pub fn accum_s0(x: i32, thr: i32, sub: u32, sq: (i64, u32), cub: (u32, u32)) -> i64 {
+    let x = x.wrapping_abs().wrapping_sub(thr.wrapping_shl(sub)).max(0);
+    let x_sq = ((x as i64 * x as i64 + sq.0) >> sq.1) as i32;
+    (x_sq as i64 * x as i64 + cub.1 as i64) >> (cub.0 & 63)
+}
+
+/// `I4_ADM_CM_ACCUM_ROUND` for one band of one pixel at scales 1-3.
+#[inline(always)]
+pub fn accum_s123(x: i32, thr: i32, cub: (u32, u32)) -> i64 {
+    let x = x.wrapping_abs().wrapping_sub(thr).max(0);
+    let x_sq = ((x as i64 * x as i64 + (1 << 29)) >> 30) as i32;
+    (x_sq as i64 * x as i64 + cub.1 as i64) >> (cub.0 & 63)
+}
+
+/// The noise floor term powf(area * weight, 1/3) of libvmaf's num/den.
+#[inline]
+pub fn noise_floor(reg: Region, noise_weight: f64) -> f32 {
+    let area = ((reg.bottom - reg.top) * (reg.right - reg.left)) as i32;
+    ((area as f64 * noise_weight) as f32).powf(1.0f32 / 3.0f32)
+}
+
+/// `adm_cm`: the masked, CSF-weighted cube sum of `src` (h, v, d) over the
+/// score region, as a float num term. `thr`, `vsum`: w-entry scratch.
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s0(
+    src: [&[i16]; 3],
+    fsum: &[i32],
+    csum: &[i32],
+    i_rfactor: [u16; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    reg: Region,
+    sh: CmShiftsS0,
+    noise_weight: f64,
+    vsum: &mut [i32],
+    thr: &mut [i32],
+) -> f32 {
+    let n = reg.right - reg.left;
+    let rf = i_rfactor.map(|r| r as i32);
+    let mut accum = [0i64; 3];
+    for i in reg.top..reg.bottom {
+        row_thresholds(fsum, csum, stride, w, h, i, reg, vsum, thr);
+        let s = i * stride + reg.left..i * stride + reg.right;
+        let (xh, xv, xd) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s]);
+        let mut inner = [0i64; 3];
+        for j in 0..n {
+            let t = thr[j];
+            inner[0] += accum_s0(xh[j] as i32 * rf[0], t, 10, (1 << 28, 29), sh.cub_hv);
+            inner[1] += accum_s0(xv[j] as i32 * rf[1], t, 10, (1 << 28, 29), sh.cub_hv);
+            inner[2] += accum_s0(xd[j] as i32 * rf[2], t, 12, (1 << 29, 30), sh.cub_d);
+        }
+        for b in 0..3 {
+            accum[b] += (inner[b] + sh.inner.1 as i64) >> (sh.inner.0 & 63);
+        }
+    }
+    let exp_hv = 52u32.wrapping_sub(sh.cub_hv.0).wrapping_sub(sh.inner.0) as f64;
+    let exp_d = 57u32.wrapping_sub(sh.cub_d.0).wrapping_sub(sh.inner.0) as f64;
+    // (libvmaf's AVX2/AVX-512 twins round the h sum to float before the
+    // division: the same value, as the divisor is a power of two.)
+    let f_h = (accum[0] as f64 / 2f64.powf(exp_hv)) as f32;
+    let f_v = (accum[1] as f64 / 2f64.powf(exp_hv)) as f32;
+    let f_d = (accum[2] as f64 / 2f64.powf(exp_d)) as f32;
+    let floor = noise_floor(reg, noise_weight);
+    let third = 1.0f32 / 3.0f32;
+    let num_h = f_h.powf(third) + floor;
+    let num_v = f_v.powf(third) + floor;
+    let num_d = f_d.powf(third) + floor;
+    num_h + num_v + num_d
+}
+
+/// `i4_adm_cm` (scales 1-3).
+#[allow(clippy::too_many_arguments)]
+pub fn cm_s123(
+    src: [&[i32]; 3],
+    fsum: &[i32],
+    csum: &[i32],
+    i_rfactor: [u32; 3],
+    stride: usize,
+    w: usize,
+    h: usize,
+    reg: Region,
+    sh: CmShiftsS123,
+    noise_weight: f64,
+    vsum: &mut [i32],
+    thr: &mut [i32],
+) -> f32 {
+    let n = reg.right - reg.left;
+    let rf = i_rfactor.map(|r| r as i64);
+    let scaled = |x: i32, r: i64| ((x as i64 * r + (1 << 27)) >> 28) as i32;
+    let mut accum = [0i64; 3];
+    for i in reg.top..reg.bottom {
+        row_thresholds(fsum, csum, stride, w, h, i, reg, vsum, thr);
+        let s = i * stride + reg.left..i * stride + reg.right;
+        let (xh, xv, xd) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s]);
+        let mut inner = [0i64; 3];
+        for j in 0..n {
+            let t = thr[j];
+            inner[0] += accum_s123(scaled(xh[j], rf[0]), t, sh.cub);
+            inner[1] += accum_s123(scaled(xv[j], rf[1]), t, sh.cub);
+            inner[2] += accum_s123(scaled(xd[j], rf[2]), t, sh.cub);
+        }
+        for b in 0..3 {
+            accum[b] += (inner[b] + sh.inner.1 as i64) >> (sh.inner.0 & 63);
+        }
+    }
+    let fs = sh.final_shift as f64;
+    let f = accum.map(|a| (a as f64 / fs) as f32);
+    let floor = noise_floor(reg, noise_weight);
+    let third = 1.0f32 / 3.0f32;
+    let num_h = f[0].powf(third) + floor;
+    let num_v = f[1].powf(third) + floor;
+    let num_d = f[2].powf(third) + floor;
+    num_h + num_v + num_d
+}
