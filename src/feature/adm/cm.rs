@@ -35,9 +35,31 @@ fn s0_flt_centre(dst: i16) -> (i32, i32) {
     (((S0_ONE_BY_30 * m + 2048) >> 12) as i16 as i32, ((S0_ONE_BY_15 * m + 2048) >> 12) as i16 as i32)
 }
 
-/// `adm_csf` over `reg`: weights the h, v, d bands of `src` and stores
-/// their threshold sums.
+/// One row of `adm_csf`: weights the h, v, d values of `src` and stores
+/// their threshold sums in `fsum`, `csum` (all of one length).
+pub type CsfS0Row = fn(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]);
+
+pub fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    let n = fsum.len();
+    let [h, v, d] = src.map(|x| &x[..n]);
+    let c = &mut csum[..n];
+    for j in 0..n {
+        let mut fs = 0i32;
+        let mut cs = 0i32;
+        for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
+            let dst = ((i_rfactor[t] as i32 * x as i32).wrapping_add(S0_CSF_ADD[t]) >> S0_CSF_SHIFT[t]) as i16;
+            let (fl, ce) = s0_flt_centre(dst);
+            fs += fl;
+            cs += ce;
+        }
+        fsum[j] = fs;
+        c[j] = cs;
+    }
+}
+
+/// `adm_csf` over `reg`.
 pub fn csf_s0(
+    row: CsfS0Row,
     src: [&[i16]; 3],
     i_rfactor: [u16; 3],
     fsum: &mut [i32],
@@ -47,20 +69,7 @@ pub fn csf_s0(
 ) {
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (h, v, d) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s.clone()]);
-        let (f, c) = (&mut fsum[s.clone()], &mut csum[s]);
-        for j in 0..h.len() {
-            let mut fs = 0i32;
-            let mut cs = 0i32;
-            for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
-                let dst = ((i_rfactor[t] as i32 * x as i32).wrapping_add(S0_CSF_ADD[t]) >> S0_CSF_SHIFT[t]) as i16;
-                let (fl, ce) = s0_flt_centre(dst);
-                fs += fl;
-                cs += ce;
-            }
-            f[j] = fs;
-            c[j] = cs;
-        }
+        row(src.map(|b| &b[s.clone()]), i_rfactor, &mut fsum[s.clone()], &mut csum[s]);
     }
 }
 
@@ -92,34 +101,33 @@ pub fn csf_s123(
     }
 }
 
-/// Masking thresholds of row `i`, columns reg.left..reg.right, into
-/// `thr[..reg.right - reg.left]`. `vsum` is scratch of w entries.
-pub fn row_thresholds(
-    fsum: &[i32],
-    csum: &[i32],
-    stride: usize,
-    w: usize,
-    h: usize,
-    i: usize,
-    reg: Region,
-    vsum: &mut [i32],
-    thr: &mut [i32],
-) {
-    let up = if i == 0 { 1 } else { i - 1 };
-    let down = if i == h - 1 { h - 1 } else { i + 1 };
-    let (ru, rm, rd) = (&fsum[up * stride..up * stride + w], &fsum[i * stride..i * stride + w], &fsum[down * stride..down * stride + w]);
+/// Masking thresholds of one row from the `fsum` rows above (`up`), at
+/// (`mid`) and below (`down`) it, and the row's `csum`, all w long, for
+/// columns left..left + thr.len(). `vsum`: w entries of scratch.
+pub type ThresholdRow = fn(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]);
+
+pub fn thresholds_row(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
+    let w = mid.len();
+    let right = left + thr.len();
     // Columns the 3x3 boxes reach: left - 1 (or 1, mirrored) to right (or w - 1).
-    let x0 = if reg.left == 0 { 0 } else { reg.left - 1 };
-    let x1 = reg.right.min(w - 1);
+    let x0 = if left == 0 { 0 } else { left - 1 };
+    let x1 = right.min(w - 1);
     for x in x0..=x1 {
-        vsum[x] = ru[x].wrapping_add(rm[x]).wrapping_add(rd[x]);
+        vsum[x] = up[x].wrapping_add(mid[x]).wrapping_add(down[x]);
     }
-    let c = &csum[i * stride..i * stride + w];
-    for (k, j) in (reg.left..reg.right).enumerate() {
+    for (k, j) in (left..right).enumerate() {
         let jl = if j == 0 { 1 } else { j - 1 };
         let jr = if j == w - 1 { w - 1 } else { j + 1 };
-        thr[k] = vsum[jl].wrapping_add(vsum[j]).wrapping_add(vsum[jr]).wrapping_sub(rm[j]).wrapping_add(c[j]);
+        thr[k] = vsum[jl].wrapping_add(vsum[j]).wrapping_add(vsum[jr]).wrapping_sub(mid[j]).wrapping_add(csum[j]);
     }
+}
+
+/// The `fsum` rows above, at and below row `i` (mirrored), and its `csum`.
+fn neighbour_rows<'a>(fsum: &'a [i32], csum: &'a [i32], stride: usize, w: usize, h: usize, i: usize) -> [&'a [i32]; 4] {
+    let up = if i == 0 { 1 } else { i - 1 };
+    let down = if i == h - 1 { h - 1 } else { i + 1 };
+    let row = |b: &'a [i32], y: usize| &b[y * stride..y * stride + w];
+    [row(fsum, up), row(fsum, i), row(fsum, down), row(csum, i)]
 }
 
 /// Shifts of `adm_cm` that depend on the band size.
@@ -164,10 +172,29 @@ pub fn noise_floor(reg: Region, noise_weight: f64) -> f32 {
     ((area as f64 * noise_weight) as f32).powf(1.0f32 / 3.0f32)
 }
 
+/// Per-row sums of `adm_cm`: the masked cubes of one row of `src` (h, v,
+/// d) against its thresholds `thr` (same length).
+pub type CmS0Row = fn(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3];
+
+pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+    let n = thr.len();
+    let [xh, xv, xd] = src.map(|x| &x[..n]);
+    let rf = i_rfactor.map(|r| r as i32);
+    let mut inner = [0i64; 3];
+    for j in 0..n {
+        let t = thr[j];
+        inner[0] += accum_s0(xh[j] as i32 * rf[0], t, 10, (1 << 28, 29), sh.cub_hv);
+        inner[1] += accum_s0(xv[j] as i32 * rf[1], t, 10, (1 << 28, 29), sh.cub_hv);
+        inner[2] += accum_s0(xd[j] as i32 * rf[2], t, 12, (1 << 29, 30), sh.cub_d);
+    }
+    inner
+}
+
 /// `adm_cm`: the masked, CSF-weighted cube sum of `src` (h, v, d) over the
 /// score region, as a float num term. `thr`, `vsum`: w-entry scratch.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0(
+    k: (ThresholdRow, CmS0Row),
     src: [&[i16]; 3],
     fsum: &[i32],
     csum: &[i32],
@@ -182,19 +209,13 @@ pub fn cm_s0(
     thr: &mut [i32],
 ) -> f32 {
     let n = reg.right - reg.left;
-    let rf = i_rfactor.map(|r| r as i32);
+    let thr = &mut thr[..n];
     let mut accum = [0i64; 3];
     for i in reg.top..reg.bottom {
-        row_thresholds(fsum, csum, stride, w, h, i, reg, vsum, thr);
+        let [up, mid, down, c] = neighbour_rows(fsum, csum, stride, w, h, i);
+        (k.0)(up, mid, down, c, reg.left, vsum, thr);
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (xh, xv, xd) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s]);
-        let mut inner = [0i64; 3];
-        for j in 0..n {
-            let t = thr[j];
-            inner[0] += accum_s0(xh[j] as i32 * rf[0], t, 10, (1 << 28, 29), sh.cub_hv);
-            inner[1] += accum_s0(xv[j] as i32 * rf[1], t, 10, (1 << 28, 29), sh.cub_hv);
-            inner[2] += accum_s0(xd[j] as i32 * rf[2], t, 12, (1 << 29, 30), sh.cub_d);
-        }
+        let inner = (k.1)(src.map(|b| &b[s.clone()]), thr, i_rfactor, sh);
         for b in 0..3 {
             accum[b] += (inner[b] + sh.inner.1 as i64) >> (sh.inner.0 & 63);
         }
@@ -217,6 +238,7 @@ pub fn cm_s0(
 /// `i4_adm_cm` (scales 1-3).
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s123(
+    thresholds: ThresholdRow,
     src: [&[i32]; 3],
     fsum: &[i32],
     csum: &[i32],
@@ -234,8 +256,10 @@ pub fn cm_s123(
     let rf = i_rfactor.map(|r| r as i64);
     let scaled = |x: i32, r: i64| ((x as i64 * r + (1 << 27)) >> 28) as i32;
     let mut accum = [0i64; 3];
+    let thr = &mut thr[..n];
     for i in reg.top..reg.bottom {
-        row_thresholds(fsum, csum, stride, w, h, i, reg, vsum, thr);
+        let [up, mid, down, c] = neighbour_rows(fsum, csum, stride, w, h, i);
+        thresholds(up, mid, down, c, reg.left, vsum, thr);
         let s = i * stride + reg.left..i * stride + reg.right;
         let (xh, xv, xd) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s]);
         let mut inner = [0i64; 3];

@@ -88,8 +88,34 @@ pub struct HvdMut<'a, T> {
     pub d: &'a mut [T],
 }
 
-/// `adm_decouple`: scale 0 over `reg`.
+/// One row of `adm_decouple`: reference bands `o`, distorted `t` (h, v,
+/// d, equal lengths) into restored `r` and additive `a`.
+pub type DecoupleS0Row = fn(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64);
+
+pub fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64) {
+    let div = div_lookup();
+    let n = o[0].len();
+    let [oh, ov, od] = o.map(|x| &x[..n]);
+    let [th, tv, td] = t.map(|x| &x[..n]);
+    let [rh, rv, rd] = r.map(|x| &mut x[..n]);
+    let [ah, av, ad] = a.map(|x| &mut x[..n]);
+    for j in 0..n {
+        let (ohj, ovj, odj) = (oh[j], ov[j], od[j]);
+        let (thj, tvj, tdj) = (th[j], tv[j], td[j]);
+        let ot_dp = ohj as i64 * thj as i64 + ovj as i64 * tvj as i64;
+        let o_mag_sq = ohj as i64 * ohj as i64 + ovj as i64 * ovj as i64;
+        let t_mag_sq = thj as i64 * thj as i64 + tvj as i64 * tvj as i64;
+        let angle = angle_flag(ot_dp, o_mag_sq, t_mag_sq);
+        (rh[j], ah[j]) = decouple_px_s0(ohj, thj, angle, egl, div);
+        (rv[j], av[j]) = decouple_px_s0(ovj, tvj, angle, egl, div);
+        (rd[j], ad[j]) = decouple_px_s0(odj, tdj, angle, egl, div);
+    }
+}
+
+/// `adm_decouple`: scale 0 over `reg`, one row kernel call per row.
+#[allow(clippy::too_many_arguments)]
 pub fn decouple_s0(
+    row: DecoupleS0Row,
     o: Hvd<i16>,
     t: Hvd<i16>,
     r: HvdMut<i16>,
@@ -98,24 +124,15 @@ pub fn decouple_s0(
     reg: Region,
     egl: f64,
 ) {
-    let div = div_lookup();
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (oh, ov, od) = (&o.h[s.clone()], &o.v[s.clone()], &o.d[s.clone()]);
-        let (th, tv, td) = (&t.h[s.clone()], &t.v[s.clone()], &t.d[s.clone()]);
-        let (rh, rv, rd) = (&mut r.h[s.clone()], &mut r.v[s.clone()], &mut r.d[s.clone()]);
-        let (ah, av, ad) = (&mut a.h[s.clone()], &mut a.v[s.clone()], &mut a.d[s.clone()]);
-        for j in 0..oh.len() {
-            let (ohj, ovj, odj) = (oh[j], ov[j], od[j]);
-            let (thj, tvj, tdj) = (th[j], tv[j], td[j]);
-            let ot_dp = ohj as i64 * thj as i64 + ovj as i64 * tvj as i64;
-            let o_mag_sq = ohj as i64 * ohj as i64 + ovj as i64 * ovj as i64;
-            let t_mag_sq = thj as i64 * thj as i64 + tvj as i64 * tvj as i64;
-            let angle = angle_flag(ot_dp, o_mag_sq, t_mag_sq);
-            (rh[j], ah[j]) = decouple_px_s0(ohj, thj, angle, egl, div);
-            (rv[j], av[j]) = decouple_px_s0(ovj, tvj, angle, egl, div);
-            (rd[j], ad[j]) = decouple_px_s0(odj, tdj, angle, egl, div);
-        }
+        row(
+            [&o.h[s.clone()], &o.v[s.clone()], &o.d[s.clone()]],
+            [&t.h[s.clone()], &t.v[s.clone()], &t.d[s.clone()]],
+            [&mut r.h[s.clone()], &mut r.v[s.clone()], &mut r.d[s.clone()]],
+            [&mut a.h[s.clone()], &mut a.v[s.clone()], &mut a.d[s]],
+            egl,
+        );
     }
 }
 

@@ -43,24 +43,43 @@ impl<T: Copy + Default> Bands<T> {
     }
 }
 
-/// Where one DWT writes: the rows of its output, the input and output
-/// geometry.
+/// Where one DWT reads and writes: the input size, the input rows of each
+/// output row, the output stride.
 #[derive(Clone, Copy)]
 pub struct DwtGeometry<'a> {
     /// Input size.
     pub w: usize,
     pub h: usize,
     pub rows: &'a [[usize; 4]],
-    pub cols: &'a [[usize; 4]],
-    /// Output stride (elements).
+    /// Output stride (elements) and width.
     pub stride: usize,
+    pub out_w: usize,
 }
+
+/// Fills the mirrored ends of an extended row: `ext[1..=w]` holds the w
+/// samples; afterwards `ext[k]` is sample k - 1 mirrored the DWT's way
+/// (-1 reads 1, w reads w - 1, w + 1 reads w - 2), so output j reads
+/// `ext[2j..2j + 4]`.
+#[inline]
+pub fn mirror_ends<T: Copy>(ext: &mut [T], w: usize) {
+    ext[0] = ext[2];
+    ext[w + 1] = ext[w];
+    ext[w + 2] = ext[w - 1];
+}
+
+/// Scale-0 vertical pass of 8-bit rows into `lo`/`hi` (w samples each).
+pub type VerticalU8 = fn(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]);
+/// The same for 9- to 16-bit rows.
+pub type VerticalU16 = fn(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]);
+/// Scale-0 horizontal pass: a, v from the extended `lo` row, h, d from
+/// the extended `hi` row; writes a.len() outputs.
+pub type HorizontalS0 = fn(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]);
 
 /// The vertical pass of scale 0 on one output row: `lo`/`hi` get the
 /// low- and high-pass of input rows `r`, rescaled by `shift` (8 for 8-bit
 /// input, the bit depth above) and centred on zero. i32 arithmetic wraps
 /// as libvmaf's does at 16 bits (the result fits again once centred).
-#[inline]
+#[inline(always)]
 fn vertical_s0<T: Copy + Into<i32>>(r: [&[T]; 4], shift: u32, lo: &mut [i16], hi: &mut [i16]) {
     let add = 1i32 << (shift - 1);
     let centre = LO_SUM.wrapping_mul(add);
@@ -76,72 +95,80 @@ fn vertical_s0<T: Copy + Into<i32>>(r: [&[T]; 4], shift: u32, lo: &mut [i16], hi
     }
 }
 
+pub fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
+    vertical_s0(rows, 8, lo, hi)
+}
+
+pub fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
+    vertical_s0(rows, bits, lo, hi)
+}
+
 #[inline(always)]
-fn filt16(f: &[i32; 4], s: [i16; 4]) -> i16 {
+fn filt16(f: &[i32; 4], s: &[i16]) -> i16 {
     let acc = f[0] * s[0] as i32 + f[1] * s[1] as i32 + f[2] * s[2] as i32 + f[3] * s[3] as i32;
     ((acc + 32768) >> 16) as i16
 }
 
-/// The horizontal pass of scale 0 on one row: a, v from `lo`; h, d from
-/// `hi` (when given).
-#[inline]
-fn horizontal_s0(
-    lo: &[i16],
-    hi: Option<&[i16]>,
-    cols: &[[usize; 4]],
-    a: &mut [i16],
-    v: Option<&mut [i16]>,
-    h: Option<&mut [i16]>,
-    d: Option<&mut [i16]>,
-) {
-    let n = cols.len();
-    let a = &mut a[..n];
-    match (hi, v, h, d) {
-        (Some(hi), Some(v), Some(h), Some(d)) => {
-            let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
-            for (j, c) in cols.iter().enumerate() {
-                let sl = [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]];
-                let sh = [hi[c[0]], hi[c[1]], hi[c[2]], hi[c[3]]];
-                a[j] = filt16(&LO, sl);
-                v[j] = filt16(&HI, sl);
-                h[j] = filt16(&LO, sh);
-                d[j] = filt16(&HI, sh);
-            }
-        }
-        _ => {
-            for (j, c) in cols.iter().enumerate() {
-                a[j] = filt16(&LO, [lo[c[0]], lo[c[1]], lo[c[2]], lo[c[3]]]);
-            }
-        }
+pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+    let n = a.len();
+    let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
+    let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
+    for j in 0..n {
+        let (sl, sh) = (&lo[2 * j..2 * j + 4], &hi[2 * j..2 * j + 4]);
+        a[j] = filt16(&LO, sl);
+        v[j] = filt16(&HI, sl);
+        h[j] = filt16(&LO, sh);
+        d[j] = filt16(&HI, sh);
     }
 }
 
+/// The scale-0 kernels of one CPU level.
+#[derive(Clone, Copy)]
+pub struct DwtS0Kernels {
+    pub vertical_u8: VerticalU8,
+    pub vertical_u16: VerticalU16,
+    pub horizontal: HorizontalS0,
+}
+
+pub const SCALAR_S0: DwtS0Kernels =
+    DwtS0Kernels { vertical_u8, vertical_u16, horizontal: horizontal_s0 };
+
 /// Scale-0 DWT of a picture plane (`adm_dwt2_8` / `adm_dwt2_16`, or only
 /// the low band with `lo_only`: `adm_dwt2_8_lo` / `adm_dwt2_16_lo`).
-/// `tmp` holds 2 * w samples.
-pub fn dwt_s0(src: &PlaneView, bits: u32, g: DwtGeometry, out: &mut Bands<i16>, tmp: &mut [i16], lo_only: bool) {
-    let (tlo, thi) = tmp[..2 * g.w].split_at_mut(g.w);
+/// `tmp` holds 2 * (w + 3) samples.
+pub fn dwt_s0(
+    k: &DwtS0Kernels,
+    src: &PlaneView,
+    bits: u32,
+    g: DwtGeometry,
+    out: &mut Bands<i16>,
+    tmp: &mut [i16],
+    lo_only: bool,
+) {
+    let w = g.w;
+    let (tlo, thi) = tmp[..2 * (w + 3)].split_at_mut(w + 3);
+    let n = g.out_w;
     for (i, r) in g.rows.iter().enumerate() {
         if bits == 8 {
-            let rows = r.map(|k| src.row_u8(k));
-            vertical_s0(rows, 8, tlo, thi);
+            (k.vertical_u8)(r.map(|y| src.row_u8(y)), &mut tlo[1..w + 1], &mut thi[1..w + 1]);
         } else {
-            let rows = r.map(|k| src.row_u16(k));
-            vertical_s0(rows, bits, tlo, thi);
+            (k.vertical_u16)(r.map(|y| src.row_u16(y)), bits, &mut tlo[1..w + 1], &mut thi[1..w + 1]);
         }
+        mirror_ends(tlo, w);
+        mirror_ends(thi, w);
         let o = i * g.stride;
-        let n = g.cols.len();
         if lo_only {
-            horizontal_s0(tlo, None, g.cols, &mut out.a[o..o + n], None, None, None);
+            for (j, a) in out.a[o..o + n].iter_mut().enumerate() {
+                *a = filt16(&LO, &tlo[2 * j..2 * j + 4]);
+            }
         } else {
-            horizontal_s0(
+            (k.horizontal)(
                 tlo,
-                Some(thi),
-                g.cols,
+                thi,
                 &mut out.a[o..o + n],
-                Some(&mut out.v[o..o + n]),
-                Some(&mut out.h[o..o + n]),
-                Some(&mut out.d[o..o + n]),
+                &mut out.v[o..o + n],
+                &mut out.h[o..o + n],
+                &mut out.d[o..o + n],
             );
         }
     }
@@ -152,31 +179,34 @@ pub fn dwt_s0(src: &PlaneView, bits: u32, g: DwtGeometry, out: &mut Bands<i16>, 
 pub const S123_ROUNDING: [(i64, u32, i64, u32); 3] = [(0, 0, 16384, 15), (32768, 16, 32768, 16), (32768, 16, 16384, 15)];
 
 #[inline(always)]
-fn filt64(f: &[i32; 4], s: [i32; 4], add: i64, shift: u32) -> i32 {
+fn filt64(f: &[i32; 4], s: &[i32], add: i64, shift: u32) -> i32 {
     let acc = f[0] as i64 * s[0] as i64 + f[1] as i64 * s[1] as i64 + f[2] as i64 * s[2] as i64 + f[3] as i64 * s[3] as i64;
     ((acc + add) >> shift) as i32
 }
 
 /// One picture's scale 1..3 DWT (libvmaf runs reference and distorted in
 /// one call, `adm_dwt2_s123_combined`; the passes are independent). `src`
-/// is the previous scale's low band (g.w x g.h, packed); `tmp` holds 2 * w.
+/// is the previous scale's low band (g.w x g.h, packed); `tmp` holds
+/// 2 * (w + 3).
 pub fn dwt_s123(src: &[i32], g: DwtGeometry, scale: usize, out: &mut Bands<i32>, tmp: &mut [i32]) {
     let (vadd, vshift, hadd, hshift) = S123_ROUNDING[scale - 1];
-    let (tlo, thi) = tmp[..2 * g.w].split_at_mut(g.w);
-    let n = g.cols.len();
+    let w = g.w;
+    let (tlo, thi) = tmp[..2 * (w + 3)].split_at_mut(w + 3);
+    let n = g.out_w;
     for (i, r) in g.rows.iter().enumerate() {
-        let rows = r.map(|k| &src[k * g.w..k * g.w + g.w]);
-        for j in 0..g.w {
+        let rows = r.map(|k| &src[k * w..k * w + w]);
+        for j in 0..w {
             let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]];
-            tlo[j] = filt64(&LO, s, vadd, vshift);
-            thi[j] = filt64(&HI, s, vadd, vshift);
+            tlo[j + 1] = filt64(&LO, &s, vadd, vshift);
+            thi[j + 1] = filt64(&HI, &s, vadd, vshift);
         }
+        mirror_ends(tlo, w);
+        mirror_ends(thi, w);
         let o = i * g.stride;
         let (a, v) = (&mut out.a[o..o + n], &mut out.v[o..o + n]);
         let (h, d) = (&mut out.h[o..o + n], &mut out.d[o..o + n]);
-        for (j, c) in g.cols.iter().enumerate() {
-            let sl = [tlo[c[0]], tlo[c[1]], tlo[c[2]], tlo[c[3]]];
-            let sh = [thi[c[0]], thi[c[1]], thi[c[2]], thi[c[3]]];
+        for j in 0..n {
+            let (sl, sh) = (&tlo[2 * j..2 * j + 4], &thi[2 * j..2 * j + 4]);
             a[j] = filt64(&LO, sl, hadd, hshift);
             v[j] = filt64(&HI, sl, hadd, hshift);
             h[j] = filt64(&LO, sh, hadd, hshift);

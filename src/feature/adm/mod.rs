@@ -20,9 +20,12 @@ pub mod csf;
 pub mod decouple;
 pub mod den;
 pub mod dwt;
+#[cfg(target_arch = "x86_64")]
+pub mod avx2;
 
 use super::options::{OptionKind, OptionSpec};
 use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use crate::simd::CpuLevel;
 use crate::{Error, Result};
 use cm::{CmShiftsS0, CmShiftsS123};
 use csf::{c_f64_to_u32, CsfOptions};
@@ -203,6 +206,34 @@ impl Region {
     }
 }
 
+/// The row kernels of one CPU level (scale 0, where the time goes).
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    pub dwt: dwt::DwtS0Kernels,
+    pub decouple_s0: decouple::DecoupleS0Row,
+    pub csf_s0: cm::CsfS0Row,
+    pub thresholds: cm::ThresholdRow,
+    pub cm_s0: cm::CmS0Row,
+}
+
+pub const SCALAR_KERNELS: Kernels = Kernels {
+    dwt: dwt::SCALAR_S0,
+    decouple_s0: decouple::decouple_s0_row,
+    csf_s0: cm::csf_s0_row,
+    thresholds: cm::thresholds_row,
+    cm_s0: cm::cm_s0_row,
+};
+
+/// The kernels for `cpu` (the best at or below it).
+pub fn kernels(cpu: CpuLevel) -> Kernels {
+    #[cfg(target_arch = "x86_64")]
+    if cpu >= CpuLevel::Avx2 && CpuLevel::detect_host() >= CpuLevel::Avx2 {
+        return avx2::KERNELS;
+    }
+    let _ = cpu;
+    SCALAR_KERNELS
+}
+
 /// C's `(uint32_t)ceil(x)` and `(uint32_t)pow(2, s - 1)` pair: a shift and
 /// its rounding term.
 fn shift_and_round(x: f64) -> (u32, u32) {
@@ -218,7 +249,6 @@ struct ScaleParams {
     w: usize,
     h: usize,
     rows: Vec<[usize; 4]>,
-    cols: Vec<[usize; 4]>,
     taps: Region,
     score: Region,
     rfactor: [f32; 3],
@@ -255,7 +285,6 @@ fn scale_params(in_w: usize, in_h: usize, scale: usize, csf: &CsfOptions) -> Sca
         w,
         h,
         rows: dwt::src_indices(in_h),
-        cols: dwt::src_indices(in_w),
         taps: Region::taps(w, h),
         score,
         rfactor: csf::rfactors(csf, scale),
@@ -309,6 +338,7 @@ struct Adm {
     width: usize,
     height: usize,
     bits: u32,
+    kernels: Kernels,
     scales: Vec<ScaleParams>,
     s0: Scale0Consts,
     s123: Vec<S123Consts>,
@@ -386,8 +416,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         a32: std::array::from_fn(|_| vec![0; n1]),
         fsum: vec![0; n0],
         csum: vec![0; n0],
-        tmp16: vec![0; 2 * width],
-        tmp32: vec![0; 2 * p0.w],
+        tmp16: vec![0; 2 * (width + 3)],
+        tmp32: vec![0; 2 * (p0.w + 3)],
         vsum: vec![0; p0.w],
         thr: vec![0; p0.w],
     };
@@ -406,6 +436,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         width,
         height,
         bits: cfg.format.bits as u32,
+        kernels: kernels(cfg.cpu),
         scales,
         s0,
         s123,
@@ -425,10 +456,10 @@ impl Adm {
     fn scale0(&mut self, frame: &FrameInput<'_>) -> ScaleScores {
         let p = &self.scales[0];
         let b = &mut self.buf;
-        let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, cols: &p.cols, stride: p.w };
+        let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
         let lo_only = self.skip_scale0;
-        dwt::dwt_s0(&frame.reference.luma(), self.bits, g, &mut b.ref16, &mut b.tmp16, lo_only);
-        dwt::dwt_s0(&frame.distorted.luma(), self.bits, g, &mut b.dis16, &mut b.tmp16, lo_only);
+        dwt::dwt_s0(&self.kernels.dwt, &frame.reference.luma(), self.bits, g, &mut b.ref16, &mut b.tmp16, lo_only);
+        dwt::dwt_s0(&self.kernels.dwt, &frame.distorted.luma(), self.bits, g, &mut b.dis16, &mut b.tmp16, lo_only);
         // The next scale's input, widened (libvmaf's i16_to_i32).
         for (d, s) in b.ref_lo.iter_mut().zip(&b.ref16.a) {
             *d = *s as i32;
@@ -444,6 +475,7 @@ impl Adm {
             let [rh, rv, rd] = &mut b.r16;
             let [ah, av, ad] = &mut b.a16;
             decouple::decouple_s0(
+                self.kernels.decouple_s0,
                 Hvd { h: &b.ref16.h, v: &b.ref16.v, d: &b.ref16.d },
                 Hvd { h: &b.dis16.h, v: &b.dis16.v, d: &b.dis16.d },
                 HvdMut { h: rh, v: rv, d: rd },
@@ -458,15 +490,18 @@ impl Adm {
         let c = &self.s0;
         let r = [&b.r16[0][..], &b.r16[1][..], &b.r16[2][..]];
         let a = [&b.a16[0][..], &b.a16[1][..], &b.a16[2][..]];
-        cm::csf_s0(a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+        let k = &self.kernels;
+        cm::csf_s0(k.csf_s0, a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
         let num = cm::cm_s0(
+            (k.thresholds, k.cm_s0),
             r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, self.noise_weight, &mut b.vsum,
             &mut b.thr,
         );
         let mut aim = 0.0;
         if !self.skip_aim {
-            cm::csf_s0(r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+            cm::csf_s0(k.csf_s0, r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
             aim = cm::cm_s0(
+                (k.thresholds, k.cm_s0),
                 a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
             );
         }
@@ -477,7 +512,7 @@ impl Adm {
         let p = &self.scales[scale];
         let c = &self.s123[scale - 1];
         let b = &mut self.buf;
-        let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, cols: &p.cols, stride: p.w };
+        let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
         dwt::dwt_s123(&b.ref_lo, g, scale, &mut b.ref32, &mut b.tmp32);
         dwt::dwt_s123(&b.dis_lo, g, scale, &mut b.dis32, &mut b.tmp32);
         let stride = p.w;
@@ -501,6 +536,7 @@ impl Adm {
         let a = [&b.a32[0][..], &b.a32[1][..], &b.a32[2][..]];
         cm::csf_s123(a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
         let num = cm::cm_s123(
+            self.kernels.thresholds,
             r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, self.noise_weight, &mut b.vsum,
             &mut b.thr,
         );
@@ -508,6 +544,7 @@ impl Adm {
         if !self.skip_aim {
             cm::csf_s123(r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
             aim = cm::cm_s123(
+                self.kernels.thresholds,
                 a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
             );
         }
