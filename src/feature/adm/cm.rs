@@ -183,9 +183,9 @@ pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShift
     let mut inner = [0i64; 3];
     for j in 0..n {
         let t = thr[j];
-        inner[0] += accum_s0(xh[j] as i32 * rf[0], t, 10, (1 << 28, 29), sh.cub_hv);
-        inner[1] += accum_s0(xv[j] as i32 * rf[1], t, 10, (1 << 28, 29), sh.cub_hv);
-        inner[2] += accum_s0(xd[j] as i32 * rf[2], t, 12, (1 << 29, 30), sh.cub_d);
+        inner[0] = inner[0].wrapping_add(accum_s0(xh[j] as i32 * rf[0], t, 10, (1 << 28, 29), sh.cub_hv));
+        inner[1] = inner[1].wrapping_add(accum_s0(xv[j] as i32 * rf[1], t, 10, (1 << 28, 29), sh.cub_hv));
+        inner[2] = inner[2].wrapping_add(accum_s0(xd[j] as i32 * rf[2], t, 12, (1 << 29, 30), sh.cub_d));
     }
     inner
 }
@@ -217,7 +217,7 @@ pub fn cm_s0(
         let s = i * stride + reg.left..i * stride + reg.right;
         let inner = (k.1)(src.map(|b| &b[s.clone()]), thr, i_rfactor, sh);
         for b in 0..3 {
-            accum[b] += (inner[b] + sh.inner.1 as i64) >> (sh.inner.0 & 63);
+            accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(sh.inner.1 as i64) >> (sh.inner.0 & 63));
         }
     }
     let exp_hv = 52u32.wrapping_sub(sh.cub_hv.0).wrapping_sub(sh.inner.0) as f64;
@@ -265,12 +265,12 @@ pub fn cm_s123(
         let mut inner = [0i64; 3];
         for j in 0..n {
             let t = thr[j];
-            inner[0] += accum_s123(scaled(xh[j], rf[0]), t, sh.cub);
-            inner[1] += accum_s123(scaled(xv[j], rf[1]), t, sh.cub);
-            inner[2] += accum_s123(scaled(xd[j], rf[2]), t, sh.cub);
+            inner[0] = inner[0].wrapping_add(accum_s123(scaled(xh[j], rf[0]), t, sh.cub));
+            inner[1] = inner[1].wrapping_add(accum_s123(scaled(xv[j], rf[1]), t, sh.cub));
+            inner[2] = inner[2].wrapping_add(accum_s123(scaled(xd[j], rf[2]), t, sh.cub));
         }
         for b in 0..3 {
-            accum[b] += (inner[b] + sh.inner.1 as i64) >> (sh.inner.0 & 63);
+            accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(sh.inner.1 as i64) >> (sh.inner.0 & 63));
         }
     }
     let fs = sh.final_shift as f64;
