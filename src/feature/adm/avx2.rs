@@ -24,13 +24,15 @@ pub const KERNELS: Kernels = Kernels {
 };
 
 /// Two i16 coefficients side by side, for `_mm256_madd_epi16`.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn pair(c0: i32, c1: i32) -> __m256i {
     _mm256_set1_epi32(((c1 as u32) << 16 | (c0 as u16 as u32)) as i32)
 }
 
 /// Narrows 16 i32 (a: 0..8, b: 8..16) to i16 by truncation, in order.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn narrow_trunc(a: __m256i, b: __m256i) -> __m256i {
     let m = _mm256_set1_epi32(0xFFFF);
     let p = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
@@ -38,24 +40,40 @@ unsafe fn narrow_trunc(a: __m256i, b: __m256i) -> __m256i {
 }
 
 /// Sign-extends the low 16 bits of each i32 lane (C's `(int16_t)` cast).
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn as_i16(x: __m256i) -> __m256i {
     _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(x))
 }
 
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn load8_i16(s: &[i16], j: usize) -> __m256i {
     _mm256_cvtepi16_epi32(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
 }
 
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn load8_i32(s: &[i32], j: usize) -> __m256i {
     _mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i)
 }
 
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn store8_i32(s: &mut [i32], j: usize, v: __m256i) {
     _mm256_storeu_si256(s.as_mut_ptr().add(j) as *mut __m256i, v)
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load16_u8(s: &[u8], j: usize) -> __m256i {
+    _mm256_cvtepu8_epi16(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load8_u16(s: &[u16], j: usize) -> __m256i {
+    _mm256_cvtepu16_epi32(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
 }
 
 // ---------------------------------------------------------------- DWT
@@ -77,16 +95,12 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let mut j = 0;
     while j + 16 <= w {
         // SAFETY: j + 16 <= w, the length of every row and output.
-        let s = r.map(|x| _mm256_cvtepu8_epi16(_mm_loadu_si128(x.as_ptr().add(j) as *const __m128i)));
+        let s = [load16_u8(r[0], j), load16_u8(r[1], j), load16_u8(r[2], j), load16_u8(r[3], j)];
         let (a_lo, a_hi) = (_mm256_unpacklo_epi16(s[0], s[1]), _mm256_unpackhi_epi16(s[0], s[1]));
         let (b_lo, b_hi) = (_mm256_unpacklo_epi16(s[2], s[3]), _mm256_unpackhi_epi16(s[2], s[3]));
-        let f = |c01, c23, bias, x: __m256i, y: __m256i| {
-            let acc = _mm256_add_epi32(_mm256_madd_epi16(x, c01), _mm256_madd_epi16(y, c23));
-            _mm256_srai_epi32::<8>(_mm256_add_epi32(acc, bias))
-        };
         // unpacklo/hi then packs undo each other's lane order.
-        let l = _mm256_packs_epi32(f(lo01, lo23, lo_bias, a_lo, b_lo), f(lo01, lo23, lo_bias, a_hi, b_hi));
-        let h = _mm256_packs_epi32(f(hi01, hi23, hi_bias, a_lo, b_lo), f(hi01, hi23, hi_bias, a_hi, b_hi));
+        let l = _mm256_packs_epi32(vfilt8(lo01, lo23, lo_bias, a_lo, b_lo), vfilt8(lo01, lo23, lo_bias, a_hi, b_hi));
+        let h = _mm256_packs_epi32(vfilt8(hi01, hi23, hi_bias, a_lo, b_lo), vfilt8(hi01, hi23, hi_bias, a_hi, b_hi));
         _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, l);
         _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, h);
         j += 16;
@@ -94,6 +108,14 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     if j < w {
         dwt::vertical_u8(r.map(|x| &x[j..]), &mut lo[j..], &mut hi[j..]);
     }
+}
+
+/// 4-tap filter of interleaved row pairs, Q8 output.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn vfilt8(c01: __m256i, c23: __m256i, bias: __m256i, x: __m256i, y: __m256i) -> __m256i {
+    let acc = _mm256_add_epi32(_mm256_madd_epi16(x, c01), _mm256_madd_epi16(y, c23));
+    _mm256_srai_epi32::<8>(_mm256_add_epi32(acc, bias))
 }
 
 pub fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
@@ -110,15 +132,16 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
     let lo_bias = _mm256_set1_epi32(add.wrapping_sub(LO_SUM.wrapping_mul(add)));
     let hi_bias = _mm256_set1_epi32(add);
     let cnt = _mm_cvtsi32_si128(bits as i32);
-    let lc = LO.map(|c| _mm256_set1_epi32(c));
-    let hc = HI.map(|c| _mm256_set1_epi32(c));
+    let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
+    let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
     let mut j = 0;
     while j + 16 <= w {
         let mut out_l = [_mm256_setzero_si256(); 2];
         let mut out_h = [_mm256_setzero_si256(); 2];
         for half in 0..2 {
             // SAFETY: j + 8 * half + 8 <= w.
-            let s = r.map(|x| _mm256_cvtepu16_epi32(_mm_loadu_si128(x.as_ptr().add(j + 8 * half) as *const __m128i)));
+            let jj = j + 8 * half;
+            let s = [load8_u16(r[0], jj), load8_u16(r[1], jj), load8_u16(r[2], jj), load8_u16(r[3], jj)];
             let mut al = _mm256_mullo_epi32(lc[0], s[0]);
             let mut ah = _mm256_mullo_epi32(hc[0], s[0]);
             for k in 1..4 {
@@ -149,31 +172,38 @@ unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
     let (lo01, lo23) = (pair(LO[0], LO[1]), pair(LO[2], LO[3]));
     let (hi01, hi23) = (pair(HI[0], HI[1]), pair(HI[2], HI[3]));
-    let round = _mm256_set1_epi32(32768);
-    // Output j = f0 * e[2j] + f1 * e[2j+1] + f2 * e[2j+2] + f3 * e[2j+3]:
-    // madd of the pairs at 2j and at 2j + 2.
-    let filt = |e: &[i16], j: usize, c01, c23| {
-        let p = e.as_ptr().add(2 * j);
-        let x0 = _mm256_loadu_si256(p as *const __m256i);
-        let x1 = _mm256_loadu_si256(p.add(2) as *const __m256i);
-        let acc = _mm256_add_epi32(_mm256_madd_epi16(x0, c01), _mm256_madd_epi16(x1, c23));
-        _mm256_srai_epi32::<16>(_mm256_add_epi32(acc, round))
-    };
     let mut j = 0;
     // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
     while j + 16 <= n {
-        let st = |out: &mut [i16], x0, x1| {
-            _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(x0, x1))
-        };
-        st(a, filt(lo, j, lo01, lo23), filt(lo, j + 8, lo01, lo23));
-        st(v, filt(lo, j, hi01, hi23), filt(lo, j + 8, hi01, hi23));
-        st(h, filt(hi, j, lo01, lo23), filt(hi, j + 8, lo01, lo23));
-        st(d, filt(hi, j, hi01, hi23), filt(hi, j + 8, hi01, hi23));
+        store16(a, j, hfilt8(lo, j, lo01, lo23), hfilt8(lo, j + 8, lo01, lo23));
+        store16(v, j, hfilt8(lo, j, hi01, hi23), hfilt8(lo, j + 8, hi01, hi23));
+        store16(h, j, hfilt8(hi, j, lo01, lo23), hfilt8(hi, j + 8, lo01, lo23));
+        store16(d, j, hfilt8(hi, j, hi01, hi23), hfilt8(hi, j + 8, hi01, hi23));
         j += 16;
     }
     if j < n {
         dwt::horizontal_s0(&lo[2 * j..], &hi[2 * j..], &mut a[j..], &mut v[j..], &mut h[j..], &mut d[j..]);
     }
+}
+
+/// Output j..j + 8 of the horizontal pass: f0 * e[2j] + f1 * e[2j+1] +
+/// f2 * e[2j+2] + f3 * e[2j+3], as madds of the pairs at 2j and 2j + 2.
+/// Reads e[2j..2j + 18].
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn hfilt8(e: &[i16], j: usize, c01: __m256i, c23: __m256i) -> __m256i {
+    let p = e.as_ptr().add(2 * j);
+    let x0 = _mm256_loadu_si256(p as *const __m256i);
+    let x1 = _mm256_loadu_si256(p.add(2) as *const __m256i);
+    let acc = _mm256_add_epi32(_mm256_madd_epi16(x0, c01), _mm256_madd_epi16(x1, c23));
+    _mm256_srai_epi32::<16>(_mm256_add_epi32(acc, _mm256_set1_epi32(32768)))
+}
+
+/// Stores 16 i32 (x0: first 8) as i16 at out[j..j + 16].
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store16(out: &mut [i16], j: usize, x0: __m256i, x1: __m256i) {
+    _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(x0, x1))
 }
 
 // ---------------------------------------------------------------- decouple
@@ -190,14 +220,16 @@ pub fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&
 
 /// i32 lanes to f32 as C converts the int64 sums: 2^31 (the one sum that
 /// wraps in i32) becomes +2^31.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn sum_to_f32(x: __m256i) -> __m256 {
     let wrapped = _mm256_castsi256_ps(_mm256_cmpeq_epi32(x, _mm256_set1_epi32(i32::MIN)));
     _mm256_blendv_ps(_mm256_cvtepi32_ps(x), _mm256_set1_ps(2147483648.0), wrapped)
 }
 
 /// `angle_flag` of 4 lanes in double.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
     let k = _mm256_set1_pd(4096.0);
     let dp = _mm256_div_pd(_mm256_cvtps_pd(dp), k);
@@ -211,7 +243,8 @@ unsafe fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
 }
 
 /// k, restored and additive values of one band, 8 lanes.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn decouple_band(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
     let zero = _mm256_setzero_si256();
     let c32768 = _mm256_set1_epi32(32768);
@@ -256,8 +289,8 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
         for half in 0..2 {
             let jj = j + 8 * half;
             // SAFETY: jj + 8 <= n for every slice.
-            let ov = o.map(|x| load8_i16(x, jj));
-            let tv = t.map(|x| load8_i16(x, jj));
+            let ov = [load8_i16(o[0], jj), load8_i16(o[1], jj), load8_i16(o[2], jj)];
+            let tv = [load8_i16(t[0], jj), load8_i16(t[1], jj), load8_i16(t[2], jj)];
             let ot_dp = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], tv[0]), _mm256_mullo_epi32(ov[1], tv[1]));
             let o_mag = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], ov[0]), _mm256_mullo_epi32(ov[1], ov[1]));
             let t_mag = _mm256_add_epi32(_mm256_mullo_epi32(tv[0], tv[0]), _mm256_mullo_epi32(tv[1], tv[1]));
@@ -276,15 +309,12 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
                 as_[b][half] = aa;
             }
         }
-        let st = |out: &mut [i16], x: [__m256i; 2]| {
-            _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(x[0], x[1]))
-        };
-        st(rh, rs[0]);
-        st(rv, rs[1]);
-        st(rd, rs[2]);
-        st(ah, as_[0]);
-        st(av, as_[1]);
-        st(ad, as_[2]);
+        store16(rh, j, rs[0][0], rs[0][1]);
+        store16(rv, j, rs[1][0], rs[1][1]);
+        store16(rd, j, rs[2][0], rs[2][1]);
+        store16(ah, j, as_[0][0], as_[0][1]);
+        store16(av, j, as_[1][0], as_[1][1]);
+        store16(ad, j, as_[2][0], as_[2][1]);
         j += 16;
     }
     if j < n {
@@ -306,7 +336,8 @@ pub fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum:
 }
 
 /// Filtered value and threshold centre of 8 CSF outputs (C's int16 casts).
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn flt_centre(dst: __m256i) -> (__m256i, __m256i) {
     let m = _mm256_abs_epi32(dst);
     let r = _mm256_set1_epi32(2048);
@@ -320,12 +351,12 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
     let n = fsum.len();
     let s = src.map(|x| &x[..n]);
     let c = &mut csum[..n];
-    let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
+    let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let (add_hv, add_d) = (_mm256_set1_epi32(16384), _mm256_set1_epi32(65535));
     let mut j = 0;
     while j + 8 <= n {
         // SAFETY: j + 8 <= n for every slice.
-        let x = s.map(|b| load8_i16(b, j));
+        let x = [load8_i16(s[0], j), load8_i16(s[1], j), load8_i16(s[2], j)];
         let dh = as_i16(_mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(rf[0], x[0]), add_hv)));
         let dv = as_i16(_mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(rf[1], x[1]), add_hv)));
         let dd = as_i16(_mm256_srai_epi32::<17>(_mm256_add_epi32(_mm256_mullo_epi32(rf[2], x[2]), add_d)));
@@ -399,14 +430,16 @@ pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShift
 }
 
 /// Arithmetic right shift of i64 lanes by `cnt` (< 64).
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn sra_epi64(v: __m256i, cnt: __m128i) -> __m256i {
     let m = _mm256_srl_epi64(_mm256_set1_epi64x(i64::MIN), cnt);
     _mm256_sub_epi64(_mm256_xor_si256(_mm256_srl_epi64(v, cnt), m), m)
 }
 
 /// `ADM_CM_ACCUM_ROUND` of 8 lanes, summed into 4 i64 lanes.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn accum8<const SUB: i32>(
     x: __m256i,
     thr: __m256i,
@@ -416,15 +449,22 @@ unsafe fn accum8<const SUB: i32>(
     cub_cnt: __m128i,
 ) -> __m256i {
     let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), _mm256_slli_epi32::<SUB>(thr)), _mm256_setzero_si256());
-    let lane = |x: __m256i| {
-        // x >= 0: its square is non-negative, a logical shift will do.
-        let sq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, x), sq_add), sq_cnt);
-        sra_epi64(_mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add), cub_cnt)
-    };
-    _mm256_add_epi64(lane(x), lane(_mm256_srli_epi64::<32>(x)))
+    let even = cube4(x, sq_add, sq_cnt, cub_add, cub_cnt);
+    let odd = cube4(_mm256_srli_epi64::<32>(x), sq_add, sq_cnt, cub_add, cub_cnt);
+    _mm256_add_epi64(even, odd)
 }
 
-#[inline(always)]
+/// The rounded cube of the even i32 lanes of x (>= 0), as i64 lanes.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn cube4(x: __m256i, sq_add: __m256i, sq_cnt: __m128i, cub_add: __m256i, cub_cnt: __m128i) -> __m256i {
+    // x >= 0: its square is non-negative, a logical shift will do.
+    let sq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, x), sq_add), sq_cnt);
+    sra_epi64(_mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add), cub_cnt)
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn hsum_epi64(v: __m256i) -> i64 {
     let mut l = [0i64; 4];
     _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, v);
@@ -435,7 +475,7 @@ unsafe fn hsum_epi64(v: __m256i) -> i64 {
 unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
     let n = thr.len();
     let s = src.map(|x| &x[..n]);
-    let rf = i_rfactor.map(|r| _mm256_set1_epi32(r as i32));
+    let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let sq_hv = (_mm256_set1_epi64x(1 << 28), _mm_cvtsi32_si128(29));
     let sq_d = (_mm256_set1_epi64x(1 << 29), _mm_cvtsi32_si128(30));
     let cub_hv = (_mm256_set1_epi64x(sh.cub_hv.1 as i64), _mm_cvtsi32_si128((sh.cub_hv.0 & 63) as i32));
@@ -445,13 +485,17 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
     while j + 8 <= n {
         // SAFETY: j + 8 <= n for every slice.
         let t = load8_i32(thr, j);
-        let x = [0, 1, 2].map(|b| _mm256_mullo_epi32(load8_i16(s[b], j), rf[b]));
+        let x = [
+            _mm256_mullo_epi32(load8_i16(s[0], j), rf[0]),
+            _mm256_mullo_epi32(load8_i16(s[1], j), rf[1]),
+            _mm256_mullo_epi32(load8_i16(s[2], j), rf[2]),
+        ];
         acc[0] = _mm256_add_epi64(acc[0], accum8::<10>(x[0], t, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
         acc[1] = _mm256_add_epi64(acc[1], accum8::<10>(x[1], t, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
         acc[2] = _mm256_add_epi64(acc[2], accum8::<12>(x[2], t, sq_d.0, sq_d.1, cub_d.0, cub_d.1));
         j += 8;
     }
-    let mut inner = acc.map(|a| hsum_epi64(a));
+    let mut inner = [hsum_epi64(acc[0]), hsum_epi64(acc[1]), hsum_epi64(acc[2])];
     if j < n {
         let tail = cm::cm_s0_row(s.map(|x| &x[j..]), &thr[j..], i_rfactor, sh);
         for b in 0..3 {
