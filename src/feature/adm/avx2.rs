@@ -21,6 +21,10 @@ pub const KERNELS: Kernels = Kernels {
     csf_s0: csf_s0_row,
     thresholds: thresholds_row,
     cm_s0: cm_s0_row,
+    dwt_s123: dwt::SCALAR_S123,
+    decouple_s123: decouple::decouple_s123_row,
+    csf_s123: cm::csf_s123_row,
+    cm_s123: cm::cm_s123_row,
 };
 
 /// Two i16 coefficients side by side, for `_mm256_madd_epi16`.

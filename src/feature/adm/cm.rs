@@ -73,8 +73,30 @@ pub fn csf_s0(
     }
 }
 
-/// `i4_adm_csf` over `reg` (scales 1-3, Q32 weights).
+/// One row of `i4_adm_csf` (scales 1-3, Q32 weights).
+pub type CsfS123Row = fn(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]);
+
+pub fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    let n = fsum.len();
+    let [h, v, d] = src.map(|x| &x[..n]);
+    let c = &mut csum[..n];
+    for j in 0..n {
+        let mut fs = 0i32;
+        let mut cs = 0i32;
+        for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
+            let dst = ((i_rfactor[t] as i64 * x as i64 + (1 << 27)) >> 28) as i32;
+            let m = dst.wrapping_abs() as i64;
+            fs = fs.wrapping_add(((S123_ONE_BY_30 * m + S123_FLT_ADD) >> 32) as i32);
+            cs = cs.wrapping_add(((S123_ONE_BY_15 * m + S123_FLT_ADD) >> 32) as i32);
+        }
+        fsum[j] = fs;
+        c[j] = cs;
+    }
+}
+
+/// `i4_adm_csf` over `reg`.
 pub fn csf_s123(
+    row: CsfS123Row,
     src: [&[i32]; 3],
     i_rfactor: [u32; 3],
     fsum: &mut [i32],
@@ -84,20 +106,7 @@ pub fn csf_s123(
 ) {
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (h, v, d) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s.clone()]);
-        let (f, c) = (&mut fsum[s.clone()], &mut csum[s]);
-        for j in 0..h.len() {
-            let mut fs = 0i32;
-            let mut cs = 0i32;
-            for (t, x) in [h[j], v[j], d[j]].into_iter().enumerate() {
-                let dst = ((i_rfactor[t] as i64 * x as i64 + (1 << 27)) >> 28) as i32;
-                let m = dst.wrapping_abs() as i64;
-                fs = fs.wrapping_add(((S123_ONE_BY_30 * m + S123_FLT_ADD) >> 32) as i32);
-                cs = cs.wrapping_add(((S123_ONE_BY_15 * m + S123_FLT_ADD) >> 32) as i32);
-            }
-            f[j] = fs;
-            c[j] = cs;
-        }
+        row(src.map(|b| &b[s.clone()]), i_rfactor, &mut fsum[s.clone()], &mut csum[s]);
     }
 }
 
@@ -235,10 +244,28 @@ pub fn cm_s0(
     num_h + num_v + num_d
 }
 
+/// Per-row sums of `i4_adm_cm`.
+pub type CmS123Row = fn(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3];
+
+pub fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+    let n = thr.len();
+    let [xh, xv, xd] = src.map(|x| &x[..n]);
+    let rf = i_rfactor.map(|r| r as i64);
+    let scaled = |x: i32, r: i64| ((x as i64 * r + (1 << 27)) >> 28) as i32;
+    let mut inner = [0i64; 3];
+    for j in 0..n {
+        let t = thr[j];
+        inner[0] = inner[0].wrapping_add(accum_s123(scaled(xh[j], rf[0]), t, sh.cub));
+        inner[1] = inner[1].wrapping_add(accum_s123(scaled(xv[j], rf[1]), t, sh.cub));
+        inner[2] = inner[2].wrapping_add(accum_s123(scaled(xd[j], rf[2]), t, sh.cub));
+    }
+    inner
+}
+
 /// `i4_adm_cm` (scales 1-3).
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s123(
-    thresholds: ThresholdRow,
+    k: (ThresholdRow, CmS123Row),
     src: [&[i32]; 3],
     fsum: &[i32],
     csum: &[i32],
@@ -253,22 +280,13 @@ pub fn cm_s123(
     thr: &mut [i32],
 ) -> f32 {
     let n = reg.right - reg.left;
-    let rf = i_rfactor.map(|r| r as i64);
-    let scaled = |x: i32, r: i64| ((x as i64 * r + (1 << 27)) >> 28) as i32;
-    let mut accum = [0i64; 3];
     let thr = &mut thr[..n];
+    let mut accum = [0i64; 3];
     for i in reg.top..reg.bottom {
         let [up, mid, down, c] = neighbour_rows(fsum, csum, stride, w, h, i);
-        thresholds(up, mid, down, c, reg.left, vsum, thr);
+        (k.0)(up, mid, down, c, reg.left, vsum, thr);
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (xh, xv, xd) = (&src[0][s.clone()], &src[1][s.clone()], &src[2][s]);
-        let mut inner = [0i64; 3];
-        for j in 0..n {
-            let t = thr[j];
-            inner[0] = inner[0].wrapping_add(accum_s123(scaled(xh[j], rf[0]), t, sh.cub));
-            inner[1] = inner[1].wrapping_add(accum_s123(scaled(xv[j], rf[1]), t, sh.cub));
-            inner[2] = inner[2].wrapping_add(accum_s123(scaled(xd[j], rf[2]), t, sh.cub));
-        }
+        let inner = (k.1)(src.map(|b| &b[s.clone()]), thr, i_rfactor, sh);
         for b in 0..3 {
             accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(sh.inner.1 as i64) >> (sh.inner.0 & 63));
         }

@@ -165,8 +165,33 @@ fn decouple_px_s123(o: i32, t: i32, angle: bool, egl: f64, div: &[i32; 65537]) -
     (rst, t.wrapping_sub(rst))
 }
 
-/// `adm_decouple_s123`: scales 1-3 over `reg`.
+/// One row of `adm_decouple_s123`.
+pub type DecoupleS123Row = fn(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64);
+
+pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
+    let div = div_lookup();
+    let n = o[0].len();
+    let [oh, ov, od] = o.map(|x| &x[..n]);
+    let [th, tv, td] = t.map(|x| &x[..n]);
+    let [rh, rv, rd] = r.map(|x| &mut x[..n]);
+    let [ah, av, ad] = a.map(|x| &mut x[..n]);
+    for j in 0..n {
+        let (ohj, ovj, odj) = (oh[j], ov[j], od[j]);
+        let (thj, tvj, tdj) = (th[j], tv[j], td[j]);
+        let ot_dp = (ohj as i64 * thj as i64).wrapping_add(ovj as i64 * tvj as i64);
+        let o_mag_sq = (ohj as i64 * ohj as i64).wrapping_add(ovj as i64 * ovj as i64);
+        let t_mag_sq = (thj as i64 * thj as i64).wrapping_add(tvj as i64 * tvj as i64);
+        let angle = angle_flag(ot_dp, o_mag_sq, t_mag_sq);
+        (rh[j], ah[j]) = decouple_px_s123(ohj, thj, angle, egl, div);
+        (rv[j], av[j]) = decouple_px_s123(ovj, tvj, angle, egl, div);
+        (rd[j], ad[j]) = decouple_px_s123(odj, tdj, angle, egl, div);
+    }
+}
+
+/// `adm_decouple_s123`: scales 1-3 over `reg`, a row kernel call per row.
+#[allow(clippy::too_many_arguments)]
 pub fn decouple_s123(
+    row: DecoupleS123Row,
     o: Hvd<i32>,
     t: Hvd<i32>,
     r: HvdMut<i32>,
@@ -175,23 +200,14 @@ pub fn decouple_s123(
     reg: Region,
     egl: f64,
 ) {
-    let div = div_lookup();
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
-        let (oh, ov, od) = (&o.h[s.clone()], &o.v[s.clone()], &o.d[s.clone()]);
-        let (th, tv, td) = (&t.h[s.clone()], &t.v[s.clone()], &t.d[s.clone()]);
-        let (rh, rv, rd) = (&mut r.h[s.clone()], &mut r.v[s.clone()], &mut r.d[s.clone()]);
-        let (ah, av, ad) = (&mut a.h[s.clone()], &mut a.v[s.clone()], &mut a.d[s.clone()]);
-        for j in 0..oh.len() {
-            let (ohj, ovj, odj) = (oh[j], ov[j], od[j]);
-            let (thj, tvj, tdj) = (th[j], tv[j], td[j]);
-            let ot_dp = (ohj as i64 * thj as i64).wrapping_add(ovj as i64 * tvj as i64);
-            let o_mag_sq = (ohj as i64 * ohj as i64).wrapping_add(ovj as i64 * ovj as i64);
-            let t_mag_sq = (thj as i64 * thj as i64).wrapping_add(tvj as i64 * tvj as i64);
-            let angle = angle_flag(ot_dp, o_mag_sq, t_mag_sq);
-            (rh[j], ah[j]) = decouple_px_s123(ohj, thj, angle, egl, div);
-            (rv[j], av[j]) = decouple_px_s123(ovj, tvj, angle, egl, div);
-            (rd[j], ad[j]) = decouple_px_s123(odj, tdj, angle, egl, div);
-        }
+        row(
+            [&o.h[s.clone()], &o.v[s.clone()], &o.d[s.clone()]],
+            [&t.h[s.clone()], &t.v[s.clone()], &t.d[s.clone()]],
+            [&mut r.h[s.clone()], &mut r.v[s.clone()], &mut r.d[s.clone()]],
+            [&mut a.h[s.clone()], &mut a.v[s.clone()], &mut a.d[s]],
+            egl,
+        );
     }
 }

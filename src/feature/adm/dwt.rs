@@ -184,34 +184,71 @@ fn filt64(f: &[i32; 4], s: &[i32], add: i64, shift: u32) -> i32 {
     ((acc + add) >> shift) as i32
 }
 
+/// Scales 1-3 vertical pass of one row: `lo`/`hi` (w each) from 4 rows.
+pub type VerticalS123 = fn(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]);
+/// Scales 1-3 horizontal pass: as [`HorizontalS0`] on extended i32 rows.
+pub type HorizontalS123 =
+    fn(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]);
+
+pub fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    let hi = &mut hi[..w];
+    let r = rows.map(|x| &x[..w]);
+    for j in 0..w {
+        let s = [r[0][j], r[1][j], r[2][j], r[3][j]];
+        lo[j] = filt64(&LO, &s, add, shift);
+        hi[j] = filt64(&HI, &s, add, shift);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+    let n = a.len();
+    let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
+    let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
+    for j in 0..n {
+        let (sl, sh) = (&lo[2 * j..2 * j + 4], &hi[2 * j..2 * j + 4]);
+        a[j] = filt64(&LO, sl, add, shift);
+        v[j] = filt64(&HI, sl, add, shift);
+        h[j] = filt64(&LO, sh, add, shift);
+        d[j] = filt64(&HI, sh, add, shift);
+    }
+}
+
+/// The scale 1-3 DWT kernels of one CPU level.
+#[derive(Clone, Copy)]
+pub struct DwtS123Kernels {
+    pub vertical: VerticalS123,
+    pub horizontal: HorizontalS123,
+}
+
+pub const SCALAR_S123: DwtS123Kernels = DwtS123Kernels { vertical: vertical_s123, horizontal: horizontal_s123 };
+
 /// One picture's scale 1..3 DWT (libvmaf runs reference and distorted in
 /// one call, `adm_dwt2_s123_combined`; the passes are independent). `src`
 /// is the previous scale's low band (g.w x g.h, packed); `tmp` holds
 /// 2 * (w + 3).
-pub fn dwt_s123(src: &[i32], g: DwtGeometry, scale: usize, out: &mut Bands<i32>, tmp: &mut [i32]) {
+pub fn dwt_s123(k: &DwtS123Kernels, src: &[i32], g: DwtGeometry, scale: usize, out: &mut Bands<i32>, tmp: &mut [i32]) {
     let (vadd, vshift, hadd, hshift) = S123_ROUNDING[scale - 1];
     let w = g.w;
     let (tlo, thi) = tmp[..2 * (w + 3)].split_at_mut(w + 3);
     let n = g.out_w;
     for (i, r) in g.rows.iter().enumerate() {
         let rows = r.map(|k| &src[k * w..k * w + w]);
-        for j in 0..w {
-            let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]];
-            tlo[j + 1] = filt64(&LO, &s, vadd, vshift);
-            thi[j + 1] = filt64(&HI, &s, vadd, vshift);
-        }
+        (k.vertical)(rows, vadd, vshift, &mut tlo[1..w + 1], &mut thi[1..w + 1]);
         mirror_ends(tlo, w);
         mirror_ends(thi, w);
         let o = i * g.stride;
-        let (a, v) = (&mut out.a[o..o + n], &mut out.v[o..o + n]);
-        let (h, d) = (&mut out.h[o..o + n], &mut out.d[o..o + n]);
-        for j in 0..n {
-            let (sl, sh) = (&tlo[2 * j..2 * j + 4], &thi[2 * j..2 * j + 4]);
-            a[j] = filt64(&LO, sl, hadd, hshift);
-            v[j] = filt64(&HI, sl, hadd, hshift);
-            h[j] = filt64(&LO, sh, hadd, hshift);
-            d[j] = filt64(&HI, sh, hadd, hshift);
-        }
+        (k.horizontal)(
+            tlo,
+            thi,
+            hadd,
+            hshift,
+            &mut out.a[o..o + n],
+            &mut out.v[o..o + n],
+            &mut out.h[o..o + n],
+            &mut out.d[o..o + n],
+        );
     }
 }
 

@@ -214,6 +214,10 @@ pub struct Kernels {
     pub csf_s0: cm::CsfS0Row,
     pub thresholds: cm::ThresholdRow,
     pub cm_s0: cm::CmS0Row,
+    pub dwt_s123: dwt::DwtS123Kernels,
+    pub decouple_s123: decouple::DecoupleS123Row,
+    pub csf_s123: cm::CsfS123Row,
+    pub cm_s123: cm::CmS123Row,
 }
 
 pub const SCALAR_KERNELS: Kernels = Kernels {
@@ -222,6 +226,10 @@ pub const SCALAR_KERNELS: Kernels = Kernels {
     csf_s0: cm::csf_s0_row,
     thresholds: cm::thresholds_row,
     cm_s0: cm::cm_s0_row,
+    dwt_s123: dwt::SCALAR_S123,
+    decouple_s123: decouple::decouple_s123_row,
+    csf_s123: cm::csf_s123_row,
+    cm_s123: cm::cm_s123_row,
 };
 
 /// The kernels for `cpu` (the best at or below it).
@@ -513,13 +521,14 @@ impl Adm {
         let c = &self.s123[scale - 1];
         let b = &mut self.buf;
         let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
-        dwt::dwt_s123(&b.ref_lo, g, scale, &mut b.ref32, &mut b.tmp32);
-        dwt::dwt_s123(&b.dis_lo, g, scale, &mut b.dis32, &mut b.tmp32);
+        dwt::dwt_s123(&self.kernels.dwt_s123, &b.ref_lo, g, scale, &mut b.ref32, &mut b.tmp32);
+        dwt::dwt_s123(&self.kernels.dwt_s123, &b.dis_lo, g, scale, &mut b.dis32, &mut b.tmp32);
         let stride = p.w;
         {
             let [rh, rv, rd] = &mut b.r32;
             let [ah, av, ad] = &mut b.a32;
             decouple::decouple_s123(
+                self.kernels.decouple_s123,
                 Hvd { h: &b.ref32.h, v: &b.ref32.v, d: &b.ref32.d },
                 Hvd { h: &b.dis32.h, v: &b.dis32.v, d: &b.dis32.d },
                 HvdMut { h: rh, v: rv, d: rd },
@@ -534,17 +543,17 @@ impl Adm {
         let den = den::den_value(sums, p.rfactor, p.den.to_float, p.score, self.noise_weight);
         let r = [&b.r32[0][..], &b.r32[1][..], &b.r32[2][..]];
         let a = [&b.a32[0][..], &b.a32[1][..], &b.a32[2][..]];
-        cm::csf_s123(a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+        cm::csf_s123(self.kernels.csf_s123, a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
         let num = cm::cm_s123(
-            self.kernels.thresholds,
+            (self.kernels.thresholds, self.kernels.cm_s123),
             r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, self.noise_weight, &mut b.vsum,
             &mut b.thr,
         );
         let mut aim = 0.0;
         if !self.skip_aim {
-            cm::csf_s123(r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+            cm::csf_s123(self.kernels.csf_s123, r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
             aim = cm::cm_s123(
-                self.kernels.thresholds,
+                (self.kernels.thresholds, self.kernels.cm_s123),
                 a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
             );
         }
