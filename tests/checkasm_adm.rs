@@ -17,7 +17,9 @@ fn seed() -> u64 {
 
 /// The SIMD kernel tables this host can run, by level.
 fn simd_levels() -> Vec<(CpuLevel, Kernels)> {
-    CpuLevel::available().filter(|l| *l > CpuLevel::Scalar).map(|l| (l, kernels(l))).collect()
+    let levels: Vec<_> = CpuLevel::available().filter(|l| *l > CpuLevel::Scalar).map(|l| (l, kernels(l))).collect();
+    eprintln!("checking levels {:?}", levels.iter().map(|l| l.0).collect::<Vec<_>>());
+    levels
 }
 
 /// Widths: every small one, then some odd and even larger ones.
@@ -212,6 +214,88 @@ fn masking_sums() {
                             let a = (SCALAR_KERNELS.cm_s0)([&src[0], &src[1], &src[2]], &thr, rf, sh);
                             let b = (k.cm_s0)([&src[0], &src[1], &src[2]], &thr, rf, sh);
                             assert_eq!(a, b, "{level:?} cm n={n} kind={kind} band_w={band_w} rf={rf:?}");
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Random i32 of one of several kinds: full range, band-like, extremes.
+fn i32s(rng: &mut Rng, n: usize, kind: u64) -> Vec<i32> {
+    (0..n)
+        .map(|_| match kind {
+            0 => rng.next_u64() as i32,
+            1 => rng.below(2_000_001) as i32 - 1_000_000,
+            2 => [i32::MIN, i32::MAX, 0, -1, 1][rng.below(5) as usize],
+            _ => rng.below(60_001) as i32 - 30_000,
+        })
+        .collect()
+}
+
+#[test]
+fn dwt_s123() {
+    use vmafx::feature::adm::dwt::S123_ROUNDING;
+    run("dwt_s123", |rng| {
+        for (level, k) in simd_levels() {
+            for w in widths() {
+                for kind in 0..4 {
+                    for &(vadd, vshift, hadd, hshift) in &S123_ROUNDING {
+                        let rows: Vec<Vec<i32>> = (0..4).map(|_| i32s(rng, w, kind)).collect();
+                        let r = [&rows[0][..], &rows[1][..], &rows[2][..], &rows[3][..]];
+                        let (mut l0, mut h0, mut l1, mut h1) = (vec![0; w], vec![0; w], vec![0; w], vec![0; w]);
+                        (SCALAR_KERNELS.dwt_s123.vertical)(r, vadd, vshift, &mut l0, &mut h0);
+                        (k.dwt_s123.vertical)(r, vadd, vshift, &mut l1, &mut h1);
+                        assert_eq!((&l0, &h0), (&l1, &h1), "{level:?} vertical_s123 w={w} kind={kind}");
+
+                        let n = w;
+                        let lo = i32s(rng, 2 * n + 2, kind);
+                        let hi = i32s(rng, 2 * n + 2, kind);
+                        let mut o0: Vec<Vec<i32>> = vec![vec![0; n]; 4];
+                        let mut o1 = o0.clone();
+                        for (kern, out) in [(SCALAR_KERNELS.dwt_s123.horizontal, &mut o0), (k.dwt_s123.horizontal, &mut o1)] {
+                            let [a, v, h, d] = &mut out[..] else { unreachable!() };
+                            kern(&lo, &hi, hadd, hshift, a, v, h, d);
+                        }
+                        assert_eq!(o0, o1, "{level:?} horizontal_s123 n={n} kind={kind}");
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn csf_and_masking_s123() {
+    use vmafx::feature::adm::cm::CmShiftsS123;
+    run("csf_and_masking_s123", |rng| {
+        for (level, k) in simd_levels() {
+            for n in widths() {
+                for kind in 0..4 {
+                    let src: Vec<Vec<i32>> = (0..3).map(|_| i32s(rng, n, kind)).collect();
+                    let s = [&src[0][..], &src[1][..], &src[2][..]];
+                    let rfs = [
+                        [0x0300_0000u32, 0x0300_0000, 0x0500_0000],
+                        [0x7fff_ffff, 1, 0],
+                        [0x9000_0000, 0x9000_0000, 0x9000_0000],
+                        [rng.next_u64() as u32 >> 1, rng.next_u64() as u32 >> 1, rng.next_u64() as u32],
+                    ];
+                    for rf in rfs {
+                        let (mut f0, mut c0, mut f1, mut c1) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+                        (SCALAR_KERNELS.csf_s123)(s, rf, &mut f0, &mut c0);
+                        (k.csf_s123)(s, rf, &mut f1, &mut c1);
+                        assert_eq!((&f0, &c0), (&f1, &c1), "{level:?} csf_s123 n={n} kind={kind} rf={rf:x?}");
+                        let thr = i32s(rng, n, kind);
+                        for band_w in [3usize, 9, 240, 480] {
+                            let sr = |x: f64| {
+                                let s = x.ceil() as u32;
+                                (s, 2f64.powf(s as f64 - 1.0) as u32)
+                            };
+                            let sh = CmShiftsS123 { cub: sr((band_w as f64).log2()), inner: sr(7.0), final_shift: 1.0 };
+                            let a = (SCALAR_KERNELS.cm_s123)(s, &thr, rf, sh);
+                            let b = (k.cm_s123)(s, &thr, rf, sh);
+                            assert_eq!(a, b, "{level:?} cm_s123 n={n} kind={kind} band_w={band_w} rf={rf:x?}");
                         }
                     }
                 }

@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use super::cm::{self, CmShiftsS0};
+use super::cm::{self, CmShiftsS0, CmShiftsS123};
 use super::decouple::{self, COS_1DEG_SQ};
 use super::dwt::{self, HI, LO, LO_SUM};
 use super::Kernels;
@@ -21,10 +21,10 @@ pub const KERNELS: Kernels = Kernels {
     csf_s0: csf_s0_row,
     thresholds: thresholds_row,
     cm_s0: cm_s0_row,
-    dwt_s123: dwt::SCALAR_S123,
+    dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: horizontal_s123 },
     decouple_s123: decouple::decouple_s123_row,
-    csf_s123: cm::csf_s123_row,
-    cm_s123: cm::cm_s123_row,
+    csf_s123: csf_s123_row,
+    cm_s123: cm_s123_row,
 };
 
 /// Two i16 coefficients side by side, for `_mm256_madd_epi16`.
@@ -502,6 +502,217 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
     let mut inner = [hsum_epi64(acc[0]), hsum_epi64(acc[1]), hsum_epi64(acc[2])];
     if j < n {
         let tail = cm::cm_s0_row(s.map(|x| &x[j..]), &thr[j..], i_rfactor, sh);
+        for b in 0..3 {
+            inner[b] = inner[b].wrapping_add(tail[b]);
+        }
+    }
+    inner
+}
+
+// ---------------------------------------------------------------- scales 1-3
+
+/// Low 32 bits of (v + add) >> cnt for i64 lanes: equal to those of the
+/// arithmetic shift when cnt <= 32.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn round_shift_lo32(v: __m256i, add: __m256i, cnt: __m128i) -> __m256i {
+    _mm256_srl_epi64(_mm256_add_epi64(v, add), cnt)
+}
+
+/// Puts the low 32 bits of the even (`e`) and odd (`o`) i64 lane results
+/// back into 8 i32 lanes in order.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn merge_even_odd(e: __m256i, o: __m256i) -> __m256i {
+    _mm256_blend_epi32::<0b1010_1010>(e, _mm256_slli_epi64::<32>(o))
+}
+
+pub fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { vertical_s123_avx2(rows, add, shift, lo, hi) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    let hi = &mut hi[..w];
+    let r = [&rows[0][..w], &rows[1][..w], &rows[2][..w], &rows[3][..w]];
+    let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
+    let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
+    let addv = _mm256_set1_epi64x(add);
+    let cnt = _mm_cvtsi32_si128(shift as i32);
+    let mut j = 0;
+    while j + 8 <= w {
+        // SAFETY: j + 8 <= w for every row and output.
+        let s = [load8_i32(r[0], j), load8_i32(r[1], j), load8_i32(r[2], j), load8_i32(r[3], j)];
+        let so = [
+            _mm256_srli_epi64::<32>(s[0]),
+            _mm256_srli_epi64::<32>(s[1]),
+            _mm256_srli_epi64::<32>(s[2]),
+            _mm256_srli_epi64::<32>(s[3]),
+        ];
+        let mut le = _mm256_mul_epi32(lc[0], s[0]);
+        let mut lo_ = _mm256_mul_epi32(lc[0], so[0]);
+        let mut he = _mm256_mul_epi32(hc[0], s[0]);
+        let mut ho = _mm256_mul_epi32(hc[0], so[0]);
+        for k in 1..4 {
+            le = _mm256_add_epi64(le, _mm256_mul_epi32(lc[k], s[k]));
+            lo_ = _mm256_add_epi64(lo_, _mm256_mul_epi32(lc[k], so[k]));
+            he = _mm256_add_epi64(he, _mm256_mul_epi32(hc[k], s[k]));
+            ho = _mm256_add_epi64(ho, _mm256_mul_epi32(hc[k], so[k]));
+        }
+        let l = merge_even_odd(round_shift_lo32(le, addv, cnt), round_shift_lo32(lo_, addv, cnt));
+        let h = merge_even_odd(round_shift_lo32(he, addv, cnt), round_shift_lo32(ho, addv, cnt));
+        store8_i32(lo, j, l);
+        store8_i32(hi, j, h);
+        j += 8;
+    }
+    if j < w {
+        dwt::vertical_s123(r.map(|x| &x[j..]), add, shift, &mut lo[j..], &mut hi[j..]);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { horizontal_s123_avx2(lo, hi, add, shift, a, v, h, d) }
+}
+
+/// Outputs j..j + 4 of a scales 1-3 horizontal filter, in the even i64
+/// lanes' low halves: mul_epi32 reads the even i32 lanes, which are the
+/// taps 2j + 2m (+ 1, + 2, + 3) of outputs j + m. Reads e[2j..2j + 11].
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn hfilt4_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
+    let p = e.as_ptr().add(2 * j);
+    let mut acc = _mm256_mul_epi32(_mm256_loadu_si256(p as *const __m256i), c[0]);
+    for k in 1..4 {
+        acc = _mm256_add_epi64(acc, _mm256_mul_epi32(_mm256_loadu_si256(p.add(k) as *const __m256i), c[k]));
+    }
+    round_shift_lo32(acc, add, cnt)
+}
+
+/// Outputs j..j + 8 of a scales 1-3 horizontal filter as 8 i32.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn hfilt8_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
+    let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let r0 = _mm256_permutevar8x32_epi32(hfilt4_s123(e, j, c, add, cnt), pick);
+    let r1 = _mm256_permutevar8x32_epi32(hfilt4_s123(e, j + 4, c, add, cnt), pick);
+    _mm256_permute2x128_si256::<0x20>(r0, r1)
+}
+
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+    let n = a.len();
+    let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
+    let len = 2 * n + 2;
+    let (lo, hi) = (&lo[..len], &hi[..len]);
+    let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
+    let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
+    let addv = _mm256_set1_epi64x(add);
+    let cnt = _mm_cvtsi32_si128(shift as i32);
+    let mut j = 0;
+    // SAFETY: outputs j..j + 8 read e[2j..2j + 19], inside e[..len].
+    while j + 8 <= n && 2 * j + 19 <= len {
+        store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
+        store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
+        store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
+        store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        j += 8;
+    }
+    if j < n {
+        dwt::horizontal_s123(&lo[2 * j..], &hi[2 * j..], add, shift, &mut a[j..], &mut v[j..], &mut h[j..], &mut d[j..]);
+    }
+}
+
+pub fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    // The lanes multiply signed: weights from 2^31 up (Barten mode) go the
+    // scalar way.
+    if i_rfactor.iter().any(|&r| r >= 1 << 31) {
+        return cm::csf_s123_row(src, i_rfactor, fsum, csum);
+    }
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { csf_s123_avx2(src, i_rfactor, fsum, csum) }
+}
+
+/// ((x * rf + 2^27) >> 28) as i32 of 8 lanes (rf < 2^31).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn weigh_s123(x: __m256i, rf: __m256i) -> __m256i {
+    let add = _mm256_set1_epi64x(1 << 27);
+    let e = _mm256_srli_epi64::<28>(_mm256_add_epi64(_mm256_mul_epi32(x, rf), add));
+    let o = _mm256_srli_epi64::<28>(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(x), rf), add));
+    merge_even_odd(e, o)
+}
+
+/// ((m * k - 2^31) >> 32) as i32 of 8 lanes, m = |dst| as C's abs gives it.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn scaled_hi32(m: __m256i, k: __m256i) -> __m256i {
+    let add = _mm256_set1_epi64x(i32::MIN as i64);
+    let e = _mm256_add_epi64(_mm256_mul_epi32(m, k), add);
+    let o = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(m), k), add);
+    // The high halves are the shifted results.
+    _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(e), o)
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    let n = fsum.len();
+    let s = [&src[0][..n], &src[1][..n], &src[2][..n]];
+    let c = &mut csum[..n];
+    let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
+    let (k30, k15) = (_mm256_set1_epi32(143165577), _mm256_set1_epi32(286331153));
+    let mut j = 0;
+    while j + 8 <= n {
+        // SAFETY: j + 8 <= n for every slice.
+        let mut fs = _mm256_setzero_si256();
+        let mut cs = _mm256_setzero_si256();
+        for b in 0..3 {
+            let m = _mm256_abs_epi32(weigh_s123(load8_i32(s[b], j), rf[b]));
+            fs = _mm256_add_epi32(fs, scaled_hi32(m, k30));
+            cs = _mm256_add_epi32(cs, scaled_hi32(m, k15));
+        }
+        store8_i32(fsum, j, fs);
+        store8_i32(c, j, cs);
+        j += 8;
+    }
+    if j < n {
+        cm::csf_s123_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
+    }
+}
+
+pub fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+    if i_rfactor.iter().any(|&r| r >= 1 << 31) {
+        return cm::cm_s123_row(src, thr, i_rfactor, sh);
+    }
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { cm_s123_avx2(src, thr, i_rfactor, sh) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+    let n = thr.len();
+    let s = [&src[0][..n], &src[1][..n], &src[2][..n]];
+    let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
+    let sq = (_mm256_set1_epi64x(1 << 29), _mm_cvtsi32_si128(30));
+    let cub = (_mm256_set1_epi64x(sh.cub.1 as i64), _mm_cvtsi32_si128((sh.cub.0 & 63) as i32));
+    let mut acc = [_mm256_setzero_si256(); 3];
+    let mut j = 0;
+    while j + 8 <= n {
+        // SAFETY: j + 8 <= n for every slice.
+        let t = load8_i32(thr, j);
+        for b in 0..3 {
+            let x = weigh_s123(load8_i32(s[b], j), rf[b]);
+            acc[b] = _mm256_add_epi64(acc[b], accum8::<0>(x, t, sq.0, sq.1, cub.0, cub.1));
+        }
+        j += 8;
+    }
+    let mut inner = [hsum_epi64(acc[0]), hsum_epi64(acc[1]), hsum_epi64(acc[2])];
+    if j < n {
+        let tail = cm::cm_s123_row(s.map(|x| &x[j..]), &thr[j..], i_rfactor, sh);
         for b in 0..3 {
             inner[b] = inner[b].wrapping_add(tail[b]);
         }
