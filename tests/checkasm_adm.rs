@@ -303,3 +303,32 @@ fn csf_and_masking_s123() {
         }
     });
 }
+
+#[test]
+fn decouple_s123() {
+    run("decouple_s123", |rng| {
+        for (level, k) in simd_levels() {
+            for n in widths() {
+                for kind in 0..5 {
+                    for egl in [1.0, 100.0, 37.0, 1.5] {
+                        let o: Vec<Vec<i32>> = (0..3).map(|_| i32s(rng, n, kind.min(3))).collect();
+                        let t: Vec<Vec<i32>> = if kind == 4 {
+                            o.iter()
+                                .map(|b| b.iter().map(|&x| (x as i64 * (80 + rng.below(60) as i64) / 100 + rng.below(5) as i64 - 2) as i32).collect())
+                                .collect()
+                        } else {
+                            (0..3).map(|_| i32s(rng, n, kind)).collect()
+                        };
+                        let mut out0 = vec![vec![0i32; n]; 6];
+                        let mut out1 = out0.clone();
+                        for (kern, out) in [(SCALAR_KERNELS.decouple_s123, &mut out0), (k.decouple_s123, &mut out1)] {
+                            let [rh, rv, rd, ah, av, ad] = &mut out[..] else { unreachable!() };
+                            kern([&o[0], &o[1], &o[2]], [&t[0], &t[1], &t[2]], [rh, rv, rd], [ah, av, ad], egl);
+                        }
+                        assert_eq!(out0, out1, "{level:?} decouple_s123 n={n} kind={kind} egl={egl}");
+                    }
+                }
+            }
+        }
+    });
+}

@@ -22,7 +22,7 @@ pub const KERNELS: Kernels = Kernels {
     thresholds: thresholds_row,
     cm_s0: cm_s0_row,
     dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: horizontal_s123 },
-    decouple_s123: decouple::decouple_s123_row,
+    decouple_s123: decouple_s123_row,
     csf_s123: csf_s123_row,
     cm_s123: cm_s123_row,
 };
@@ -718,4 +718,171 @@ unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: C
         }
     }
     inner
+}
+
+pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
+    if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
+        return decouple::decouple_s123_row(o, t, r, a, egl);
+    }
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { decouple_s123_avx2(o, t, r, a, egl as i32) }
+}
+
+/// Bands whose every value lies below this in magnitude go through the
+/// lanes: their products and sums are exact in double, rst * egl fits i32
+/// and the reciprocal shift stays below 10. Others take the scalar path.
+const S123_LANE_LIMIT: i32 = 1 << 24;
+
+/// The dot product, or squared magnitudes, of 4 lanes as C's `(float)` of
+/// the int64 sum: exact in double below 2^53, then one rounding.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn dot2_f32(a0: __m128i, b0: __m128i, a1: __m128i, b1: __m128i) -> __m128 {
+    let p = _mm256_add_pd(
+        _mm256_mul_pd(_mm256_cvtepi32_pd(a0), _mm256_cvtepi32_pd(b0)),
+        _mm256_mul_pd(_mm256_cvtepi32_pd(a1), _mm256_cvtepi32_pd(b1)),
+    );
+    _mm256_cvtpd_ps(p)
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lo(x: __m256i) -> __m128i {
+    _mm256_castsi256_si128(x)
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn hi(x: __m256i) -> __m128i {
+    _mm256_extracti128_si256::<1>(x)
+}
+
+/// Variable arithmetic right shift of i64 lanes (counts < 64).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn srav_epi64(v: __m256i, cnt: __m256i) -> __m256i {
+    let m = _mm256_srlv_epi64(_mm256_set1_epi64x(i64::MIN), cnt);
+    _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(v, cnt), m), m)
+}
+
+/// k of `adm_decouple_s123` for the even i64 lanes (inputs as i64 lanes
+/// whose low halves hold the i32 values; `shift` per lane).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m256i) -> __m256i {
+    let prod = _mm256_mul_epi32(div_q, t);
+    // * sign: negate where o < 0 (the mask's low half sign-extended).
+    let m = _mm256_srai_epi32::<31>(_mm256_slli_epi64::<32>(negative));
+    let m = _mm256_shuffle_epi32::<0b11_11_01_01>(m);
+    let prod = _mm256_sub_epi64(_mm256_xor_si256(prod, m), m);
+    let round = _mm256_sllv_epi64(_mm256_set1_epi64x(1), _mm256_add_epi64(shift, _mm256_set1_epi64x(14)));
+    let tmp = srav_epi64(_mm256_add_epi64(prod, round), _mm256_add_epi64(shift, _mm256_set1_epi64x(15)));
+    let zero = _mm256_setzero_si256();
+    let c32768 = _mm256_set1_epi64x(32768);
+    let tmp = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, tmp), tmp);
+    _mm256_blendv_epi8(tmp, c32768, _mm256_cmpgt_epi64(tmp, c32768))
+}
+
+/// Restored and additive values of one band at scales 1-3, 8 lanes.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
+    let zero = _mm256_setzero_si256();
+    let abs = _mm256_abs_epi32(o);
+    // libvmaf keeps the 15 leading bits of |o| >= 2^15, rounded: the shift
+    // is the number of powers 2^15..2^23 that |o| reaches.
+    let mut shift = zero;
+    for m in 15..24 {
+        shift = _mm256_sub_epi32(shift, _mm256_cmpgt_epi32(abs, _mm256_set1_epi32((1 << m) - 1)));
+    }
+    let half = _mm256_srli_epi32::<1>(_mm256_sllv_epi32(_mm256_set1_epi32(1), shift));
+    let msb = _mm256_srlv_epi32(_mm256_add_epi32(abs, half), shift);
+    let q = _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(msb, _mm256_set1_epi32(32768)));
+    let negative = _mm256_cmpgt_epi32(zero, o);
+    let lo32 = _mm256_set1_epi64x(0xFFFF_FFFF);
+    let ke = k_s123_lanes(q, t, negative, _mm256_and_si256(shift, lo32));
+    let ko = k_s123_lanes(
+        _mm256_srli_epi64::<32>(q),
+        _mm256_srli_epi64::<32>(t),
+        _mm256_srli_epi64::<32>(negative),
+        _mm256_srli_epi64::<32>(shift),
+    );
+    let k = merge_even_odd(ke, ko);
+    let o_zero = _mm256_cmpeq_epi32(o, zero);
+    let k = _mm256_blendv_epi8(k, _mm256_set1_epi32(32768), o_zero);
+    // rst = (k * o + 16384) >> 15 in 64 bits (fits i32 again).
+    let r16 = _mm256_set1_epi64x(16384);
+    let re = _mm256_srli_epi64::<15>(_mm256_add_epi64(_mm256_mul_epi32(k, o), r16));
+    let ro = _mm256_srli_epi64::<15>(_mm256_add_epi64(
+        _mm256_mul_epi32(_mm256_srli_epi64::<32>(k), _mm256_srli_epi64::<32>(o)),
+        r16,
+    ));
+    let rst = merge_even_odd(re, ro);
+    let gained = _mm256_mullo_epi32(rst, egl);
+    let positive = _mm256_cmpgt_epi32(o, zero);
+    let limited = _mm256_blendv_epi8(_mm256_max_epi32(gained, t), _mm256_min_epi32(gained, t), positive);
+    let apply = _mm256_andnot_si256(_mm256_or_si256(o_zero, _mm256_cmpeq_epi32(k, zero)), angle);
+    let rst = _mm256_blendv_epi8(rst, limited, apply);
+    (rst, _mm256_sub_epi32(t, rst))
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
+    let div = decouple::div_lookup();
+    let n = o[0].len();
+    let o = [&o[0][..n], &o[1][..n], &o[2][..n]];
+    let t = [&t[0][..n], &t[1][..n], &t[2][..n]];
+    let [rh, rv, rd] = r;
+    let [ah, av, ad] = a;
+    let (rh, rv, rd, ah, av, ad) = (&mut rh[..n], &mut rv[..n], &mut rd[..n], &mut ah[..n], &mut av[..n], &mut ad[..n]);
+    let eglv = _mm256_set1_epi32(egl);
+    let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let limit = _mm256_set1_epi32(S123_LANE_LIMIT - 1);
+    let mut j = 0;
+    while j + 8 <= n {
+        // SAFETY: j + 8 <= n for every slice.
+        let ov = [load8_i32(o[0], j), load8_i32(o[1], j), load8_i32(o[2], j)];
+        let tv = [load8_i32(t[0], j), load8_i32(t[1], j), load8_i32(t[2], j)];
+        let mut big = _mm256_setzero_si256();
+        for b in 0..3 {
+            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_abs_epi32(ov[b]), limit));
+            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_abs_epi32(tv[b]), limit));
+            // abs(i32::MIN) stays negative: catch it too.
+            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_abs_epi32(ov[b])));
+            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_abs_epi32(tv[b])));
+        }
+        if _mm256_testz_si256(big, big) == 0 {
+            decouple::decouple_s123_row(
+                [&o[0][j..j + 8], &o[1][j..j + 8], &o[2][j..j + 8]],
+                [&t[0][j..j + 8], &t[1][j..j + 8], &t[2][j..j + 8]],
+                [&mut rh[j..j + 8], &mut rv[j..j + 8], &mut rd[j..j + 8]],
+                [&mut ah[j..j + 8], &mut av[j..j + 8], &mut ad[j..j + 8]],
+                egl as f64,
+            );
+            j += 8;
+            continue;
+        }
+        let fd = [dot2_f32(lo(ov[0]), lo(tv[0]), lo(ov[1]), lo(tv[1])), dot2_f32(hi(ov[0]), hi(tv[0]), hi(ov[1]), hi(tv[1]))];
+        let fo = [dot2_f32(lo(ov[0]), lo(ov[0]), lo(ov[1]), lo(ov[1])), dot2_f32(hi(ov[0]), hi(ov[0]), hi(ov[1]), hi(ov[1]))];
+        let ft = [dot2_f32(lo(tv[0]), lo(tv[0]), lo(tv[1]), lo(tv[1])), dot2_f32(hi(tv[0]), hi(tv[0]), hi(tv[1]), hi(tv[1]))];
+        let bits = angle_mask_pd(fd[0], fo[0], ft[0]) | (angle_mask_pd(fd[1], fo[1], ft[1]) << 4);
+        let angle = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(bits), bit), bit);
+        let outs_r: [&mut [i32]; 3] = [&mut *rh, &mut *rv, &mut *rd];
+        let outs_a: [&mut [i32]; 3] = [&mut *ah, &mut *av, &mut *ad];
+        for (b, (rr, aa)) in outs_r.into_iter().zip(outs_a).enumerate() {
+            let (x, y) = decouple_band_s123(ov[b], tv[b], angle, eglv, div);
+            store8_i32(rr, j, x);
+            store8_i32(aa, j, y);
+        }
+        j += 8;
+    }
+    if j < n {
+        decouple::decouple_s123_row(
+            o.map(|x| &x[j..]),
+            t.map(|x| &x[j..]),
+            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
+            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
+            egl as f64,
+        );
+    }
 }
