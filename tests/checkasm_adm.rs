@@ -332,3 +332,17 @@ fn decouple_s123() {
         }
     });
 }
+
+#[test]
+fn cube_sums() {
+    run("cube_sums", |rng| {
+        for (level, k) in simd_levels() {
+            for n in widths() {
+                for kind in 0..4 {
+                    let x = i16s(rng, n, kind);
+                    assert_eq!((SCALAR_KERNELS.cube_sum_s0)(&x), (k.cube_sum_s0)(&x), "{level:?} cube_sum n={n} kind={kind}");
+                }
+            }
+        }
+    });
+}

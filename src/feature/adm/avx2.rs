@@ -12,6 +12,7 @@ use std::arch::x86_64::*;
 
 use super::cm::{self, CmShiftsS0, CmShiftsS123};
 use super::decouple::{self, COS_1DEG_SQ};
+use super::den;
 use super::dwt::{self, HI, LO, LO_SUM};
 use super::Kernels;
 
@@ -21,6 +22,7 @@ pub const KERNELS: Kernels = Kernels {
     csf_s0: csf_s0_row,
     thresholds: thresholds_row,
     cm_s0: cm_s0_row,
+    cube_sum_s0,
     dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: horizontal_s123 },
     decouple_s123: decouple_s123_row,
     csf_s123: csf_s123_row,
@@ -885,4 +887,29 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
             egl as f64,
         );
     }
+}
+
+pub fn cube_sum_s0(src: &[i16]) -> u64 {
+    // SAFETY: only reached after AVX2 was detected.
+    unsafe { cube_sum_s0_avx2(src) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
+    let n = src.len();
+    let mut acc = _mm256_setzero_si256();
+    let mut j = 0;
+    while j + 8 <= n {
+        // SAFETY: j + 8 <= n. |x| <= 2^15: its square fits 32 bits, the
+        // cube takes the unsigned 32 x 32 -> 64 multiply.
+        let m = _mm256_abs_epi32(load8_i16(src, j));
+        let sq = _mm256_mullo_epi32(m, m);
+        let e = _mm256_mul_epu32(sq, m);
+        let o = _mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(m));
+        acc = _mm256_add_epi64(acc, _mm256_add_epi64(e, o));
+        j += 8;
+    }
+    let mut l = [0u64; 4];
+    _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, acc);
+    l[0] + l[1] + l[2] + l[3] + den::cube_sum_s0_row(&src[j..])
 }

@@ -16,18 +16,26 @@ pub struct DenShifts {
     pub to_float: f64,
 }
 
+/// Sum of |x|^3 over one row of one scale-0 band (16-bit values).
+pub type CubeSumS0Row = fn(src: &[i16]) -> u64;
+
+pub fn cube_sum_s0_row(src: &[i16]) -> u64 {
+    let mut inner = 0u64;
+    for &x in src {
+        let m = (x as i32).unsigned_abs() as u16 as u64;
+        inner += m * m * m;
+    }
+    inner
+}
+
 /// Sums of |x|^3 over rows of the score region, for h, v, d at once.
 /// Scale 0: plain cubes of 16-bit values.
-pub fn den_sums_s0(src: [&[i16]; 3], stride: usize, reg: Region, sh: DenShifts) -> [u64; 3] {
+pub fn den_sums_s0(row: CubeSumS0Row, src: [&[i16]; 3], stride: usize, reg: Region, sh: DenShifts) -> [u64; 3] {
     let mut accum = [0u64; 3];
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
         for b in 0..3 {
-            let mut inner = 0u64;
-            for &x in &src[b][s.clone()] {
-                let m = (x as i32).unsigned_abs() as u16 as u64;
-                inner += m * m * m;
-            }
+            let inner = row(&src[b][s.clone()]);
             accum[b] += (inner + sh.accum.1 as u64) >> sh.accum.0;
         }
     }

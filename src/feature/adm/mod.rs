@@ -214,6 +214,7 @@ pub struct Kernels {
     pub csf_s0: cm::CsfS0Row,
     pub thresholds: cm::ThresholdRow,
     pub cm_s0: cm::CmS0Row,
+    pub cube_sum_s0: den::CubeSumS0Row,
     pub dwt_s123: dwt::DwtS123Kernels,
     pub decouple_s123: decouple::DecoupleS123Row,
     pub csf_s123: cm::CsfS123Row,
@@ -226,6 +227,7 @@ pub const SCALAR_KERNELS: Kernels = Kernels {
     csf_s0: cm::csf_s0_row,
     thresholds: cm::thresholds_row,
     cm_s0: cm::cm_s0_row,
+    cube_sum_s0: den::cube_sum_s0_row,
     dwt_s123: dwt::SCALAR_S123,
     decouple_s123: decouple::decouple_s123_row,
     csf_s123: cm::csf_s123_row,
@@ -493,7 +495,7 @@ impl Adm {
                 self.enhn_gain_limit,
             );
         }
-        let sums = den::den_sums_s0([&b.ref16.h, &b.ref16.v, &b.ref16.d], stride, p.score, p.den);
+        let sums = den::den_sums_s0(self.kernels.cube_sum_s0, [&b.ref16.h, &b.ref16.v, &b.ref16.d], stride, p.score, p.den);
         let den = den::den_value(sums, p.rfactor, p.den.to_float, p.score, self.noise_weight);
         let c = &self.s0;
         let r = [&b.r16[0][..], &b.r16[1][..], &b.r16[2][..]];
