@@ -588,8 +588,8 @@ pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i3
 unsafe fn hfilt4_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
     let p = e.as_ptr().add(2 * j);
     let mut acc = _mm256_mul_epi32(_mm256_loadu_si256(p as *const __m256i), c[0]);
-    for k in 1..4 {
-        acc = _mm256_add_epi64(acc, _mm256_mul_epi32(_mm256_loadu_si256(p.add(k) as *const __m256i), c[k]));
+    for (k, ck) in c.iter().enumerate().skip(1) {
+        acc = _mm256_add_epi64(acc, _mm256_mul_epi32(_mm256_loadu_si256(p.add(k) as *const __m256i), *ck));
     }
     round_shift_lo32(acc, add, cnt)
 }

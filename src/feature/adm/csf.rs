@@ -67,6 +67,7 @@ const BARTEN_PARAMS: [[f32; 5]; 6] = [
     [1.46213, 0.394533, 2.7755, 1.16577, 7.45665],
 ];
 const BARTEN_SA: [f32; 4] = [30.162, 4.0627, 1.6596, 0.2712];
+#[allow(clippy::excessive_precision)] // libvmaf's literals, rounded to float as C does
 const BARTEN_MTF_A: [f32; 4] = [0.424838596301290, 0.572435103936480, 0.000167576239164937, 0.00255872352306433];
 const BARTEN_MTF_B: [f32; 4] = [0.028, 0.37, 37.0, 360.0];
 
@@ -144,6 +145,7 @@ const MAE_480_5H: BlendTable = [[0.015665, 0.028766, 0.040612, 0.047483], [0.006
 
 /// `barten_watson_blend_csf` / `_mae`: a table lookup; -EINVAL (as a float)
 /// for an untabulated display, as libvmaf returns it.
+#[allow(clippy::redundant_guards)]
 fn blend_csf(mae: bool, scale: usize, theta: usize, nvd: f64, rdh: i32) -> f32 {
     let pick = |legacy: &'static BlendTable, fixed: &'static BlendTable| if mae { fixed } else { legacy };
     let table = match (rdh, nvd) {
@@ -182,7 +184,7 @@ pub fn rfactors(o: &CsfOptions, scale: usize) -> [f32; 3] {
 /// NaN become 0x8000_0000_0000_0000 before truncation.
 #[inline]
 pub fn c_f64_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223372036854775807e18 || x < -9.223372036854775808e18 {
+    if x.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -199,7 +201,7 @@ pub fn c_f64_to_u32(x: f64) -> u32 {
 /// bits kept.
 #[inline]
 pub fn c_f64_to_u16(x: f64) -> u16 {
-    let v = if x.is_nan() || x >= 2147483648.0 || x <= -2147483649.0 { i32::MIN } else { x as i32 };
+    let v = if x.is_nan() || !(-2147483649.0..2147483648.0).contains(&x) || x == -2147483649.0 { i32::MIN } else { x as i32 };
     v as u16
 }
 
@@ -227,17 +229,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_scale0_factors_match_libvmaf_constants() {
-        let o = CsfOptions {
+    fn default_scale0_factors_are_libvmafs_constants() {
+        let mut o = CsfOptions {
             mode: CSF_MODE_WATSON97,
             norm_view_dist: 3.0,
             ref_display_height: 1080,
             csf_scale: 1.0,
             csf_diag_scale: 1.0,
         };
-        // libvmaf's hard-coded Q21/Q23 values are the computed ones.
+        assert_eq!(i_rfactors_scale0(&o), [36453, 36453, 49417]);
+        // Same viewing angle, other display: still the constants.
+        o.norm_view_dist = 1.5;
+        o.ref_display_height = 2160;
+        assert_eq!(i_rfactors_scale0(&o), [36453, 36453, 49417]);
+        // Elsewhere computed from Watson's model (the constants are its
+        // 1080p / 3H values): a display of 1081 rows comes close.
+        o.norm_view_dist = 3.0;
+        o.ref_display_height = 1081;
         let rf = rfactors(&o, 0);
-        assert_eq!((rf[0] as f64 * 2f64.powi(21)) as u16, 36453);
-        assert_eq!((rf[2] as f64 * 2f64.powi(23)) as u16, 49417);
+        let i_rf = i_rfactors_scale0(&o);
+        assert_eq!(i_rf[0], (rf[0] as f64 * 2f64.powi(21)) as u16);
+        assert!((36300..36453).contains(&i_rf[0]) && (49200..49417).contains(&i_rf[2]), "{i_rf:?}");
     }
 }

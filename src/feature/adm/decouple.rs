@@ -13,8 +13,10 @@ use std::sync::OnceLock;
 use super::Region;
 
 /// cos(1 degree)^2 as the float libvmaf computes it (GCC folds
-/// `cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0)` into this).
-pub const COS_1DEG_SQ: f32 = f32::from_bits(0x3f7f_ec0a);
+/// `cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0)` into this; its bits
+/// are 0x3f7fec0a).
+#[allow(clippy::excessive_precision)]
+pub const COS_1DEG_SQ: f32 = 0.99969542026519775390625;
 
 /// `div_lookup`: 2^30 / i for i in -32768..=32768 (index i + 32768); 0 at 0.
 pub fn div_lookup() -> &'static [i32; 65537] {
@@ -209,5 +211,15 @@ pub fn decouple_s123(
             [&mut a.h[s.clone()], &mut a.v[s.clone()], &mut a.d[s]],
             egl,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cos_1deg_sq_bits() {
+        assert_eq!(super::COS_1DEG_SQ.to_bits(), 0x3f7f_ec0a);
+        let c = (1.0f64 * std::f64::consts::PI / 180.0).cos();
+        assert_eq!((c * c) as f32, super::COS_1DEG_SQ);
     }
 }

@@ -442,7 +442,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         skip_aim: o.get_bool(&OPTIONS, "adm_skip_aim"),
         skip_scale0: o.get_bool(&OPTIONS, "adm_skip_scale0"),
         // libvmaf's 16-bit pipeline cannot go below 1080p at 3H.
-        view_ok: !(nvd * (csf.ref_display_height as f64) < 3.0 * 1080.0),
+        view_ok: nvd * (csf.ref_display_height as f64) >= 3.0 * 1080.0,
         width,
         height,
         bits: cfg.format.bits as u32,
@@ -612,16 +612,16 @@ impl Extractor for Adm {
         out.push(&n.adm2, score);
         out.push(&n.aim, score_aim);
         out.push(&n.adm3, adm3);
-        for k in 0..4 {
-            out.push(&n.scale[k], s[k].num as f64 / s[k].den as f64);
+        for (name, t) in n.scale.iter().zip(&s) {
+            out.push(name, t.num as f64 / t.den as f64);
         }
         if self.debug {
             out.push(&n.debug_adm, score);
             out.push(&n.num, num);
             out.push(&n.den, den);
-            for k in 0..4 {
-                out.push(&n.num_scale[k], s[k].num as f64);
-                out.push(&n.den_scale[k], s[k].den as f64);
+            for ((num, den), t) in n.num_scale.iter().zip(&n.den_scale).zip(&s) {
+                out.push(num, t.num as f64);
+                out.push(den, t.den as f64);
             }
         }
         Ok(())
