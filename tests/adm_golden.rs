@@ -3,9 +3,10 @@
 //!
 //! libvmaf's AVX2 / AVX-512 ADM agrees with its C code on most widths but
 //! not all (67x45, 80x45, 130x70... differ, and AVX2 differs from AVX-512
-//! there). vmafx ports the C, so: on sizes where libvmaf's SIMD and C
-//! agree the reference is libvmaf as it runs on this host; on the others
-//! it is libvmaf with its SIMD switched off (`cpumask`).
+//! there), nor in Barten CSF mode, nor with a fractional
+//! adm_enhn_gain_limit. vmafx ports the C, so: where libvmaf's SIMD and C
+//! agree the reference is libvmaf as it runs on this host; elsewhere it is
+//! libvmaf with its SIMD switched off (`cpumask`).
 
 mod common;
 use std::ffi::CString;
@@ -135,13 +136,17 @@ fn adm_other_options() {
         &[("adm_skip_aim", "true")],
         &[("adm_skip_scale0", "true"), ("debug", "true")],
         &[("adm_min_val", "0.9")],
+        &[("adm_enhn_gain_limit", "1.2")],
     ];
     for cpu in levels() {
         for opts in sets {
             // In Barten mode the Q32 weights pass 2^31, which libvmaf's SIMD
-            // multiplies as signed: only its C code is the reference.
+            // multiplies as signed; with a fractional gain limit its SIMD
+            // decouple rounds where the C truncates: only the C is the
+            // reference there.
             let barten = opts.contains(&("adm_csf_mode", "1"));
-            let host = if barten { Ref::C } else { Ref::Host };
+            let fractional_gain = opts.contains(&("adm_enhn_gain_limit", "1.2"));
+            let host = if barten || fractional_gain { Ref::C } else { Ref::Host };
             check(&frames8, opts, cpu, host, &format!("8 bit {opts:?}"));
             check(&frames10, opts, cpu, host, &format!("10 bit {opts:?}"));
             check(&frames_odd, opts, cpu, Ref::C, &format!("12 bit 67x45 {opts:?}"));
@@ -251,7 +256,7 @@ fn diag_libvmaf_simd_vs_c() {
 #[ignore]
 fn diag_opts_vs_c() {
     let frames8 = synth::clip(Chroma::Yuv420, 8, 176, 99, 4, 21);
-    for opts in [&[("adm_csf_mode", "1")][..], &[("adm_csf_mode", "2")], &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5.0")]] {
+    for opts in [&[("adm_csf_mode", "1")][..], &[("adm_csf_mode", "2")], &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5.0")], &[("adm_enhn_gain_limit", "1.2")]] {
         let (names, ctx) = ours(&frames8, opts, CpuLevel::Scalar);
         let c = run_libvmaf(&frames8, opts, &names, !0);
         let host = run_libvmaf(&frames8, opts, &names, 0);
