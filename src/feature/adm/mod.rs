@@ -6,10 +6,13 @@
 //! CSF-weighted and contrast-masked ([`cm`]), and summed as cubes against
 //! the reference's ([`den`]). Written: adm2 = sum(num) / sum(den), aim (the
 //! additive impairment measure), adm3 (their blend), the per-scale ratios,
-//! and with `debug` the raw sums. Bit-exact with libvmaf's C code. (libvmaf's
-//! own AVX2 and AVX-512 twins agree with its C on most widths but not all:
-//! at 67x45, 80x45, 100x60, 130x70, 144x81... they differ from the C and
-//! from each other, so on those sizes the C is the reference.)
+//! and with `debug` the raw sums. Bit-exact with libvmaf's C code, which its
+//! AVX2 / AVX-512 twins match on common sizes (426x240 to 1920x1080 and
+//! more) with the models' options. They depart from the C, and from each
+//! other, on some small widths (67x45, 80x45, 100x60, 130x70, 144x81...),
+//! in Barten CSF mode (Q32 weights above 2^31 multiplied as signed) and
+//! with a fractional adm_enhn_gain_limit (rounding where the C truncates);
+//! there the C is the reference.
 //!
 //! libvmaf reads outside its buffers for pictures narrower or shorter than
 //! 33 samples (the DWT mirrors of the 3rd scale need 5 input rows and
