@@ -296,3 +296,16 @@ fn timing_1080p() {
         println!("libvmaf {label}: {ms:.2} ms/frame");
     }
 }
+
+/// Our adm alone at 1080p, for a profiler (not a check).
+#[test]
+#[ignore]
+fn profile_1080p() {
+    let frames = synth::clip(Chroma::Yuv420, 8, 1920, 1080, 4, 5);
+    let cpu = std::env::var("VMAFX_CPU_LEVEL").ok().and_then(|s| CpuLevel::parse(&s)).unwrap_or(CpuLevel::Avx2);
+    let t = std::time::Instant::now();
+    for _ in 0..5 {
+        ours(&frames, &[], cpu);
+    }
+    println!("{cpu:?}: {:.2} ms/frame", t.elapsed().as_secs_f64() * 1e3 / 20.0);
+}

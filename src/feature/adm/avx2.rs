@@ -98,8 +98,15 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let (hi01, hi23) = (pair(HI[0], HI[1]), pair(HI[2], HI[3]));
     let lo_bias = _mm256_set1_epi32(128 - LO_SUM * 128);
     let hi_bias = _mm256_set1_epi32(128);
-    let mut j = 0;
-    while j + 16 <= w {
+    if w < 16 {
+        let j = 0;
+        dwt::vertical_u8(r.map(|x| &x[j..]), &mut lo[j..], &mut hi[j..]);
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < w {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(w - 16);
         // SAFETY: j + 16 <= w, the length of every row and output.
         let s = [load16_u8(r[0], j), load16_u8(r[1], j), load16_u8(r[2], j), load16_u8(r[3], j)];
         let (a_lo, a_hi) = (_mm256_unpacklo_epi16(s[0], s[1]), _mm256_unpackhi_epi16(s[0], s[1]));
@@ -109,10 +116,7 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
         let h = _mm256_packs_epi32(vfilt8(hi01, hi23, hi_bias, a_lo, b_lo), vfilt8(hi01, hi23, hi_bias, a_hi, b_hi));
         _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, l);
         _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, h);
-        j += 16;
-    }
-    if j < w {
-        dwt::vertical_u8(r.map(|x| &x[j..]), &mut lo[j..], &mut hi[j..]);
+        j0 += 16;
     }
 }
 
@@ -140,8 +144,15 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
     let cnt = _mm_cvtsi32_si128(bits as i32);
     let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
     let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
-    let mut j = 0;
-    while j + 16 <= w {
+    if w < 16 {
+        let j = 0;
+        dwt::vertical_u16(r.map(|x| &x[j..]), bits, &mut lo[j..], &mut hi[j..]);
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < w {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(w - 16);
         let mut out_l = [_mm256_setzero_si256(); 2];
         let mut out_h = [_mm256_setzero_si256(); 2];
         for half in 0..2 {
@@ -159,10 +170,7 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
         }
         _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(out_l[0], out_l[1]));
         _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(out_h[0], out_h[1]));
-        j += 16;
-    }
-    if j < w {
-        dwt::vertical_u16(r.map(|x| &x[j..]), bits, &mut lo[j..], &mut hi[j..]);
+        j0 += 16;
     }
 }
 
@@ -178,17 +186,19 @@ unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
     let (lo01, lo23) = (pair(LO[0], LO[1]), pair(LO[2], LO[3]));
     let (hi01, hi23) = (pair(HI[0], HI[1]), pair(HI[2], HI[3]));
-    let mut j = 0;
-    // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
-    while j + 16 <= n {
+    if n < 16 {
+        return dwt::horizontal_s0(lo, hi, a, v, h, d);
+    }
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 16);
+        // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
         store16(a, j, hfilt8(lo, j, lo01, lo23), hfilt8(lo, j + 8, lo01, lo23));
         store16(v, j, hfilt8(lo, j, hi01, hi23), hfilt8(lo, j + 8, hi01, hi23));
         store16(h, j, hfilt8(hi, j, lo01, lo23), hfilt8(hi, j + 8, lo01, lo23));
         store16(d, j, hfilt8(hi, j, hi01, hi23), hfilt8(hi, j + 8, hi01, hi23));
-        j += 16;
-    }
-    if j < n {
-        dwt::horizontal_s0(&lo[2 * j..], &hi[2 * j..], &mut a[j..], &mut v[j..], &mut h[j..], &mut d[j..]);
+        j0 += 16;
     }
 }
 
@@ -288,8 +298,21 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
     let (rh, rv, rd, ah, av, ad) = (&mut rh[..n], &mut rv[..n], &mut rd[..n], &mut ah[..n], &mut av[..n], &mut ad[..n]);
     let eglv = _mm256_set1_epi32(egl);
     let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    let mut j = 0;
-    while j + 16 <= n {
+    if n < 16 {
+        let j = 0;
+        decouple::decouple_s0_row(
+            o.map(|x| &x[j..]),
+            t.map(|x| &x[j..]),
+            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
+            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
+            egl as f64,
+        );
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 16);
         let mut rs = [[_mm256_setzero_si256(); 2]; 3];
         let mut as_ = [[_mm256_setzero_si256(); 2]; 3];
         for half in 0..2 {
@@ -321,16 +344,7 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
         store16(ah, j, as_[0][0], as_[0][1]);
         store16(av, j, as_[1][0], as_[1][1]);
         store16(ad, j, as_[2][0], as_[2][1]);
-        j += 16;
-    }
-    if j < n {
-        decouple::decouple_s0_row(
-            o.map(|x| &x[j..]),
-            t.map(|x| &x[j..]),
-            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
-            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
-            egl as f64,
-        );
+        j0 += 16;
     }
 }
 
@@ -359,8 +373,15 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
     let c = &mut csum[..n];
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let (add_hv, add_d) = (_mm256_set1_epi32(16384), _mm256_set1_epi32(65535));
-    let mut j = 0;
-    while j + 8 <= n {
+    if n < 8 {
+        let j = 0;
+        cm::csf_s0_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 8);
         // SAFETY: j + 8 <= n for every slice.
         let x = [load8_i16(s[0], j), load8_i16(s[1], j), load8_i16(s[2], j)];
         let dh = as_i16(_mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(rf[0], x[0]), add_hv)));
@@ -371,10 +392,7 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
         let (fd, cd) = flt_centre(dd);
         store8_i32(fsum, j, _mm256_add_epi32(_mm256_add_epi32(fh, fv), fd));
         store8_i32(c, j, _mm256_add_epi32(_mm256_add_epi32(ch, cv), cd));
-        j += 8;
-    }
-    if j < n {
-        cm::csf_s0_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
+        j0 += 8;
     }
 }
 
@@ -392,15 +410,19 @@ unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], l
     let right = left + thr.len();
     let x0 = if left == 0 { 0 } else { left - 1 };
     let x1 = right.min(w - 1) + 1;
-    let mut x = x0;
-    while x + 8 <= x1 {
-        // SAFETY: x + 8 <= x1 <= w.
-        let s = _mm256_add_epi32(_mm256_add_epi32(load8_i32(up, x), load8_i32(mid, x)), load8_i32(down, x));
-        store8_i32(vsum, x, s);
-        x += 8;
-    }
-    for x in x..x1 {
-        vsum[x] = up[x].wrapping_add(mid[x]).wrapping_add(down[x]);
+    if x1 >= x0 + 8 {
+        let mut x0_ = x0;
+        while x0_ < x1 {
+            let x = x0_.min(x1 - 8);
+            // SAFETY: x + 8 <= x1 <= w.
+            let s = _mm256_add_epi32(_mm256_add_epi32(load8_i32(up, x), load8_i32(mid, x)), load8_i32(down, x));
+            store8_i32(vsum, x, s);
+            x0_ += 8;
+        }
+    } else {
+        for x in x0..x1 {
+            vsum[x] = up[x].wrapping_add(mid[x]).wrapping_add(down[x]);
+        }
     }
     // Interior columns 1..w-1 read vsum[j - 1..j + 2] directly; the two
     // mirrored edge columns go through the scalar formula.
@@ -415,15 +437,22 @@ unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], l
         j = 1;
     }
     let inner_end = right.min(w - 1);
-    while j + 8 <= inner_end {
-        // SAFETY: j >= 1 and j + 8 <= w - 1, so j - 1 .. j + 9 lies in vsum.
-        let s = _mm256_add_epi32(
-            _mm256_add_epi32(load8_i32(vsum, j - 1), load8_i32(vsum, j)),
-            load8_i32(vsum, j + 1),
-        );
-        let t = _mm256_add_epi32(_mm256_sub_epi32(s, load8_i32(mid, j)), load8_i32(csum, j));
-        store8_i32(thr, j - left, t);
-        j += 8;
+    let start = j;
+    if inner_end >= start + 8 {
+        let mut j0 = start;
+        while j0 < inner_end {
+            // The last block overlaps the one before: outputs are per element.
+            let j = j0.min(inner_end - 8);
+            // SAFETY: j >= 1 and j + 8 <= w - 1, so j - 1 .. j + 9 lies in vsum.
+            let s = _mm256_add_epi32(
+                _mm256_add_epi32(load8_i32(vsum, j - 1), load8_i32(vsum, j)),
+                load8_i32(vsum, j + 1),
+            );
+            let t = _mm256_add_epi32(_mm256_sub_epi32(s, load8_i32(mid, j)), load8_i32(csum, j));
+            store8_i32(thr, j - left, t);
+            j0 += 8;
+        }
+        j = inner_end;
     }
     for j in j..right {
         thr[j - left] = edge(j);
@@ -455,6 +484,35 @@ unsafe fn accum8<const SUB: i32>(
     cub_cnt: __m128i,
 ) -> __m256i {
     let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), _mm256_slli_epi32::<SUB>(thr)), _mm256_setzero_si256());
+    let even = cube4(x, sq_add, sq_cnt, cub_add, cub_cnt);
+    let odd = cube4(_mm256_srli_epi64::<32>(x), sq_add, sq_cnt, cub_add, cub_cnt);
+    _mm256_add_epi64(even, odd)
+}
+
+/// Lanes `skip..8` set: the part of an overlapping last block not yet
+/// summed.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn tail_mask(skip: usize) -> __m256i {
+    _mm256_cmpgt_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(skip as i32 - 1))
+}
+
+/// [`accum8`] with the lanes outside `keep` contributing 0 (a zero x
+/// after the threshold gives a zero cube: the rounding term is below the
+/// shift).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn accum8_masked<const SUB: i32>(
+    x: __m256i,
+    thr: __m256i,
+    keep: __m256i,
+    sq_add: __m256i,
+    sq_cnt: __m128i,
+    cub_add: __m256i,
+    cub_cnt: __m128i,
+) -> __m256i {
+    let x = _mm256_max_epi32(_mm256_sub_epi32(_mm256_abs_epi32(x), _mm256_slli_epi32::<SUB>(thr)), _mm256_setzero_si256());
+    let x = _mm256_and_si256(x, keep);
     let even = cube4(x, sq_add, sq_cnt, cub_add, cub_cnt);
     let odd = cube4(_mm256_srli_epi64::<32>(x), sq_add, sq_cnt, cub_add, cub_cnt);
     _mm256_add_epi64(even, odd)
@@ -501,6 +559,21 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
         acc[2] = _mm256_add_epi64(acc[2], accum8::<12>(x[2], t, sq_d.0, sq_d.1, cub_d.0, cub_d.1));
         j += 8;
     }
+    if j < n && n >= 8 {
+        // The rest as the last 8, with the lanes already summed masked off.
+        let last = n - 8;
+        let keep = tail_mask(j - last);
+        let t = load8_i32(thr, last);
+        let x = [
+            _mm256_mullo_epi32(load8_i16(s[0], last), rf[0]),
+            _mm256_mullo_epi32(load8_i16(s[1], last), rf[1]),
+            _mm256_mullo_epi32(load8_i16(s[2], last), rf[2]),
+        ];
+        acc[0] = _mm256_add_epi64(acc[0], accum8_masked::<10>(x[0], t, keep, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
+        acc[1] = _mm256_add_epi64(acc[1], accum8_masked::<10>(x[1], t, keep, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
+        acc[2] = _mm256_add_epi64(acc[2], accum8_masked::<12>(x[2], t, keep, sq_d.0, sq_d.1, cub_d.0, cub_d.1));
+        j = n;
+    }
     let mut inner = [hsum_epi64(acc[0]), hsum_epi64(acc[1]), hsum_epi64(acc[2])];
     if j < n {
         let tail = cm::cm_s0_row(s.map(|x| &x[j..]), &thr[j..], i_rfactor, sh);
@@ -543,8 +616,15 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
     let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
     let addv = _mm256_set1_epi64x(add);
     let cnt = _mm_cvtsi32_si128(shift as i32);
-    let mut j = 0;
-    while j + 8 <= w {
+    if w < 8 {
+        let j = 0;
+        dwt::vertical_s123(r.map(|x| &x[j..]), add, shift, &mut lo[j..], &mut hi[j..]);
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < w {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(w - 8);
         // SAFETY: j + 8 <= w for every row and output.
         let s = [load8_i32(r[0], j), load8_i32(r[1], j), load8_i32(r[2], j), load8_i32(r[3], j)];
         let so = [
@@ -567,10 +647,7 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
         let h = merge_even_odd(round_shift_lo32(he, addv, cnt), round_shift_lo32(ho, addv, cnt));
         store8_i32(lo, j, l);
         store8_i32(hi, j, h);
-        j += 8;
-    }
-    if j < w {
-        dwt::vertical_s123(r.map(|x| &x[j..]), add, shift, &mut lo[j..], &mut hi[j..]);
+        j0 += 8;
     }
 }
 
@@ -587,11 +664,11 @@ pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i3
 #[inline]
 unsafe fn hfilt4_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
     let p = e.as_ptr().add(2 * j);
-    let mut acc = _mm256_mul_epi32(_mm256_loadu_si256(p as *const __m256i), c[0]);
-    for (k, ck) in c.iter().enumerate().skip(1) {
-        acc = _mm256_add_epi64(acc, _mm256_mul_epi32(_mm256_loadu_si256(p.add(k) as *const __m256i), *ck));
-    }
-    round_shift_lo32(acc, add, cnt)
+    let t0 = _mm256_mul_epi32(_mm256_loadu_si256(p as *const __m256i), c[0]);
+    let t1 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(1) as *const __m256i), c[1]);
+    let t2 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(2) as *const __m256i), c[2]);
+    let t3 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(3) as *const __m256i), c[3]);
+    round_shift_lo32(_mm256_add_epi64(_mm256_add_epi64(t0, t1), _mm256_add_epi64(t2, t3)), add, cnt)
 }
 
 /// Outputs j..j + 8 of a scales 1-3 horizontal filter as 8 i32.
@@ -609,20 +686,31 @@ unsafe fn hfilt8_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: 
 unsafe fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
-    let len = 2 * n + 2;
-    let (lo, hi) = (&lo[..len], &hi[..len]);
+    let len = lo.len().min(hi.len());
+    assert!(len >= 2 * n + 2);
     let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
     let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
     let addv = _mm256_set1_epi64x(add);
     let cnt = _mm_cvtsi32_si128(shift as i32);
     let mut j = 0;
+    let block = |j: usize| j + 8 <= n && 2 * j + 19 <= len;
     // SAFETY: outputs j..j + 8 read e[2j..2j + 19], inside e[..len].
-    while j + 8 <= n && 2 * j + 19 <= len {
+    while block(j) {
         store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
         store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
         store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
         store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
         j += 8;
+    }
+    // The rest as one block overlapping the last, where the row's padding
+    // allows its read.
+    if j < n && n >= 8 && block(n - 8) {
+        let j = n - 8;
+        store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
+        store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
+        store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
+        store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        return;
     }
     if j < n {
         dwt::horizontal_s123(&lo[2 * j..], &hi[2 * j..], add, shift, &mut a[j..], &mut v[j..], &mut h[j..], &mut d[j..]);
@@ -667,8 +755,15 @@ unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32],
     let c = &mut csum[..n];
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let (k30, k15) = (_mm256_set1_epi32(143165577), _mm256_set1_epi32(286331153));
-    let mut j = 0;
-    while j + 8 <= n {
+    if n < 8 {
+        let j = 0;
+        cm::csf_s123_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 8);
         // SAFETY: j + 8 <= n for every slice.
         let mut fs = _mm256_setzero_si256();
         let mut cs = _mm256_setzero_si256();
@@ -679,10 +774,7 @@ unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32],
         }
         store8_i32(fsum, j, fs);
         store8_i32(c, j, cs);
-        j += 8;
-    }
-    if j < n {
-        cm::csf_s123_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
+        j0 += 8;
     }
 }
 
@@ -711,6 +803,17 @@ unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: C
             acc[b] = _mm256_add_epi64(acc[b], accum8::<0>(x, t, sq.0, sq.1, cub.0, cub.1));
         }
         j += 8;
+    }
+    if j < n && n >= 8 {
+        // The rest as the last 8, with the lanes already summed masked off.
+        let last = n - 8;
+        let keep = tail_mask(j - last);
+        let t = load8_i32(thr, last);
+        for b in 0..3 {
+            let x = weigh_s123(load8_i32(s[b], last), rf[b]);
+            acc[b] = _mm256_add_epi64(acc[b], accum8_masked::<0>(x, t, keep, sq.0, sq.1, cub.0, cub.1));
+        }
+        j = n;
     }
     let mut inner = [hsum_epi64(acc[0]), hsum_epi64(acc[1]), hsum_epi64(acc[2])];
     if j < n {
@@ -840,8 +943,21 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
     let eglv = _mm256_set1_epi32(egl);
     let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     let limit = _mm256_set1_epi32(S123_LANE_LIMIT - 1);
-    let mut j = 0;
-    while j + 8 <= n {
+    if n < 8 {
+        let j = 0;
+        decouple::decouple_s123_row(
+            o.map(|x| &x[j..]),
+            t.map(|x| &x[j..]),
+            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
+            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
+            egl as f64,
+        );
+        return;
+    }
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 8);
         // SAFETY: j + 8 <= n for every slice.
         let ov = [load8_i32(o[0], j), load8_i32(o[1], j), load8_i32(o[2], j)];
         let tv = [load8_i32(t[0], j), load8_i32(t[1], j), load8_i32(t[2], j)];
@@ -861,7 +977,7 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
                 [&mut ah[j..j + 8], &mut av[j..j + 8], &mut ad[j..j + 8]],
                 egl as f64,
             );
-            j += 8;
+            j0 += 8;
             continue;
         }
         let fd = [dot2_f32(lo(ov[0]), lo(tv[0]), lo(ov[1]), lo(tv[1])), dot2_f32(hi(ov[0]), hi(tv[0]), hi(ov[1]), hi(tv[1]))];
@@ -876,16 +992,7 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
             store8_i32(rr, j, x);
             store8_i32(aa, j, y);
         }
-        j += 8;
-    }
-    if j < n {
-        decouple::decouple_s123_row(
-            o.map(|x| &x[j..]),
-            t.map(|x| &x[j..]),
-            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
-            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
-            egl as f64,
-        );
+        j0 += 8;
     }
 }
 
@@ -908,6 +1015,16 @@ unsafe fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
         let o = _mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(m));
         acc = _mm256_add_epi64(acc, _mm256_add_epi64(e, o));
         j += 8;
+    }
+    if j < n && n >= 8 {
+        // The rest as the last 8, with the lanes already summed zeroed.
+        let last = n - 8;
+        let m = _mm256_and_si256(_mm256_abs_epi32(load8_i16(src, last)), tail_mask(j - last));
+        let sq = _mm256_mullo_epi32(m, m);
+        let e = _mm256_mul_epu32(sq, m);
+        let o = _mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(m));
+        acc = _mm256_add_epi64(acc, _mm256_add_epi64(e, o));
+        j = n;
     }
     let mut l = [0u64; 4];
     _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, acc);

@@ -174,6 +174,9 @@ pub fn dwt_s0(
     }
 }
 
+/// Spare entries after each extended row of scales 1-3.
+pub const EXT_PAD: usize = 8;
+
 /// Rounding and shifts of `adm_dwt2_s123_combined` for scales 1, 2, 3:
 /// (vertical add, vertical shift, horizontal add, horizontal shift).
 pub const S123_ROUNDING: [(i64, u32, i64, u32); 3] = [(0, 0, 16384, 15), (32768, 16, 32768, 16), (32768, 16, 16384, 15)];
@@ -227,11 +230,12 @@ pub const SCALAR_S123: DwtS123Kernels = DwtS123Kernels { vertical: vertical_s123
 /// One picture's scale 1..3 DWT (libvmaf runs reference and distorted in
 /// one call, `adm_dwt2_s123_combined`; the passes are independent). `src`
 /// is the previous scale's low band (g.w x g.h, packed); `tmp` holds
-/// 2 * (w + 3).
+/// 2 * (w + 3 + EXT_PAD).
 pub fn dwt_s123(k: &DwtS123Kernels, src: &[i32], g: DwtGeometry, scale: usize, out: &mut Bands<i32>, tmp: &mut [i32]) {
     let (vadd, vshift, hadd, hshift) = S123_ROUNDING[scale - 1];
     let w = g.w;
-    let (tlo, thi) = tmp[..2 * (w + 3)].split_at_mut(w + 3);
+    // Extended rows plus EXT_PAD spare entries SIMD loads may touch.
+    let (tlo, thi) = tmp[..2 * (w + 3 + EXT_PAD)].split_at_mut(w + 3 + EXT_PAD);
     let n = g.out_w;
     for (i, r) in g.rows.iter().enumerate() {
         let rows = r.map(|k| &src[k * w..k * w + w]);

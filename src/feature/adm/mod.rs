@@ -430,7 +430,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         fsum: vec![0; n0],
         csum: vec![0; n0],
         tmp16: vec![0; 2 * (width + 3)],
-        tmp32: vec![0; 2 * (p0.w + 3)],
+        tmp32: vec![0; 2 * (p0.w + 3 + dwt::EXT_PAD)],
         vsum: vec![0; p0.w],
         thr: vec![0; p0.w],
     };
