@@ -229,6 +229,8 @@ fn i32s(rng: &mut Rng, n: usize, kind: u64) -> Vec<i32> {
             0 => rng.next_u64() as i32,
             1 => rng.below(2_000_001) as i32 - 1_000_000,
             2 => [i32::MIN, i32::MAX, 0, -1, 1][rng.below(5) as usize],
+            // Every magnitude: the float roundings of the angle test.
+            4 => (rng.next_u64() as i32) >> rng.below(32),
             _ => rng.below(60_001) as i32 - 30_000,
         })
         .collect()
@@ -311,10 +313,10 @@ fn decouple_s123() {
     run("decouple_s123", |rng| {
         for (level, k) in simd_levels() {
             for n in widths() {
-                for kind in 0..5 {
+                for kind in 0..6 {
                     for egl in [1.0, 100.0, 37.0, 1.5] {
-                        let o: Vec<Vec<i32>> = (0..3).map(|_| i32s(rng, n, kind.min(3))).collect();
-                        let t: Vec<Vec<i32>> = if kind == 4 {
+                        let o: Vec<Vec<i32>> = (0..3).map(|_| i32s(rng, n, if kind == 5 { 4 } else { kind.min(4) })).collect();
+                        let t: Vec<Vec<i32>> = if kind == 4 || kind == 5 {
                             o.iter()
                                 .map(|b| b.iter().map(|&x| (x as i64 * (80 + rng.below(60) as i64) / 100 + rng.below(5) as i64 - 2) as i32).collect())
                                 .collect()

@@ -833,33 +833,45 @@ pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: 
     unsafe { decouple_s123_avx2(o, t, r, a, egl as i32) }
 }
 
-/// Bands whose every value lies below this in magnitude go through the
-/// lanes: their products and sums are exact in double, rst * egl fits i32
-/// and the reciprocal shift stays below 10. Others take the scalar path.
-const S123_LANE_LIMIT: i32 = 1 << 24;
-
-/// The dot product, or squared magnitudes, of 4 lanes as C's `(float)` of
-/// the int64 sum: exact in double below 2^53, then one rounding.
+/// C's `(float)` of 4 int64 lanes, correctly rounded (AVX2 has no such
+/// conversion): |x| below 2^53 converts to double exactly; above, it is
+/// first cut to 2^-10 of itself with the dropped bits kept as a sticky
+/// bit (round to odd), which a single rounding to float then honours.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn dot2_f32(a0: __m128i, b0: __m128i, a1: __m128i, b1: __m128i) -> __m128 {
-    let p = _mm256_add_pd(
-        _mm256_mul_pd(_mm256_cvtepi32_pd(a0), _mm256_cvtepi32_pd(b0)),
-        _mm256_mul_pd(_mm256_cvtepi32_pd(a1), _mm256_cvtepi32_pd(b1)),
+unsafe fn i64_to_f32(x: __m256i) -> __m128 {
+    let zero = _mm256_setzero_si256();
+    let neg = _mm256_cmpgt_epi64(zero, x);
+    let a = _mm256_blendv_epi8(x, _mm256_sub_epi64(zero, x), neg);
+    let big = _mm256_xor_si256(_mm256_cmpeq_epi64(_mm256_srli_epi64::<53>(a), zero), _mm256_set1_epi64x(-1));
+    let sticky = _mm256_andnot_si256(
+        _mm256_cmpeq_epi64(_mm256_and_si256(a, _mm256_set1_epi64x(1023)), zero),
+        _mm256_set1_epi64x(1),
     );
-    _mm256_cvtpd_ps(p)
+    let m = _mm256_blendv_epi8(a, _mm256_or_si256(_mm256_srli_epi64::<10>(a), sticky), big);
+    let magic = _mm256_set1_epi64x(0x4330_0000_0000_0000);
+    let two52 = _mm256_set1_pd(4503599627370496.0);
+    let lo_d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(m, _mm256_set1_epi64x(0xFFFF_FFFF)), magic)), two52);
+    let hi_d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<32>(m), magic)), two52);
+    let d = _mm256_add_pd(_mm256_mul_pd(hi_d, _mm256_set1_pd(4294967296.0)), lo_d);
+    let d = _mm256_mul_pd(d, _mm256_blendv_pd(_mm256_set1_pd(1.0), _mm256_set1_pd(1024.0), _mm256_castsi256_pd(big)));
+    let d = _mm256_xor_pd(d, _mm256_and_pd(_mm256_castsi256_pd(neg), _mm256_set1_pd(-0.0)));
+    _mm256_cvtpd_ps(d)
 }
 
+/// `angle_flag` of the 4 pixels in the even (or, shifted down, odd) i32
+/// lanes of the h and v bands: a 4-bit mask.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn lo(x: __m256i) -> __m128i {
-    _mm256_castsi256_si128(x)
-}
-
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn hi(x: __m256i) -> __m128i {
-    _mm256_extracti128_si256::<1>(x)
+unsafe fn angle_bits_s123(oh: __m256i, ov: __m256i, th: __m256i, tv: __m256i) -> i32 {
+    let dot = |a: __m256i, b: __m256i, c: __m256i, d: __m256i| {
+        // Wrapping like libvmaf's int64 sum (only all-MIN inputs wrap).
+        _mm256_add_epi64(_mm256_mul_epi32(a, b), _mm256_mul_epi32(c, d))
+    };
+    let fd = i64_to_f32(dot(oh, th, ov, tv));
+    let fo = i64_to_f32(dot(oh, oh, ov, ov));
+    let ft = i64_to_f32(dot(th, th, tv, tv));
+    angle_mask_pd(fd, fo, ft)
 }
 
 /// Variable arithmetic right shift of i64 lanes (counts < 64).
@@ -870,17 +882,26 @@ unsafe fn srav_epi64(v: __m256i, cnt: __m256i) -> __m256i {
     _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(v, cnt), m), m)
 }
 
-/// k of `adm_decouple_s123` for the even i64 lanes (inputs as i64 lanes
-/// whose low halves hold the i32 values; `shift` per lane).
+/// Sign-extends the low i32 of each i64 lane.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sext_lo32(x: __m256i) -> __m256i {
+    let hi = _mm256_srai_epi32::<31>(x);
+    _mm256_blend_epi32::<0b1010_1010>(x, _mm256_shuffle_epi32::<0b10_10_00_00>(hi))
+}
+
+/// k of `adm_decouple_s123` in the even i64 lanes: from the reciprocal
+/// `div_q`, t, the sign of o and the shift (low i32 of each lane).
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m256i) -> __m256i {
     let prod = _mm256_mul_epi32(div_q, t);
-    // * sign: negate where o < 0 (the mask's low half sign-extended).
-    let m = _mm256_srai_epi32::<31>(_mm256_slli_epi64::<32>(negative));
-    let m = _mm256_shuffle_epi32::<0b11_11_01_01>(m);
+    // * sign: negate where o < 0.
+    let m = sext_lo32(negative);
     let prod = _mm256_sub_epi64(_mm256_xor_si256(prod, m), m);
-    let round = _mm256_sllv_epi64(_mm256_set1_epi64x(1), _mm256_add_epi64(shift, _mm256_set1_epi64x(14)));
+    let shift = _mm256_and_si256(shift, _mm256_set1_epi64x(0xFFFF_FFFF));
+    // C's (1 << (14 + shift)) is an int: 2^31 wraps to -2^31.
+    let round = sext_lo32(_mm256_sllv_epi32(_mm256_set1_epi64x(1), _mm256_add_epi64(shift, _mm256_set1_epi64x(14))));
     let tmp = srav_epi64(_mm256_add_epi64(prod, round), _mm256_add_epi64(shift, _mm256_set1_epi64x(15)));
     let zero = _mm256_setzero_si256();
     let c32768 = _mm256_set1_epi64x(32768);
@@ -888,24 +909,39 @@ unsafe fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m
     _mm256_blendv_epi8(tmp, c32768, _mm256_cmpgt_epi64(tmp, c32768))
 }
 
+/// rst * egl of the even lanes, saturated to i32 (then compared with t as
+/// libvmaf compares the exact double product).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn mul_sat_i32(rst: __m256i, egl: __m256i) -> __m256i {
+    let p = _mm256_mul_epi32(rst, egl);
+    let hi = _mm256_set1_epi64x(i32::MAX as i64);
+    let lo = _mm256_set1_epi64x(i32::MIN as i64);
+    let p = _mm256_blendv_epi8(p, hi, _mm256_cmpgt_epi64(p, hi));
+    _mm256_blendv_epi8(p, lo, _mm256_cmpgt_epi64(lo, p))
+}
+
 /// Restored and additive values of one band at scales 1-3, 8 lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
     let zero = _mm256_setzero_si256();
-    let abs = _mm256_abs_epi32(o);
+    let flip = _mm256_set1_epi32(i32::MIN);
+    // |o| as unsigned (|i32::MIN| = 2^31), compared unsigned.
+    let abs_u = _mm256_xor_si256(_mm256_abs_epi32(o), flip);
     // libvmaf keeps the 15 leading bits of |o| >= 2^15, rounded: the shift
-    // is the number of powers 2^15..2^23 that |o| reaches.
+    // is the number of powers 2^15..2^31 that |o| reaches.
     let mut shift = zero;
-    for m in 15..24 {
-        shift = _mm256_sub_epi32(shift, _mm256_cmpgt_epi32(abs, _mm256_set1_epi32((1 << m) - 1)));
+    for m in 15..32 {
+        let below = _mm256_set1_epi32(((1u32 << m) - 1) as i32 ^ i32::MIN);
+        shift = _mm256_sub_epi32(shift, _mm256_cmpgt_epi32(abs_u, below));
     }
+    let abs = _mm256_abs_epi32(o);
     let half = _mm256_srli_epi32::<1>(_mm256_sllv_epi32(_mm256_set1_epi32(1), shift));
     let msb = _mm256_srlv_epi32(_mm256_add_epi32(abs, half), shift);
     let q = _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(msb, _mm256_set1_epi32(32768)));
     let negative = _mm256_cmpgt_epi32(zero, o);
-    let lo32 = _mm256_set1_epi64x(0xFFFF_FFFF);
-    let ke = k_s123_lanes(q, t, negative, _mm256_and_si256(shift, lo32));
+    let ke = k_s123_lanes(q, t, negative, shift);
     let ko = k_s123_lanes(
         _mm256_srli_epi64::<32>(q),
         _mm256_srli_epi64::<32>(t),
@@ -923,7 +959,7 @@ unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256
         r16,
     ));
     let rst = merge_even_odd(re, ro);
-    let gained = _mm256_mullo_epi32(rst, egl);
+    let gained = merge_even_odd(mul_sat_i32(rst, egl), mul_sat_i32(_mm256_srli_epi64::<32>(rst), egl));
     let positive = _mm256_cmpgt_epi32(o, zero);
     let limited = _mm256_blendv_epi8(_mm256_max_epi32(gained, t), _mm256_min_epi32(gained, t), positive);
     let apply = _mm256_andnot_si256(_mm256_or_si256(o_zero, _mm256_cmpeq_epi32(k, zero)), angle);
@@ -940,20 +976,11 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
     let [rh, rv, rd] = r;
     let [ah, av, ad] = a;
     let (rh, rv, rd, ah, av, ad) = (&mut rh[..n], &mut rv[..n], &mut rd[..n], &mut ah[..n], &mut av[..n], &mut ad[..n]);
+    if n < 8 {
+        return decouple::decouple_s123_row(o, t, [rh, rv, rd], [ah, av, ad], egl as f64);
+    }
     let eglv = _mm256_set1_epi32(egl);
     let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    let limit = _mm256_set1_epi32(S123_LANE_LIMIT - 1);
-    if n < 8 {
-        let j = 0;
-        decouple::decouple_s123_row(
-            o.map(|x| &x[j..]),
-            t.map(|x| &x[j..]),
-            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
-            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
-            egl as f64,
-        );
-        return;
-    }
     let mut j0 = 0;
     while j0 < n {
         // The last block overlaps the one before: outputs are per element.
@@ -961,29 +988,18 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
         // SAFETY: j + 8 <= n for every slice.
         let ov = [load8_i32(o[0], j), load8_i32(o[1], j), load8_i32(o[2], j)];
         let tv = [load8_i32(t[0], j), load8_i32(t[1], j), load8_i32(t[2], j)];
-        let mut big = _mm256_setzero_si256();
-        for b in 0..3 {
-            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_abs_epi32(ov[b]), limit));
-            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_abs_epi32(tv[b]), limit));
-            // abs(i32::MIN) stays negative: catch it too.
-            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_abs_epi32(ov[b])));
-            big = _mm256_or_si256(big, _mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_abs_epi32(tv[b])));
+        let even = angle_bits_s123(ov[0], ov[1], tv[0], tv[1]);
+        let odd = angle_bits_s123(
+            _mm256_srli_epi64::<32>(ov[0]),
+            _mm256_srli_epi64::<32>(ov[1]),
+            _mm256_srli_epi64::<32>(tv[0]),
+            _mm256_srli_epi64::<32>(tv[1]),
+        );
+        // Pixel 2i is bit i of `even`, pixel 2i + 1 bit i of `odd`.
+        let mut bits = 0;
+        for i in 0..4 {
+            bits |= ((even >> i) & 1) << (2 * i) | ((odd >> i) & 1) << (2 * i + 1);
         }
-        if _mm256_testz_si256(big, big) == 0 {
-            decouple::decouple_s123_row(
-                [&o[0][j..j + 8], &o[1][j..j + 8], &o[2][j..j + 8]],
-                [&t[0][j..j + 8], &t[1][j..j + 8], &t[2][j..j + 8]],
-                [&mut rh[j..j + 8], &mut rv[j..j + 8], &mut rd[j..j + 8]],
-                [&mut ah[j..j + 8], &mut av[j..j + 8], &mut ad[j..j + 8]],
-                egl as f64,
-            );
-            j0 += 8;
-            continue;
-        }
-        let fd = [dot2_f32(lo(ov[0]), lo(tv[0]), lo(ov[1]), lo(tv[1])), dot2_f32(hi(ov[0]), hi(tv[0]), hi(ov[1]), hi(tv[1]))];
-        let fo = [dot2_f32(lo(ov[0]), lo(ov[0]), lo(ov[1]), lo(ov[1])), dot2_f32(hi(ov[0]), hi(ov[0]), hi(ov[1]), hi(ov[1]))];
-        let ft = [dot2_f32(lo(tv[0]), lo(tv[0]), lo(tv[1]), lo(tv[1])), dot2_f32(hi(tv[0]), hi(tv[0]), hi(tv[1]), hi(tv[1]))];
-        let bits = angle_mask_pd(fd[0], fo[0], ft[0]) | (angle_mask_pd(fd[1], fo[1], ft[1]) << 4);
         let angle = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(bits), bit), bit);
         let outs_r: [&mut [i32]; 3] = [&mut *rh, &mut *rv, &mut *rd];
         let outs_a: [&mut [i32]; 3] = [&mut *ah, &mut *av, &mut *ad];
