@@ -319,3 +319,43 @@ fn profile_1080p() {
     }
     println!("{cpu:?}: {:.2} ms/frame", t.elapsed().as_secs_f64() * 1e3 / 20.0);
 }
+
+#[test]
+fn adm_flat_identical_and_extreme_frames() {
+    use vmafx::picture::PixelFormat;
+    for cpu in levels() {
+        for bits in [8u8, 10, 16] {
+            let fmt = PixelFormat::new(Chroma::Yuv420, bits).unwrap();
+            let (w, h) = (96, 54);
+            let max = ((1u32 << bits) - 1) as u16;
+            let plane = |f: &dyn Fn(usize, usize) -> u16| {
+                let mut p = OwnedPicture::new(fmt, w, h).unwrap();
+                for i in 0..3 {
+                    let (pw, ph) = fmt.plane_size(i, w, h);
+                    for y in 0..ph {
+                        for x in 0..pw {
+                            p.set(i, x, y, f(x, y));
+                        }
+                    }
+                }
+                p
+            };
+            let flat = plane(&|_, _| max / 2);
+            let black = plane(&|_, _| 0);
+            let checker = plane(&|x, y| if (x + y) % 2 == 0 { max } else { 0 });
+            let stripes = plane(&|x, _| if (x / 3) % 2 == 0 { max } else { 0 });
+            let noisy = synth::clip(Chroma::Yuv420, bits, w, h, 1, 99).remove(0).0;
+            let frames = vec![
+                (flat.clone(), flat.clone()),
+                (noisy.clone(), noisy.clone()),
+                (checker.clone(), black.clone()),
+                (black.clone(), checker.clone()),
+                (checker.clone(), stripes.clone()),
+                (stripes.clone(), checker.clone()),
+                (noisy.clone(), flat.clone()),
+            ];
+            check(&frames, &[], cpu, Ref::Host, &format!("{bits} bit flat/extreme"));
+            check(&frames, &[("adm_enhn_gain_limit", "1.0")], cpu, Ref::Host, &format!("{bits} bit flat/extreme egl=1"));
+        }
+    }
+}

@@ -657,27 +657,25 @@ pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i3
     unsafe { horizontal_s123_avx2(lo, hi, add, shift, a, v, h, d) }
 }
 
-/// Outputs j..j + 4 of a scales 1-3 horizontal filter, in the even i64
-/// lanes' low halves: mul_epi32 reads the even i32 lanes, which are the
-/// taps 2j + 2m (+ 1, + 2, + 3) of outputs j + m. Reads e[2j..2j + 11].
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn hfilt4_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
-    let p = e.as_ptr().add(2 * j);
-    let t0 = _mm256_mul_epi32(_mm256_loadu_si256(p as *const __m256i), c[0]);
-    let t1 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(1) as *const __m256i), c[1]);
-    let t2 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(2) as *const __m256i), c[2]);
-    let t3 = _mm256_mul_epi32(_mm256_loadu_si256(p.add(3) as *const __m256i), c[3]);
-    round_shift_lo32(_mm256_add_epi64(_mm256_add_epi64(t0, t1), _mm256_add_epi64(t2, t3)), add, cnt)
-}
-
 /// Outputs j..j + 8 of a scales 1-3 horizontal filter as 8 i32.
+/// mul_epi32 reads the even i32 lanes, which for a load at 2j + k are tap
+/// k of outputs j..j + 4; a second set of loads 8 further gives j + 4..j + 8.
+/// Reads e[2j..2j + 19].
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn hfilt8_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
+    let p = e.as_ptr().add(2 * j);
+    let ld = |k: usize| _mm256_loadu_si256(p.add(k) as *const __m256i);
+    let a0 = _mm256_add_epi64(_mm256_mul_epi32(ld(0), c[0]), _mm256_mul_epi32(ld(1), c[1]));
+    let a1 = _mm256_add_epi64(_mm256_mul_epi32(ld(2), c[2]), _mm256_mul_epi32(ld(3), c[3]));
+    let b0 = _mm256_add_epi64(_mm256_mul_epi32(ld(8), c[0]), _mm256_mul_epi32(ld(9), c[1]));
+    let b1 = _mm256_add_epi64(_mm256_mul_epi32(ld(10), c[2]), _mm256_mul_epi32(ld(11), c[3]));
+    let r0 = round_shift_lo32(_mm256_add_epi64(a0, a1), add, cnt);
+    let r1 = round_shift_lo32(_mm256_add_epi64(b0, b1), add, cnt);
+    // Gather the low halves: r0's into lanes 0..4, r1's into 4..8.
     let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    let r0 = _mm256_permutevar8x32_epi32(hfilt4_s123(e, j, c, add, cnt), pick);
-    let r1 = _mm256_permutevar8x32_epi32(hfilt4_s123(e, j + 4, c, add, cnt), pick);
+    let r0 = _mm256_permutevar8x32_epi32(r0, pick);
+    let r1 = _mm256_permutevar8x32_epi32(r1, pick);
     _mm256_permute2x128_si256::<0x20>(r0, r1)
 }
 
