@@ -99,9 +99,7 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let lo_bias = _mm256_set1_epi32(128 - LO_SUM * 128);
     let hi_bias = _mm256_set1_epi32(128);
     if w < 16 {
-        let j = 0;
-        dwt::vertical_u8(r.map(|x| &x[j..]), &mut lo[j..], &mut hi[j..]);
-        return;
+        return dwt::vertical_u8(r, lo, hi);
     }
     let mut j0 = 0;
     while j0 < w {
@@ -145,9 +143,7 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
     let lc = [_mm256_set1_epi32(LO[0]), _mm256_set1_epi32(LO[1]), _mm256_set1_epi32(LO[2]), _mm256_set1_epi32(LO[3])];
     let hc = [_mm256_set1_epi32(HI[0]), _mm256_set1_epi32(HI[1]), _mm256_set1_epi32(HI[2]), _mm256_set1_epi32(HI[3])];
     if w < 16 {
-        let j = 0;
-        dwt::vertical_u16(r.map(|x| &x[j..]), bits, &mut lo[j..], &mut hi[j..]);
-        return;
+        return dwt::vertical_u16(r, bits, lo, hi);
     }
     let mut j0 = 0;
     while j0 < w {
@@ -299,15 +295,7 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
     let eglv = _mm256_set1_epi32(egl);
     let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     if n < 16 {
-        let j = 0;
-        decouple::decouple_s0_row(
-            o.map(|x| &x[j..]),
-            t.map(|x| &x[j..]),
-            [&mut rh[j..], &mut rv[j..], &mut rd[j..]],
-            [&mut ah[j..], &mut av[j..], &mut ad[j..]],
-            egl as f64,
-        );
-        return;
+        return decouple::decouple_s0_row(o, t, [rh, rv, rd], [ah, av, ad], egl as f64);
     }
     let mut j0 = 0;
     while j0 < n {
@@ -374,9 +362,7 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let (add_hv, add_d) = (_mm256_set1_epi32(16384), _mm256_set1_epi32(65535));
     if n < 8 {
-        let j = 0;
-        cm::csf_s0_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
-        return;
+        return cm::csf_s0_row(s, i_rfactor, fsum, c);
     }
     let mut j0 = 0;
     while j0 < n {
@@ -617,9 +603,7 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
     let addv = _mm256_set1_epi64x(add);
     let cnt = _mm_cvtsi32_si128(shift as i32);
     if w < 8 {
-        let j = 0;
-        dwt::vertical_s123(r.map(|x| &x[j..]), add, shift, &mut lo[j..], &mut hi[j..]);
-        return;
+        return dwt::vertical_s123(r, add, shift, lo, hi);
     }
     let mut j0 = 0;
     while j0 < w {
@@ -754,9 +738,7 @@ unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32],
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
     let (k30, k15) = (_mm256_set1_epi32(143165577), _mm256_set1_epi32(286331153));
     if n < 8 {
-        let j = 0;
-        cm::csf_s123_row(s.map(|x| &x[j..]), i_rfactor, &mut fsum[j..], &mut c[j..]);
-        return;
+        return cm::csf_s123_row(s, i_rfactor, fsum, c);
     }
     let mut j0 = 0;
     while j0 < n {
