@@ -243,11 +243,12 @@ unsafe fn sum_to_f32(x: __m256i) -> __m256 {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
-    let k = _mm256_set1_pd(4096.0);
-    let dp = _mm256_div_pd(_mm256_cvtps_pd(dp), k);
+    // x / 4096 as x * 2^-12: the same double, these being integers' floats.
+    let k = _mm256_set1_pd(1.0 / 4096.0);
+    let dp = _mm256_mul_pd(_mm256_cvtps_pd(dp), k);
     let rhs = _mm256_mul_pd(
-        _mm256_mul_pd(_mm256_set1_pd(COS_1DEG_SQ as f64), _mm256_div_pd(_mm256_cvtps_pd(om), k)),
-        _mm256_div_pd(_mm256_cvtps_pd(tm), k),
+        _mm256_mul_pd(_mm256_set1_pd(COS_1DEG_SQ as f64), _mm256_mul_pd(_mm256_cvtps_pd(om), k)),
+        _mm256_mul_pd(_mm256_cvtps_pd(tm), k),
     );
     let ge0 = _mm256_cmp_pd::<_CMP_GE_OQ>(dp, _mm256_setzero_pd());
     let ge = _mm256_cmp_pd::<_CMP_GE_OQ>(_mm256_mul_pd(dp, dp), rhs);
