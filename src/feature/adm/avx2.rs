@@ -170,13 +170,13 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
     }
 }
 
-pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { horizontal_s0_avx2(lo, hi, a, v, h, d) }
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
@@ -190,7 +190,9 @@ unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
         // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
-        store16(a, j, hfilt8(lo, j, lo01, lo23), hfilt8(lo, j + 8, lo01, lo23));
+        // The low band stays i32 (its values fit i16, so no narrowing).
+        store8_i32(a, j, hfilt8(lo, j, lo01, lo23));
+        store8_i32(a, j + 8, hfilt8(lo, j + 8, lo01, lo23));
         store16(v, j, hfilt8(lo, j, hi01, hi23), hfilt8(lo, j + 8, hi01, hi23));
         store16(h, j, hfilt8(hi, j, lo01, lo23), hfilt8(hi, j + 8, lo01, lo23));
         store16(d, j, hfilt8(hi, j, hi01, hi23), hfilt8(hi, j + 8, hi01, hi23));

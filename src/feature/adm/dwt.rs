@@ -41,6 +41,10 @@ impl<T: Copy + Default> Bands<T> {
     pub fn new(len: usize) -> Self {
         Bands { a: vec![T::default(); len], h: vec![T::default(); len], v: vec![T::default(); len], d: vec![T::default(); len] }
     }
+    /// Without the low band (kept elsewhere).
+    pub fn hvd(len: usize) -> Self {
+        Bands { a: Vec::new(), h: vec![T::default(); len], v: vec![T::default(); len], d: vec![T::default(); len] }
+    }
 }
 
 /// Where one DWT reads and writes: the input size, the input rows of each
@@ -72,8 +76,9 @@ pub type VerticalU8 = fn(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]);
 /// The same for 9- to 16-bit rows.
 pub type VerticalU16 = fn(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]);
 /// Scale-0 horizontal pass: a, v from the extended `lo` row, h, d from
-/// the extended `hi` row; writes a.len() outputs.
-pub type HorizontalS0 = fn(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]);
+/// the extended `hi` row; writes a.len() outputs. The low band goes out
+/// widened to i32, as the next scale reads it (libvmaf's `i16_to_i32`).
+pub type HorizontalS0 = fn(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]);
 
 /// The vertical pass of scale 0 on one output row: `lo`/`hi` get the
 /// low- and high-pass of input rows `r`, rescaled by `shift` (8 for 8-bit
@@ -109,13 +114,13 @@ fn filt16(f: &[i32; 4], s: &[i16]) -> i16 {
     ((acc + 32768) >> 16) as i16
 }
 
-pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i16], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
     for j in 0..n {
         let (sl, sh) = (&lo[2 * j..2 * j + 4], &hi[2 * j..2 * j + 4]);
-        a[j] = filt16(&LO, sl);
+        a[j] = filt16(&LO, sl) as i32;
         v[j] = filt16(&HI, sl);
         h[j] = filt16(&LO, sh);
         d[j] = filt16(&HI, sh);
@@ -134,13 +139,16 @@ pub const SCALAR_S0: DwtS0Kernels =
     DwtS0Kernels { vertical_u8, vertical_u16, horizontal: horizontal_s0 };
 
 /// Scale-0 DWT of a picture plane (`adm_dwt2_8` / `adm_dwt2_16`, or only
-/// the low band with `lo_only`: `adm_dwt2_8_lo` / `adm_dwt2_16_lo`).
+/// the low band with `lo_only`: `adm_dwt2_8_lo` / `adm_dwt2_16_lo`): the
+/// low band into `a` (as i32), the others into `out` (whose `a` is unused).
 /// `tmp` holds 2 * (w + 3) samples.
+#[allow(clippy::too_many_arguments)]
 pub fn dwt_s0(
     k: &DwtS0Kernels,
     src: &PlaneView,
     bits: u32,
     g: DwtGeometry,
+    a: &mut [i32],
     out: &mut Bands<i16>,
     tmp: &mut [i16],
     lo_only: bool,
@@ -158,14 +166,14 @@ pub fn dwt_s0(
         mirror_ends(thi, w);
         let o = i * g.stride;
         if lo_only {
-            for (j, a) in out.a[o..o + n].iter_mut().enumerate() {
-                *a = filt16(&LO, &tlo[2 * j..2 * j + 4]);
+            for (j, a) in a[o..o + n].iter_mut().enumerate() {
+                *a = filt16(&LO, &tlo[2 * j..2 * j + 4]) as i32;
             }
         } else {
             (k.horizontal)(
                 tlo,
                 thi,
-                &mut out.a[o..o + n],
+                &mut a[o..o + n],
                 &mut out.v[o..o + n],
                 &mut out.h[o..o + n],
                 &mut out.d[o..o + n],

@@ -417,8 +417,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let n0 = p0.w * p0.h;
     let n1 = scales[1].w * scales[1].h;
     let buf = Buffers {
-        ref16: Bands::new(n0),
-        dis16: Bands::new(n0),
+        ref16: Bands::hvd(n0),
+        dis16: Bands::hvd(n0),
         r16: std::array::from_fn(|_| vec![0; n0]),
         a16: std::array::from_fn(|_| vec![0; n0]),
         ref_lo: vec![0; n0],
@@ -471,15 +471,10 @@ impl Adm {
         let b = &mut self.buf;
         let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
         let lo_only = self.skip_scale0;
-        dwt::dwt_s0(&self.kernels.dwt, &frame.reference.luma(), self.bits, g, &mut b.ref16, &mut b.tmp16, lo_only);
-        dwt::dwt_s0(&self.kernels.dwt, &frame.distorted.luma(), self.bits, g, &mut b.dis16, &mut b.tmp16, lo_only);
-        // The next scale's input, widened (libvmaf's i16_to_i32).
-        for (d, s) in b.ref_lo.iter_mut().zip(&b.ref16.a) {
-            *d = *s as i32;
-        }
-        for (d, s) in b.dis_lo.iter_mut().zip(&b.dis16.a) {
-            *d = *s as i32;
-        }
+        // The low bands go straight to the next scale's input, widened.
+        let k = &self.kernels.dwt;
+        dwt::dwt_s0(k, &frame.reference.luma(), self.bits, g, &mut b.ref_lo, &mut b.ref16, &mut b.tmp16, lo_only);
+        dwt::dwt_s0(k, &frame.distorted.luma(), self.bits, g, &mut b.dis_lo, &mut b.dis16, &mut b.tmp16, lo_only);
         if self.skip_scale0 {
             return ScaleScores { num: 0.0, den: 1e-10, aim: 0.0 };
         }
@@ -562,10 +557,13 @@ impl Adm {
                 a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
             );
         }
-        // This scale's low bands feed the next one.
-        let n = p.w * p.h;
-        b.ref_lo[..n].copy_from_slice(&b.ref32.a[..n]);
-        b.dis_lo[..n].copy_from_slice(&b.dis32.a[..n]);
+        // This scale's low bands feed the next one: swap the buffers (an even
+        // number of swaps, at scales 1 and 2, leaves the full-size one in
+        // ref_lo for the next frame's scale 0).
+        if scale < 3 {
+            std::mem::swap(&mut b.ref_lo, &mut b.ref32.a);
+            std::mem::swap(&mut b.dis_lo, &mut b.dis32.a);
+        }
         ScaleScores { num, den, aim }
     }
 }
