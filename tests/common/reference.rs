@@ -18,6 +18,10 @@ pub struct RefSpec {
     pub features: Vec<(String, Vec<(String, String)>)>,
     pub threads: u32,
     pub subsample: u32,
+    /// libvmaf's `cpumask`: 0 runs its SIMD as the host allows, `u64::MAX`
+    /// its C code. libvmaf's ADM SIMD departs from its C at some small
+    /// widths (docs/correctness.md); vmafx follows the C there.
+    pub cpumask: u64,
 }
 
 /// libvmaf's results.
@@ -86,7 +90,7 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
             log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
             n_threads: spec.threads,
             n_subsample: spec.subsample.max(1),
-            cpumask: 0,
+            cpumask: spec.cpumask as _,
             gpumask: 0,
         };
         assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
