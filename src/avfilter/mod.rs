@@ -10,7 +10,8 @@
 //! worker pool in order; an output frame leaves once every feature and
 //! model score of its index is final (`Context::frames_final`: motion needs
 //! the next frame), with one metadata entry per score:
-//! `lavfi.vmafx.<name>` = the value as `%.17g` ([`number::format_g17`]).
+//! `lavfi.vmafx.<name>` = the value as `%.17g` ([`number::format_g17`]),
+//! `<name>` as libvmaf's logs print it (`integer_vif_scale0`, `vmaf`).
 //! At end of stream the tail is flushed, the log written in libvmaf's
 //! format, and the pooled score returned as libvmaf logs it.
 
@@ -219,7 +220,7 @@ impl Filter {
             let collector = self.context.collector();
             for name in collector.names() {
                 if let Some(v) = collector.get(name, i) {
-                    set(&frame, &format!("{METADATA_PREFIX}{name}"), &number::format_g17(v))?;
+                    set(&frame, &metadata_key(name), &number::format_g17(v))?;
                 }
             }
         }
@@ -306,6 +307,12 @@ impl Filter {
     pub fn context(&self) -> &Context {
         &self.context
     }
+}
+
+/// The metadata key of a collector entry: the prefix and the name libvmaf
+/// prints in its logs (the alias: "integer_vif_scale0", a model's name).
+pub fn metadata_key(collector_name: &str) -> String {
+    format!("{METADATA_PREFIX}{}", crate::feature::naming::alias(collector_name))
 }
 
 /// C's `%f` (six decimals; "nan", "inf" as glibc prints them).
