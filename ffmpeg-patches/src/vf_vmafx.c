@@ -79,6 +79,22 @@ static const enum AVPixelFormat pix_fmts[] = {
     AV_PIX_FMT_NONE
 };
 
+/* Each input negotiates its own format (the output follows main), so
+ * mismatched inputs reach config_input_ref and fail there with a clear
+ * message instead of one being converted behind the user's back. */
+static int query_formats(const AVFilterContext *ctx,
+                         AVFilterFormatsConfig **cfg_in,
+                         AVFilterFormatsConfig **cfg_out)
+{
+    AVFilterFormats *main_fmts = ff_make_format_list(pix_fmts);
+    int ret;
+
+    if ((ret = ff_formats_ref(main_fmts, &cfg_in[0]->formats)) < 0 ||
+        (ret = ff_formats_ref(main_fmts, &cfg_out[0]->formats)) < 0)
+        return ret;
+    return ff_formats_ref(ff_make_format_list(pix_fmts), &cfg_in[1]->formats);
+}
+
 static void host_frame_free(void *frame)
 {
     AVFrame *f = frame;
