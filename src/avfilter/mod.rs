@@ -325,3 +325,119 @@ fn printf_f(v: f64) -> String {
         format!("{v:.6}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::{Chroma, OwnedPicture, PixelFormat};
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    /// The tests count live frames in one counter: one test at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    unsafe extern "C" fn free_fake(p: *mut c_void) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+        drop(Box::from_raw(p as *mut OwnedPicture));
+    }
+
+    /// A host frame: a boxed picture, counted while alive.
+    fn fake(p: &OwnedPicture) -> (FrameHandle, RawPlanes) {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        let b = Box::new(p.clone());
+        let v = b.view();
+        let mut data = [std::ptr::null(); 4];
+        let mut linesize = [0; 4];
+        for i in 0..v.plane_count() {
+            data[i] = v.plane(i).data().as_ptr();
+            linesize[i] = v.plane(i).stride() as i32;
+        }
+        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height() };
+        (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
+    }
+
+    fn picture(t: usize) -> OwnedPicture {
+        let f = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
+        let mut p = OwnedPicture::new(f, 16, 12).unwrap();
+        for y in 0..12 {
+            for x in 0..16 {
+                p.set(0, x, y, ((x * 7 + y * 3 + t * t * 5) % 256) as u16);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn output_waits_for_final_scores_and_matches_the_core() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        for threads in [0, 2] {
+            let raw = RawOptions { model: Some(""), feature: Some("name=motion"), n_threads: threads, n_subsample: 1, ..Default::default() };
+            let mut f = Filter::new(&raw).unwrap();
+            f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
+            let mut got: Vec<HashMap<String, String>> = Vec::new();
+            let mut pop_all = |f: &mut Filter, got: &mut Vec<HashMap<String, String>>| {
+                loop {
+                    let mut meta = HashMap::new();
+                    let mut set = |_: &FrameHandle, k: &str, v: &str| -> Result<()> {
+                        meta.insert(k.to_owned(), v.to_owned());
+                        Ok(())
+                    };
+                    match f.pop(&mut set).unwrap() {
+                        Some(frame) => {
+                            drop(frame);
+                            got.push(meta);
+                        }
+                        None => break,
+                    }
+                }
+            };
+            let pics: Vec<OwnedPicture> = (0..6).map(picture).collect();
+            for (i, p) in pics.iter().enumerate() {
+                let (m, mr) = fake(p);
+                let (r, rr) = fake(&pics[(i + 1) % 6]);
+                let (o, _) = fake(p);
+                f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).unwrap();
+                pop_all(&mut f, &mut got);
+                // Motion needs the next frame: frame i cannot be out yet.
+                assert!(got.len() <= i, "threads={threads}: frame {i} left before the next was scored");
+            }
+            f.finish(6, false).unwrap();
+            pop_all(&mut f, &mut got);
+            assert_eq!(got.len(), 6);
+            for (i, meta) in got.iter().enumerate() {
+                let v = f.context().score_at("VMAF_integer_feature_motion2_score", i as u32).unwrap();
+                assert_eq!(meta["lavfi.vmafx.integer_motion2"], number::format_g17(v));
+            }
+            assert_eq!(f.summary().unwrap(), "");
+            drop(f);
+        }
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0, "every host frame released");
+    }
+
+    #[test]
+    fn mismatches_are_errors_and_release_frames() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let raw = RawOptions { model: None, feature: Some("name=motion"), n_subsample: 1, ..Default::default() };
+        let mut f = Filter::new(&raw).unwrap();
+        assert!(f.configure((16, 12, "yuv420p"), (18, 12, "yuv420p")).is_err());
+        assert!(f.configure((16, 12, "yuv420p"), (16, 12, "nv12")).is_err());
+        assert!(f.configure((16, 12, "rgb24"), (16, 12, "rgb24")).is_err());
+        f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
+        let p = picture(0);
+        let (m, mr) = fake(&p);
+        let (r, mut rr) = fake(&p);
+        rr.width = 14;
+        let (o, _) = fake(&p);
+        assert!(f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).is_err());
+        let (m, mr) = fake(&p);
+        let (r, rr) = fake(&p);
+        let (o, _) = fake(&p);
+        f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).unwrap();
+        let err = f.finish(3, false).unwrap_err().to_string();
+        assert!(err.contains("main (distorted) has 1 frames, reference has 3"), "{err}");
+        drop(f);
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0);
+    }
+}
