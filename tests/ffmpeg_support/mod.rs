@@ -17,13 +17,14 @@ use vmafx::picture::{Chroma, OwnedPicture};
 /// Per-frame values by metric name (as logs print names).
 pub type Scores = BTreeMap<String, BTreeMap<u32, f64>>;
 
-/// Finds an FFmpeg build artefact: `$var`, else `default` under the
-/// repository. With VMAFX_REQUIRE_FFMPEG=1 a missing one fails the test;
+/// Finds an FFmpeg build artefact: `$var`, else `default` under
+/// `$VMAFX_BUILD` (scripts/ffmpeg-build's cache, default `build/`). With VMAFX_REQUIRE_FFMPEG=1 a missing one fails the test;
 /// otherwise the test says it is skipped, on stderr.
 pub fn find_tool(var: &str, default: &str) -> Option<PathBuf> {
-    let path = std::env::var_os(var)
+    let build = std::env::var_os("VMAFX_BUILD")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("build"));
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| build.join(default));
     if path.exists() {
         return Some(path);
     }
