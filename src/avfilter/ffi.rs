@@ -1,4 +1,12 @@
-//! `extern "C"` entry points declared in `include/vmafx.h`. Each one
+//! `extern "C"` entry points declared in `include/vmafx.h`.
+//!
+//! # Safety
+//! The functions taking pointers are `unsafe`: callers pass what vmafx.h
+//! documents (a handle from `vmafx_filter_new`, used by one thread at a
+//! time; NUL-terminated strings; filled `VmafxFrame`s whose planes stay
+//! valid while their handle lives).
+//!
+//! Each one
 //! catches panics (none unwinds into C), turns errors into return codes,
 //! and keeps the message for `vmafx_filter_last_error`. All state lives in
 //! the handle: the ffmpeg program creates and drops instances freely.
@@ -96,7 +104,7 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `body` on the handle, recording errors and panics.
-fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -> Result<c_int, Error>) -> c_int {
+unsafe fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -> Result<c_int, Error>) -> c_int {
     if f.is_null() {
         return VMAFX_EINVAL;
     }
@@ -129,8 +137,12 @@ fn copy_error(err: *mut c_char, len: usize, msg: &str) {
     }
 }
 
+/// `vmafx_filter_new` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_new(
+pub unsafe extern "C" fn vmafx_filter_new(
     options: *const VmafxFilterOptions,
     host: *const VmafxHost,
     err: *mut c_char,
@@ -198,8 +210,12 @@ pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
     NAMES.0.as_ptr()
 }
 
+/// `vmafx_filter_configure` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_configure(
+pub unsafe extern "C" fn vmafx_filter_configure(
     f: *mut VmafxFilter,
     main_w: c_int,
     main_h: c_int,
@@ -244,8 +260,12 @@ unsafe fn take_frame<'a>(
     Ok((handle, raw, fmt))
 }
 
+/// `vmafx_filter_push` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_push(
+pub unsafe extern "C" fn vmafx_filter_push(
     f: *mut VmafxFilter,
     main: *const VmafxFrame,
     reference: *const VmafxFrame,
@@ -267,8 +287,12 @@ pub extern "C" fn vmafx_filter_push(
     })
 }
 
+/// `vmafx_filter_push_unscored` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output: *mut c_void) -> c_int {
+pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output: *mut c_void) -> c_int {
     with_filter(f, |vx| {
         // SAFETY: `output` is a frame handed over (vmafx.h).
         let output = unsafe { FrameHandle::new(output, vx.frame_free) };
@@ -277,8 +301,12 @@ pub extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output: *mut c
     })
 }
 
+/// `vmafx_filter_pop` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_pop(f: *mut VmafxFilter, output: *mut *mut c_void) -> c_int {
+pub unsafe extern "C" fn vmafx_filter_pop(f: *mut VmafxFilter, output: *mut *mut c_void) -> c_int {
     if output.is_null() {
         return VMAFX_EINVAL;
     }
@@ -306,8 +334,12 @@ pub extern "C" fn vmafx_filter_pop(f: *mut VmafxFilter, output: *mut *mut c_void
     })
 }
 
+/// `vmafx_filter_finish` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_finish(
+pub unsafe extern "C" fn vmafx_filter_finish(
     f: *mut VmafxFilter,
     reference_frames: i64,
     allow_unequal: c_int,
@@ -318,8 +350,12 @@ pub extern "C" fn vmafx_filter_finish(
     })
 }
 
+/// `vmafx_filter_summary` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_char {
+pub unsafe extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_char {
     let ret = with_filter(f, |vx| {
         let text = c_string(vx.filter.summary()?);
         vx.summary = text;
@@ -332,8 +368,12 @@ pub extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_char {
     unsafe { (*f).summary.as_ptr() }
 }
 
+/// `vmafx_filter_take_warnings` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_take_warnings(f: *mut VmafxFilter) -> *const c_char {
+pub unsafe extern "C" fn vmafx_filter_take_warnings(f: *mut VmafxFilter) -> *const c_char {
     let ret = with_filter(f, |vx| {
         let w = vx.filter.take_warnings();
         if w.is_empty() {
@@ -349,8 +389,12 @@ pub extern "C" fn vmafx_filter_take_warnings(f: *mut VmafxFilter) -> *const c_ch
     unsafe { (*f).warnings.as_ptr() }
 }
 
+/// `vmafx_filter_last_error` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_last_error(f: *const VmafxFilter) -> *const c_char {
+pub unsafe extern "C" fn vmafx_filter_last_error(f: *const VmafxFilter) -> *const c_char {
     if f.is_null() {
         return c"vmafx: no filter instance".as_ptr();
     }
@@ -358,8 +402,12 @@ pub extern "C" fn vmafx_filter_last_error(f: *const VmafxFilter) -> *const c_cha
     unsafe { (*f).last_error.as_ptr() }
 }
 
+/// `vmafx_filter_frames_scored` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_frames_scored(f: *const VmafxFilter) -> u64 {
+pub unsafe extern "C" fn vmafx_filter_frames_scored(f: *const VmafxFilter) -> u64 {
     if f.is_null() {
         return 0;
     }
@@ -367,8 +415,12 @@ pub extern "C" fn vmafx_filter_frames_scored(f: *const VmafxFilter) -> u64 {
     unsafe { (*f).filter.frames_scored() }
 }
 
+/// `vmafx_filter_host_copies` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 {
+pub unsafe extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 {
     if f.is_null() {
         return 0;
     }
@@ -376,8 +428,12 @@ pub extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 {
     unsafe { (*f).filter.host_copies() }
 }
 
+/// `vmafx_filter_free` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
 #[no_mangle]
-pub extern "C" fn vmafx_filter_free(f: *mut VmafxFilter) {
+pub unsafe extern "C" fn vmafx_filter_free(f: *mut VmafxFilter) {
     if f.is_null() {
         return;
     }

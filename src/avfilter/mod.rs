@@ -377,7 +377,7 @@ mod tests {
             let mut f = Filter::new(&raw).unwrap();
             f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
             let mut got: Vec<HashMap<String, String>> = Vec::new();
-            let mut pop_all = |f: &mut Filter, got: &mut Vec<HashMap<String, String>>| {
+            let pop_all = |f: &mut Filter, got: &mut Vec<HashMap<String, String>>| {
                 loop {
                     let mut meta = HashMap::new();
                     let mut set = |_: &FrameHandle, k: &str, v: &str| -> Result<()> {
