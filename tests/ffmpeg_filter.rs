@@ -287,6 +287,7 @@ fn bad_input_is_refused_clearly() {
         ("model='':feature=name=motion:pool=median", "pool 'median'"),
         ("model=''", "nothing to compute"),
         ("model='':feature=name=motion:n_subsample=0", "n_subsample"),
+        ("model='':feature=name=motion:log_fmt=json:log_path=/nonexistent-dir/x.json", "/nonexistent-dir/x.json"),
     ] {
         expect_error(&bin, &dist, &reference, &format!("[0:v][1:v]vmafx={opts}"), needle);
     }

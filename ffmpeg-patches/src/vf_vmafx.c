@@ -282,6 +282,11 @@ static int activate(AVFilterContext *ctx)
          * for look-ahead features go out ahead of it. */
         int err = finish(ctx);
         ret = send_ready_frames(ctx);
+        /* Pool and write the log now, so a failure fails the run (uninit
+         * cannot); uninit logs the score line. */
+        if (err >= 0 && ret >= 0 && vmafx_filter_frames_scored(s->vx) &&
+            !vmafx_filter_summary(s->vx))
+            err = vmafx_error(ctx, VMAFX_EINVAL);
         return err < 0 ? err : ret;
     }
     /* A pair was taken but its frame may be held back: run again so the
