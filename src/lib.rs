@@ -10,6 +10,7 @@
 //! The entry point for applications is [`engine::Context`]; the CLI in
 //! `src/bin/vmafx.rs` uses only the public API.
 
+pub mod avfilter;
 pub mod engine;
 pub mod error;
 pub mod feature;

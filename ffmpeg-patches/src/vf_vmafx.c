@@ -1,0 +1,341 @@
+/*
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * VMAF through vmafx, a drop-in for the libvmaf filter: registration glue
+ * only. Options, pads, formats and framesync live here; option parsing,
+ * scoring, per-frame metadata and logs live in libvmafx (Rust).
+ */
+
+#include <inttypes.h>
+
+#include <vmafx.h>
+
+#include "libavutil/dict.h"
+#include "libavutil/frame.h"
+#include "libavutil/opt.h"
+#include "libavutil/pixdesc.h"
+#include "avfilter.h"
+#include "filters.h"
+#include "formats.h"
+#include "framesync.h"
+#include "video.h"
+
+typedef struct VMAFXContext {
+    const AVClass *class;
+    FFFrameSync fs;
+    char *log_path;
+    char *log_fmt;
+    char *pool;
+    int n_threads;
+    int n_subsample;
+    char *model_cfg;
+    char *feature_cfg;
+    VmafxFilter *vx;
+    int events;
+    int finished;
+} VMAFXContext;
+
+#define OFFSET(x) offsetof(VMAFXContext, x)
+#define FLAGS AV_OPT_FLAG_FILTERING_PARAM|AV_OPT_FLAG_VIDEO_PARAM
+
+static const AVOption vmafx_options[] = {
+    {"log_path",  "Set the file path to be used to write log.",                         OFFSET(log_path), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
+    {"log_fmt",  "Set the format of the log (csv, json, xml, or sub).",                 OFFSET(log_fmt), AV_OPT_TYPE_STRING, {.str="xml"}, 0, 1, FLAGS},
+    {"pool",  "Set the pool method to be used for computing vmaf.",                     OFFSET(pool), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
+    {"n_threads", "Set number of threads to be used when computing vmaf.",              OFFSET(n_threads), AV_OPT_TYPE_INT, {.i64=0}, 0, UINT_MAX, FLAGS},
+    {"n_subsample", "Set interval for frame subsampling used when computing vmaf.",     OFFSET(n_subsample), AV_OPT_TYPE_INT, {.i64=1}, 1, UINT_MAX, FLAGS},
+    {"model",  "Set the model to be used for computing vmaf.",                          OFFSET(model_cfg), AV_OPT_TYPE_STRING, {.str="version=vmaf_v0.6.1"}, 0, 1, FLAGS},
+    {"feature",  "Set the feature to be used for computing vmaf.",                      OFFSET(feature_cfg), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
+    { NULL }
+};
+
+FRAMESYNC_DEFINE_CLASS(vmafx, VMAFXContext, fs);
+
+/* Keep in sync with vmafx_filter_pix_fmts() (the Rust side checks names). */
+static const enum AVPixelFormat pix_fmts[] = {
+    AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV420P,
+    AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV420P10LE,
+    AV_PIX_FMT_YUV444P12LE, AV_PIX_FMT_YUV422P12LE, AV_PIX_FMT_YUV420P12LE,
+    AV_PIX_FMT_YUV444P16LE, AV_PIX_FMT_YUV422P16LE, AV_PIX_FMT_YUV420P16LE,
+    AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10LE, AV_PIX_FMT_GRAY12LE, AV_PIX_FMT_GRAY16LE,
+    AV_PIX_FMT_NV12, AV_PIX_FMT_P010LE, AV_PIX_FMT_P016LE,
+    AV_PIX_FMT_NONE
+};
+
+/* Each input negotiates its own format (the output follows main), so
+ * mismatched inputs reach config_input_ref and fail there with a clear
+ * message instead of one being converted behind the user's back. */
+static int query_formats(const AVFilterContext *ctx,
+                         AVFilterFormatsConfig **cfg_in,
+                         AVFilterFormatsConfig **cfg_out)
+{
+    AVFilterFormats *main_fmts = ff_make_format_list(pix_fmts);
+    int ret;
+
+    if ((ret = ff_formats_ref(main_fmts, &cfg_in[0]->formats)) < 0 ||
+        (ret = ff_formats_ref(main_fmts, &cfg_out[0]->formats)) < 0)
+        return ret;
+    return ff_formats_ref(ff_make_format_list(pix_fmts), &cfg_in[1]->formats);
+}
+
+static void host_frame_free(void *frame)
+{
+    AVFrame *f = frame;
+    av_frame_free(&f);
+}
+
+static int host_frame_set_metadata(void *frame, const char *key, const char *value)
+{
+    return av_dict_set(&((AVFrame *)frame)->metadata, key, value, 0);
+}
+
+static int vmafx_error(AVFilterContext *ctx, int err)
+{
+    VMAFXContext *s = ctx->priv;
+    av_log(ctx, AV_LOG_ERROR, "%s\n", vmafx_filter_last_error(s->vx));
+    return err == VMAFX_ENOTSUP   ? AVERROR(ENOSYS) :
+           err == VMAFX_EINTERNAL ? AVERROR_EXTERNAL : AVERROR(EINVAL);
+}
+
+static void log_warnings(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+    const char *w = vmafx_filter_take_warnings(s->vx);
+    if (w)
+        av_log(ctx, AV_LOG_WARNING, "%s", w);
+}
+
+static void fill_frame(VmafxFrame *dst, AVFrame *src)
+{
+    for (int i = 0; i < 4; i++) {
+        dst->data[i]     = src->data[i];
+        dst->linesize[i] = src->linesize[i];
+    }
+    dst->width   = src->width;
+    dst->height  = src->height;
+    dst->pix_fmt = av_get_pix_fmt_name(src->format);
+    dst->handle  = src;
+}
+
+static int do_vmafx(FFFrameSync *fs)
+{
+    AVFilterContext *ctx = fs->parent;
+    VMAFXContext *s = ctx->priv;
+    AVFrame *dist, *ref, *dist_ref = NULL, *ref_ref = NULL;
+    VmafxFrame main_frame, ref_frame;
+    int err;
+
+    int ret = ff_framesync_dualinput_get(fs, &dist, &ref);
+    if (ret < 0)
+        return ret;
+    s->events++;
+    if (ctx->is_disabled || !ref) {
+        err = vmafx_filter_push_unscored(s->vx, dist);
+        return err < 0 ? vmafx_error(ctx, err) : 0;
+    }
+
+    if (dist->color_range != ref->color_range) {
+        av_log(ctx, AV_LOG_WARNING, "distorted and reference "
+               "frames use different color ranges (%s != %s)\n",
+               av_color_range_name(dist->color_range),
+               av_color_range_name(ref->color_range));
+    }
+
+    /* The frames stay referenced until scored; `dist` itself goes
+     * downstream once its scores are final. */
+    dist_ref = av_frame_clone(dist);
+    ref_ref  = av_frame_clone(ref);
+    if (!dist_ref || !ref_ref) {
+        av_frame_free(&dist_ref);
+        av_frame_free(&ref_ref);
+        av_frame_free(&dist);
+        return AVERROR(ENOMEM);
+    }
+    fill_frame(&main_frame, dist_ref);
+    fill_frame(&ref_frame, ref_ref);
+    err = vmafx_filter_push(s->vx, &main_frame, &ref_frame, dist);
+    return err < 0 ? vmafx_error(ctx, err) : 0;
+}
+
+static int send_ready_frames(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+    for (;;) {
+        void *out = NULL;
+        int ret = vmafx_filter_pop(s->vx, &out);
+        if (ret < 0)
+            return vmafx_error(ctx, ret);
+        if (!ret)
+            break;
+        ret = ff_filter_frame(ctx->outputs[0], out);
+        if (ret < 0)
+            return ret;
+    }
+    log_warnings(ctx);
+    return 0;
+}
+
+static int finish(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+    FilterLink *ref_link = ff_filter_link(ctx->inputs[1]);
+    int64_t ref_frames = ref_link->frame_count_out +
+                         ff_inlink_queued_frames(ctx->inputs[1]);
+    /* shortest=1 and repeatlast=0 end up as eof_action endall/pass. */
+    int allow_unequal = s->fs.opt_eof_action != EOF_ACTION_REPEAT;
+    int err;
+
+    s->finished = 1;
+    err = vmafx_filter_finish(s->vx, ref_frames, allow_unequal);
+    log_warnings(ctx);
+    return err < 0 ? vmafx_error(ctx, err) : 0;
+}
+
+static av_cold int init(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+    char err[1024] = { 0 };
+    const VmafxFilterOptions opts = {
+        .model       = s->model_cfg,
+        .feature     = s->feature_cfg,
+        .log_path    = s->log_path,
+        .log_fmt     = s->log_fmt,
+        .pool        = s->pool,
+        .n_threads   = s->n_threads,
+        .n_subsample = s->n_subsample,
+    };
+    const VmafxHost host = {
+        .frame_free         = host_frame_free,
+        .frame_set_metadata = host_frame_set_metadata,
+    };
+
+    s->vx = vmafx_filter_new(&opts, &host, err, sizeof(err));
+    if (!s->vx) {
+        av_log(ctx, AV_LOG_ERROR, "%s\n", err);
+        return AVERROR(EINVAL);
+    }
+    s->fs.on_event = do_vmafx;
+    return 0;
+}
+
+static int config_input_ref(AVFilterLink *inlink)
+{
+    AVFilterContext *ctx = inlink->dst;
+    VMAFXContext *s = ctx->priv;
+    AVFilterLink *m = ctx->inputs[0], *r = ctx->inputs[1];
+    int err = vmafx_filter_configure(s->vx,
+                                     m->w, m->h, av_get_pix_fmt_name(m->format),
+                                     r->w, r->h, av_get_pix_fmt_name(r->format));
+    return err < 0 ? vmafx_error(ctx, err) : 0;
+}
+
+static int config_output(AVFilterLink *outlink)
+{
+    AVFilterContext *ctx = outlink->src;
+    VMAFXContext *s = ctx->priv;
+    AVFilterLink *mainlink = ctx->inputs[0];
+    FilterLink *il = ff_filter_link(mainlink);
+    FilterLink *ol = ff_filter_link(outlink);
+    int ret;
+
+    ret = ff_framesync_init_dualinput(&s->fs, ctx);
+    if (ret < 0)
+        return ret;
+    outlink->w = mainlink->w;
+    outlink->h = mainlink->h;
+    outlink->time_base = mainlink->time_base;
+    outlink->sample_aspect_ratio = mainlink->sample_aspect_ratio;
+    ol->frame_rate = il->frame_rate;
+    return ff_framesync_configure(&s->fs);
+}
+
+static int activate(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+    int events = s->events, ret;
+
+    ret = ff_framesync_activate(&s->fs);
+    if (ret < 0)
+        return ret;
+    ret = send_ready_frames(ctx);
+    if (ret < 0)
+        return ret;
+    if (s->fs.eof && !s->finished) {
+        /* framesync has set EOF on the output; the frames still held back
+         * for look-ahead features go out ahead of it. */
+        int err = finish(ctx);
+        ret = send_ready_frames(ctx);
+        /* Pool and write the log now, so a failure fails the run (uninit
+         * cannot); uninit logs the score line. */
+        if (err >= 0 && ret >= 0 && vmafx_filter_frames_scored(s->vx) &&
+            !vmafx_filter_summary(s->vx))
+            err = vmafx_error(ctx, VMAFX_EINVAL);
+        return err < 0 ? err : ret;
+    }
+    /* A pair was taken but its frame may be held back: run again so the
+     * next queued pair (or a new request) is handled. */
+    if (s->events != events && !s->fs.eof)
+        ff_filter_set_ready(ctx, 100);
+    return 0;
+}
+
+static av_cold void uninit(AVFilterContext *ctx)
+{
+    VMAFXContext *s = ctx->priv;
+
+    ff_framesync_uninit(&s->fs);
+    if (s->vx && vmafx_filter_frames_scored(s->vx)) {
+        const char *summary;
+        if (!s->finished)
+            finish(ctx);
+        summary = vmafx_filter_summary(s->vx);
+        log_warnings(ctx);
+        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies\n",
+               vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx));
+        if (!summary)
+            av_log(ctx, AV_LOG_ERROR, "%s\n", vmafx_filter_last_error(s->vx));
+        else if (*summary)
+            av_log(ctx, AV_LOG_INFO, "%s", summary);
+    }
+    vmafx_filter_free(s->vx);
+    s->vx = NULL;
+}
+
+static const AVFilterPad vmafx_inputs[] = {
+    {
+        .name         = "main",
+        .type         = AVMEDIA_TYPE_VIDEO,
+    },
+    {
+        .name         = "reference",
+        .type         = AVMEDIA_TYPE_VIDEO,
+        .config_props = config_input_ref,
+    },
+};
+
+static const AVFilterPad vmafx_outputs[] = {
+    {
+        .name          = "default",
+        .type          = AVMEDIA_TYPE_VIDEO,
+        .config_props  = config_output,
+    },
+};
+
+/* @FILTER_DEFINITION@ */

@@ -1,0 +1,136 @@
+/*
+ * vmafx.h: the C interface of the vmafx staticlib (libvmafx.a) used by
+ * FFmpeg's `vmafx` filter (libavfilter/vf_vmafx.c).
+ *
+ * The filter glue owns the FFmpeg side (options, pads, formats, framesync);
+ * everything after (option parsing, frame wrapping, scoring on a worker
+ * pool, per-frame metadata, logs, pooled score) lives in Rust behind an
+ * opaque handle, one per filter instance. Nothing here depends on FFmpeg's
+ * headers: frames travel as plane pointers plus an opaque handle that the
+ * host releases through a callback, so one libvmafx.a serves every FFmpeg
+ * line.
+ *
+ * Every function catches Rust panics; none unwinds into C. Functions that
+ * can fail return a negative value (or NULL) and leave a message readable
+ * with vmafx_filter_last_error().
+ */
+#ifndef VMAFX_H
+#define VMAFX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMAFX_FILTER_API_VERSION 1
+
+/* Return codes. */
+#define VMAFX_OK            0
+#define VMAFX_EINVAL      (-1)  /* bad option, bad input, mismatch */
+#define VMAFX_ENOTSUP     (-2)  /* well-formed but not supported */
+#define VMAFX_EINTERNAL   (-3)  /* scoring failed, panic caught, ... */
+
+typedef struct VmafxFilter VmafxFilter;
+
+/* Callbacks into the host. Both may be called from vmafx worker threads:
+ * they must be thread-safe (av_frame_free and av_dict_set on a frame
+ * nobody else touches are). */
+typedef struct VmafxHost {
+    /* Releases a frame handle handed to vmafx (av_frame_free). */
+    void (*frame_free)(void *frame);
+    /* Sets one metadata entry on an output frame (av_dict_set on
+     * frame->metadata). Returns 0 or a negative error. Called on the
+     * thread that calls vmafx_filter_pop. */
+    int (*frame_set_metadata)(void *frame, const char *key, const char *value);
+} VmafxHost;
+
+/* Option strings, with the syntax of FFmpeg's libvmaf filter. NULL means
+ * unset (libvmaf's defaults). Copied by vmafx_filter_new. */
+typedef struct VmafxFilterOptions {
+    const char *model;     /* "version=vmaf_v0.6.1|path=foo.json:name=bar" */
+    const char *feature;   /* "name=psnr|name=motion:motion_force_zero=true" */
+    const char *log_path;
+    const char *log_fmt;   /* xml (default), json, csv, sub */
+    const char *pool;      /* mean (default), min, harmonic_mean */
+    int n_threads;         /* 0: score on the filter's thread */
+    int n_subsample;       /* >= 1 */
+} VmafxFilterOptions;
+
+/* One input frame as vmafx reads it: plane pointers and line sizes as in
+ * AVFrame, the pixel format by its FFmpeg name (av_get_pix_fmt_name), and
+ * the handle vmafx takes ownership of (released with host->frame_free once
+ * scored; the planes must stay valid until then). */
+typedef struct VmafxFrame {
+    const uint8_t *data[4];
+    int linesize[4];
+    int width;
+    int height;
+    const char *pix_fmt;
+    void *handle;
+} VmafxFrame;
+
+/* Creates an instance and parses the options. Returns NULL on error, with
+ * the message copied into err (err_len bytes, NUL-terminated). */
+VmafxFilter *vmafx_filter_new(const VmafxFilterOptions *options,
+                              const VmafxHost *host,
+                              char *err, size_t err_len);
+
+/* Pixel format names the filter accepts (NULL-terminated list). */
+const char *const *vmafx_filter_pix_fmts(void);
+
+/* Checks the negotiated inputs: sizes and formats of both must match and
+ * be supported. */
+int vmafx_filter_configure(VmafxFilter *f,
+                           int main_w, int main_h, const char *main_fmt,
+                           int ref_w, int ref_h, const char *ref_fmt);
+
+/* Queues one frame pair for scoring. `main` and `ref` hand over their
+ * handles (also on error: vmafx releases them). `output` is the frame to
+ * pass downstream once its scores are final (vmafx_filter_pop returns it
+ * with its metadata set); it is released with host->frame_free if never
+ * popped. May block while the worker pool is full. */
+int vmafx_filter_push(VmafxFilter *f, const VmafxFrame *main,
+                      const VmafxFrame *ref, void *output);
+
+/* Queues a frame that passes through unscored (eof_action=pass after the
+ * reference ended), in order behind the frames before it. */
+int vmafx_filter_push_unscored(VmafxFilter *f, void *output);
+
+/* Pops the next output frame whose scores are final (metadata set).
+ * Returns 1 with *output set, 0 when none is ready, or an error. */
+int vmafx_filter_pop(VmafxFilter *f, void **output);
+
+/* End of stream: scores every frame still in flight; afterwards every
+ * queued frame can be popped. `reference_frames` is how many reference
+ * frames the host saw (for the unequal-count check; -1 to skip it) and
+ * `allow_unequal` turns that error into a warning (shortest=1, or an
+ * eof_action other than repeat). Idempotent. */
+int vmafx_filter_finish(VmafxFilter *f, int64_t reference_frames, int allow_unequal);
+
+/* Finishes if needed, writes the log file (if log_path is set; once) and
+ * returns the lines to log at info level ("VMAF score: %f\n" per model, as
+ * libvmaf), valid until the next call on f; "" when there is nothing to
+ * log; NULL on error (see vmafx_filter_last_error). */
+const char *vmafx_filter_summary(VmafxFilter *f);
+
+/* Warnings produced since the last call (one per line), or NULL. */
+const char *vmafx_filter_take_warnings(VmafxFilter *f);
+
+/* The last error message (never NULL; empty when none). */
+const char *vmafx_filter_last_error(const VmafxFilter *f);
+
+/* Frames scored so far, and host copies made (nv12/p010 chroma
+ * deinterleaving, p010 luma shifts, negative line sizes): a debug counter. */
+uint64_t vmafx_filter_frames_scored(const VmafxFilter *f);
+uint64_t vmafx_filter_host_copies(const VmafxFilter *f);
+
+/* Releases everything, queued frames included. NULL is a no-op. */
+void vmafx_filter_free(VmafxFilter *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMAFX_H */

@@ -1,0 +1,446 @@
+//! `extern "C"` entry points declared in `include/vmafx.h`.
+//!
+//! # Safety
+//! The functions taking pointers are `unsafe`: callers pass what vmafx.h
+//! documents (a handle from `vmafx_filter_new`, used by one thread at a
+//! time; NUL-terminated strings; filled `VmafxFrame`s whose planes stay
+//! valid while their handle lives).
+//!
+//! Each one
+//! catches panics (none unwinds into C), turns errors into return codes,
+//! and keeps the message for `vmafx_filter_last_error`. All state lives in
+//! the handle: the ffmpeg program creates and drops instances freely.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use super::frame::{FrameHandle, RawPlanes, HOST_FORMATS};
+use super::options::RawOptions;
+use super::Filter;
+use crate::Error;
+
+pub const VMAFX_OK: c_int = 0;
+pub const VMAFX_EINVAL: c_int = -1;
+pub const VMAFX_ENOTSUP: c_int = -2;
+pub const VMAFX_EINTERNAL: c_int = -3;
+
+/// `VmafxHost`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VmafxHost {
+    pub frame_free: Option<unsafe extern "C" fn(*mut c_void)>,
+    pub frame_set_metadata:
+        Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> c_int>,
+}
+
+/// `VmafxFilterOptions`.
+#[repr(C)]
+pub struct VmafxFilterOptions {
+    pub model: *const c_char,
+    pub feature: *const c_char,
+    pub log_path: *const c_char,
+    pub log_fmt: *const c_char,
+    pub pool: *const c_char,
+    pub n_threads: c_int,
+    pub n_subsample: c_int,
+}
+
+/// `VmafxFrame`.
+#[repr(C)]
+pub struct VmafxFrame {
+    pub data: [*const u8; 4],
+    pub linesize: [c_int; 4],
+    pub width: c_int,
+    pub height: c_int,
+    pub pix_fmt: *const c_char,
+    pub handle: *mut c_void,
+}
+
+/// The opaque `VmafxFilter`.
+pub struct VmafxFilter {
+    filter: Filter,
+    frame_free: unsafe extern "C" fn(*mut c_void),
+    set_metadata: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> c_int,
+    last_error: CString,
+    warnings: CString,
+    summary: CString,
+}
+
+fn code(e: &Error) -> c_int {
+    match e {
+        Error::NotSupported(_) => VMAFX_ENOTSUP,
+        Error::Internal(_) => VMAFX_EINTERNAL,
+        _ => VMAFX_EINVAL,
+    }
+}
+
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
+}
+
+/// Reads an optional C string; invalid UTF-8 is an error.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn opt_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, Error> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    CStr::from_ptr(p)
+        .to_str()
+        .map(Some)
+        .map_err(|_| Error::invalid(format!("{what} is not valid UTF-8")))
+}
+
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("internal error (panic): {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("internal error (panic): {s}")
+    } else {
+        "internal error (panic)".into()
+    }
+}
+
+/// Runs `body` on the handle, recording errors and panics.
+unsafe fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -> Result<c_int, Error>) -> c_int {
+    if f.is_null() {
+        return VMAFX_EINVAL;
+    }
+    // SAFETY: a non-NULL handle comes from vmafx_filter_new and is used by
+    // one thread at a time (the filter's).
+    let vx = unsafe { &mut *f };
+    match catch_unwind(AssertUnwindSafe(|| body(&mut *vx))) {
+        Ok(Ok(n)) => n,
+        Ok(Err(e)) => {
+            vx.last_error = c_string(&e.to_string());
+            code(&e)
+        }
+        Err(p) => {
+            vx.last_error = c_string(&panic_text(p));
+            VMAFX_EINTERNAL
+        }
+    }
+}
+
+fn copy_error(err: *mut c_char, len: usize, msg: &str) {
+    if err.is_null() || len == 0 {
+        return;
+    }
+    let bytes = msg.as_bytes();
+    let n = bytes.len().min(len - 1);
+    // SAFETY: the caller gives `len` writable bytes at `err`.
+    unsafe {
+        ptr::copy_nonoverlapping(bytes.as_ptr(), err as *mut u8, n);
+        *err.add(n) = 0;
+    }
+}
+
+/// `vmafx_filter_new` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_new(
+    options: *const VmafxFilterOptions,
+    host: *const VmafxHost,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut VmafxFilter {
+    let result = catch_unwind(|| -> Result<Box<VmafxFilter>, Error> {
+        if options.is_null() || host.is_null() {
+            return Err(Error::invalid("vmafx_filter_new: NULL options or host"));
+        }
+        // SAFETY: non-NULL pointers to the structs vmafx.h declares.
+        let (o, h) = unsafe { (&*options, *host) };
+        let (Some(frame_free), Some(set_metadata)) = (h.frame_free, h.frame_set_metadata) else {
+            return Err(Error::invalid("vmafx_filter_new: host callbacks missing"));
+        };
+        // SAFETY: NULL or NUL-terminated strings (vmafx.h).
+        let raw = unsafe {
+            RawOptions {
+                model: opt_str(o.model, "model")?,
+                feature: opt_str(o.feature, "feature")?,
+                log_path: opt_str(o.log_path, "log_path")?,
+                log_fmt: opt_str(o.log_fmt, "log_fmt")?,
+                pool: opt_str(o.pool, "pool")?,
+                n_threads: o.n_threads as i64,
+                n_subsample: o.n_subsample as i64,
+            }
+        };
+        Ok(Box::new(VmafxFilter {
+            filter: Filter::new(&raw)?,
+            frame_free,
+            set_metadata,
+            last_error: CString::default(),
+            warnings: CString::default(),
+            summary: CString::default(),
+        }))
+    });
+    match result {
+        Ok(Ok(b)) => Box::into_raw(b),
+        Ok(Err(e)) => {
+            copy_error(err, err_len, &e.to_string());
+            ptr::null_mut()
+        }
+        Err(p) => {
+            copy_error(err, err_len, &panic_text(p));
+            ptr::null_mut()
+        }
+    }
+}
+
+/// NULL-terminated list of the accepted pixel format names.
+#[no_mangle]
+pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
+    struct List([*const c_char; 20]);
+    // SAFETY: the pointers are to 'static C string literals.
+    unsafe impl Sync for List {}
+    static NAMES: List = List([
+        c"yuv420p".as_ptr(), c"yuv422p".as_ptr(), c"yuv444p".as_ptr(),
+        c"yuv420p10le".as_ptr(), c"yuv422p10le".as_ptr(), c"yuv444p10le".as_ptr(),
+        c"yuv420p12le".as_ptr(), c"yuv422p12le".as_ptr(), c"yuv444p12le".as_ptr(),
+        c"yuv420p16le".as_ptr(), c"yuv422p16le".as_ptr(), c"yuv444p16le".as_ptr(),
+        c"gray".as_ptr(), c"gray10le".as_ptr(), c"gray12le".as_ptr(), c"gray16le".as_ptr(),
+        c"nv12".as_ptr(), c"p010le".as_ptr(), c"p016le".as_ptr(),
+        ptr::null(),
+    ]);
+    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 1);
+    NAMES.0.as_ptr()
+}
+
+/// `vmafx_filter_configure` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_configure(
+    f: *mut VmafxFilter,
+    main_w: c_int,
+    main_h: c_int,
+    main_fmt: *const c_char,
+    ref_w: c_int,
+    ref_h: c_int,
+    ref_fmt: *const c_char,
+) -> c_int {
+    with_filter(f, |vx| {
+        // SAFETY: NULL or NUL-terminated (av_get_pix_fmt_name).
+        let (m, r) = unsafe { (opt_str(main_fmt, "main format")?, opt_str(ref_fmt, "reference format")?) };
+        let size = |v: c_int| usize::try_from(v).map_err(|_| Error::invalid(format!("size {v}")));
+        vx.filter.configure(
+            (size(main_w)?, size(main_h)?, m.unwrap_or("none")),
+            (size(ref_w)?, size(ref_h)?, r.unwrap_or("none")),
+        )?;
+        Ok(VMAFX_OK)
+    })
+}
+
+/// Takes the handle out of `frame` (so it is released exactly once) and
+/// reads its planes.
+///
+/// # Safety
+/// `frame` points to a filled `VmafxFrame`.
+unsafe fn take_frame<'a>(
+    frame: *const VmafxFrame,
+    free: unsafe extern "C" fn(*mut c_void),
+) -> Result<(FrameHandle, RawPlanes, &'a str), Error> {
+    let fr = &*frame;
+    let handle = FrameHandle::new(fr.handle, free);
+    let fmt = opt_str(fr.pix_fmt, "pixel format")?.unwrap_or("none");
+    if fr.width <= 0 || fr.height <= 0 {
+        return Err(Error::invalid(format!("frame size {}x{}", fr.width, fr.height)));
+    }
+    let raw = RawPlanes {
+        data: fr.data,
+        linesize: fr.linesize,
+        width: fr.width as usize,
+        height: fr.height as usize,
+    };
+    Ok((handle, raw, fmt))
+}
+
+/// `vmafx_filter_push` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_push(
+    f: *mut VmafxFilter,
+    main: *const VmafxFrame,
+    reference: *const VmafxFrame,
+    output: *mut c_void,
+) -> c_int {
+    with_filter(f, |vx| {
+        let free = vx.frame_free;
+        // SAFETY: `output` is a frame handed over (vmafx.h).
+        let output = unsafe { FrameHandle::new(output, free) };
+        if main.is_null() || reference.is_null() {
+            return Err(Error::invalid("vmafx_filter_push: NULL frame"));
+        }
+        // SAFETY: filled VmafxFrames (vmafx.h); their handles are taken
+        // first, so they are released even when reading fails.
+        let m = unsafe { take_frame(main, free) }?;
+        let r = unsafe { take_frame(reference, free) }?;
+        vx.filter.push(m, r, output)?;
+        Ok(VMAFX_OK)
+    })
+}
+
+/// `vmafx_filter_push_unscored` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output: *mut c_void) -> c_int {
+    with_filter(f, |vx| {
+        // SAFETY: `output` is a frame handed over (vmafx.h).
+        let output = unsafe { FrameHandle::new(output, vx.frame_free) };
+        vx.filter.push_unscored(output);
+        Ok(VMAFX_OK)
+    })
+}
+
+/// `vmafx_filter_pop` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_pop(f: *mut VmafxFilter, output: *mut *mut c_void) -> c_int {
+    if output.is_null() {
+        return VMAFX_EINVAL;
+    }
+    // SAFETY: `output` is writable.
+    unsafe { *output = ptr::null_mut() };
+    with_filter(f, |vx| {
+        let set_metadata = vx.set_metadata;
+        let mut set = |frame: &FrameHandle, key: &str, value: &str| -> Result<(), Error> {
+            let (k, v) = (c_string(key), c_string(value));
+            // SAFETY: a frame we hold, NUL-terminated strings.
+            let ret = unsafe { set_metadata(frame.as_ptr(), k.as_ptr(), v.as_ptr()) };
+            if ret < 0 {
+                return Err(Error::Internal(format!("setting frame metadata {key} failed ({ret})")));
+            }
+            Ok(())
+        };
+        match vx.filter.pop(&mut set)? {
+            Some(frame) => {
+                // SAFETY: as above; ownership goes back to the host.
+                unsafe { *output = frame.into_raw() };
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    })
+}
+
+/// `vmafx_filter_finish` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_finish(
+    f: *mut VmafxFilter,
+    reference_frames: i64,
+    allow_unequal: c_int,
+) -> c_int {
+    with_filter(f, |vx| {
+        vx.filter.finish(reference_frames, allow_unequal != 0)?;
+        Ok(VMAFX_OK)
+    })
+}
+
+/// `vmafx_filter_summary` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_char {
+    let ret = with_filter(f, |vx| {
+        let text = c_string(vx.filter.summary()?);
+        vx.summary = text;
+        Ok(VMAFX_OK)
+    });
+    if ret < 0 {
+        return ptr::null();
+    }
+    // SAFETY: non-NULL (with_filter returned OK).
+    unsafe { (*f).summary.as_ptr() }
+}
+
+/// `vmafx_filter_take_warnings` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_take_warnings(f: *mut VmafxFilter) -> *const c_char {
+    let ret = with_filter(f, |vx| {
+        let w = vx.filter.take_warnings();
+        if w.is_empty() {
+            return Ok(0);
+        }
+        vx.warnings = c_string(&(w.join("\n") + "\n"));
+        Ok(1)
+    });
+    if ret != 1 {
+        return ptr::null();
+    }
+    // SAFETY: non-NULL (with_filter returned 1).
+    unsafe { (*f).warnings.as_ptr() }
+}
+
+/// `vmafx_filter_last_error` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_last_error(f: *const VmafxFilter) -> *const c_char {
+    if f.is_null() {
+        return c"vmafx: no filter instance".as_ptr();
+    }
+    // SAFETY: a handle from vmafx_filter_new.
+    unsafe { (*f).last_error.as_ptr() }
+}
+
+/// `vmafx_filter_frames_scored` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_frames_scored(f: *const VmafxFilter) -> u64 {
+    if f.is_null() {
+        return 0;
+    }
+    // SAFETY: a handle from vmafx_filter_new.
+    unsafe { (*f).filter.frames_scored() }
+}
+
+/// `vmafx_filter_host_copies` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 {
+    if f.is_null() {
+        return 0;
+    }
+    // SAFETY: a handle from vmafx_filter_new.
+    unsafe { (*f).filter.host_copies() }
+}
+
+/// `vmafx_filter_free` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_free(f: *mut VmafxFilter) {
+    if f.is_null() {
+        return;
+    }
+    // Dropping stops the workers and releases every frame still held; a
+    // panic there must not cross into C.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: a handle from vmafx_filter_new, freed once.
+        drop(unsafe { Box::from_raw(f) });
+    }));
+}

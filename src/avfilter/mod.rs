@@ -1,0 +1,443 @@
+//! The Rust side of FFmpeg's `vmafx` filter (a drop-in for the `libvmaf`
+//! filter, `libavfilter/vf_libvmaf.c`): one [`Filter`] per filter instance
+//! holds the options, the scoring [`Context`], and the output frames held
+//! back until their scores are final; [`ffi`] exposes it to the C glue
+//! (`include/vmafx.h`).
+//!
+//! Flow per frame pair: the glue hands over a reference to the distorted
+//! and reference frames (kept alive until scored, then released) and the
+//! distorted frame to pass downstream. Frames are scored on the context's
+//! worker pool in order; an output frame leaves once every feature and
+//! model score of its index is final (`Context::frames_final`: motion needs
+//! the next frame), with one metadata entry per score:
+//! `lavfi.vmafx.<name>` = the value as `%.17g` ([`number::format_g17`]),
+//! `<name>` as libvmaf's logs print it (`integer_vif_scale0`, `vmaf`).
+//! At end of stream the tail is flushed, the log written in libvmaf's
+//! format, and the pooled score returned as libvmaf logs it.
+
+pub mod ffi;
+pub mod frame;
+pub mod number;
+pub mod options;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::engine::{Context, ContextConfig, PictureSource};
+use crate::feature::{find_extractor, FeatureOptions};
+use crate::model::Model;
+use crate::score::log::{write_log, LogInput};
+use crate::{Error, Result};
+
+use frame::{FrameHandle, HostFormat, HostPicture, RawPlanes};
+use options::{FilterOptions, ModelSource, RawOptions};
+
+/// Prefix of every metadata key the filter writes.
+pub const METADATA_PREFIX: &str = "lavfi.vmafx.";
+
+/// Extractors known to read luma only; any other one gets chroma planes.
+const LUMA_ONLY_EXTRACTORS: &[&str] = &["vif", "adm", "motion"];
+
+/// How the host sets metadata on an output frame.
+pub type SetMetadata<'a> = dyn FnMut(&FrameHandle, &str, &str) -> Result<()> + 'a;
+
+struct Pending {
+    frame: FrameHandle,
+    /// Frame index in the scoring context; `None` for frames passed
+    /// through unscored.
+    index: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    width: usize,
+    height: usize,
+    format: &'static HostFormat,
+}
+
+/// One filter instance.
+pub struct Filter {
+    options: FilterOptions,
+    context: Context,
+    read_chroma: bool,
+    geometry: Option<Geometry>,
+    pending: VecDeque<Pending>,
+    pairs: u32,
+    unscored: u32,
+    host_copies: u64,
+    started: Option<Instant>,
+    finished: bool,
+    summary: Option<String>,
+    log_written: bool,
+    warnings: Vec<String>,
+}
+
+impl Filter {
+    /// Parses the options, loads the models and sets up the context.
+    pub fn new(raw: &RawOptions<'_>) -> Result<Filter> {
+        let options = FilterOptions::parse(raw)?;
+        let mut context = Context::new(ContextConfig {
+            threads: options.threads,
+            subsample: options.subsample,
+            ..ContextConfig::default()
+        })?;
+        for spec in &options.models {
+            let model = match &spec.source {
+                ModelSource::Version(v) => Model::builtin(v, &spec.config),
+                ModelSource::Path(p) => Model::from_path(p, &spec.config),
+            }
+            .map_err(|e| {
+                let what = match &spec.source {
+                    ModelSource::Version(v) => format!("version {v}"),
+                    ModelSource::Path(p) => format!("path {}", p.display()),
+                };
+                Error::Model(format!("could not load model with {what}: {e}"))
+            })?;
+            if let Some((feature, option, value)) = spec.overloads.first() {
+                return Err(Error::NotSupported(format!(
+                    "model feature override {feature}.{option}={value}"
+                )));
+            }
+            context.use_model(model)?;
+        }
+        let mut read_chroma = false;
+        for f in &options.features {
+            let descriptor = find_extractor(&f.name)?;
+            let mut opts = FeatureOptions::new();
+            for (k, v) in &f.options {
+                opts.set_text(descriptor.options, k, v)
+                    .map_err(|e| Error::invalid(format!("feature {}: {e}", f.name)))?;
+            }
+            read_chroma |= !LUMA_ONLY_EXTRACTORS.contains(&descriptor.name);
+            context.use_extractor(descriptor, opts)?;
+        }
+        for m in context.models() {
+            for f in m.features() {
+                read_chroma |= !LUMA_ONLY_EXTRACTORS.contains(&f.extractor.name);
+            }
+        }
+        Ok(Filter {
+            options,
+            context,
+            read_chroma,
+            geometry: None,
+            pending: VecDeque::new(),
+            pairs: 0,
+            unscored: 0,
+            host_copies: 0,
+            started: None,
+            finished: false,
+            summary: None,
+            log_written: false,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Checks the negotiated inputs.
+    pub fn configure(
+        &mut self,
+        main: (usize, usize, &str),
+        reference: (usize, usize, &str),
+    ) -> Result<()> {
+        if main.0 != reference.0 || main.1 != reference.1 {
+            return Err(Error::Mismatch(format!(
+                "input sizes differ: main is {}x{}, reference is {}x{} (scale one of them first)",
+                main.0, main.1, reference.0, reference.1
+            )));
+        }
+        if main.2 != reference.2 {
+            return Err(Error::Mismatch(format!(
+                "input pixel formats differ: main is {}, reference is {} (convert one with format=)",
+                main.2, reference.2
+            )));
+        }
+        let format = HostFormat::by_name(main.2)?;
+        if main.0 < 3 || main.1 < 3 {
+            return Err(Error::NotSupported(format!("frames of {}x{} (at least 3x3)", main.0, main.1)));
+        }
+        self.geometry = Some(Geometry { width: main.0, height: main.1, format });
+        Ok(())
+    }
+
+    fn wrap(&mut self, frame: FrameHandle, raw: &RawPlanes, fmt: &str, what: &str) -> Result<HostPicture> {
+        let g = self
+            .geometry
+            .ok_or_else(|| Error::Internal("frame before the inputs were configured".into()))?;
+        if fmt != g.format.name || raw.width != g.width || raw.height != g.height {
+            return Err(Error::Mismatch(format!(
+                "{what} frame {} is {}x{} {fmt}, the input was configured as {}x{} {}",
+                self.pairs, raw.width, raw.height, g.width, g.height, g.format.name
+            )));
+        }
+        // SAFETY: the glue fills RawPlanes from the AVFrame behind `frame`
+        // (vmafx.h contract), whose buffers stay referenced by `frame`.
+        let (pic, copied) = unsafe { HostPicture::wrap(frame, raw, g.format, self.read_chroma) }?;
+        self.host_copies += copied as u64;
+        Ok(pic)
+    }
+
+    /// Queues one pair; `output` leaves through [`Filter::pop`] once final.
+    /// The handles are released on every path, errors included.
+    pub fn push(
+        &mut self,
+        main: (FrameHandle, RawPlanes, &str),
+        reference: (FrameHandle, RawPlanes, &str),
+        output: FrameHandle,
+    ) -> Result<()> {
+        if self.finished {
+            return Err(Error::invalid("frame after end of stream"));
+        }
+        let distorted = self.wrap(main.0, &main.1, main.2, "main")?;
+        let reference = self.wrap(reference.0, &reference.1, reference.2, "reference")?;
+        self.started.get_or_insert_with(Instant::now);
+        let distorted: Arc<dyn PictureSource> = Arc::new(distorted);
+        let reference: Arc<dyn PictureSource> = Arc::new(reference);
+        self.context.push(reference, distorted)?;
+        self.pending.push_back(Pending { frame: output, index: Some(self.pairs) });
+        self.pairs += 1;
+        Ok(())
+    }
+
+    /// Queues a frame that passes through unscored, behind the others.
+    pub fn push_unscored(&mut self, output: FrameHandle) {
+        self.unscored += 1;
+        self.pending.push_back(Pending { frame: output, index: None });
+    }
+
+    /// The next output frame whose scores are final, with its metadata set.
+    pub fn pop(&mut self, set: &mut SetMetadata<'_>) -> Result<Option<FrameHandle>> {
+        let ready = match self.pending.front() {
+            None => return Ok(None),
+            Some(Pending { index: None, .. }) => true,
+            Some(Pending { index: Some(i), .. }) => self.finished || *i < self.context.frames_final(),
+        };
+        if !ready {
+            return Ok(None);
+        }
+        let Pending { frame, index } = self.pending.pop_front().expect("front exists");
+        if let Some(i) = index {
+            let collector = self.context.collector();
+            for name in collector.names() {
+                if let Some(v) = collector.get(name, i) {
+                    set(&frame, &metadata_key(name), &number::format_g17(v))?;
+                }
+            }
+        }
+        Ok(Some(frame))
+    }
+
+    /// End of stream: scores what is in flight, then checks the frame
+    /// counts. `reference_frames < 0` skips that check.
+    pub fn finish(&mut self, reference_frames: i64, allow_unequal: bool) -> Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if self.pairs > 0 {
+            self.context.flush()?;
+        }
+        let main_frames = self.pairs as i64 + self.unscored as i64;
+        if reference_frames >= 0 && reference_frames != main_frames {
+            let msg = format!(
+                "frame counts differ: main (distorted) has {main_frames} frames, reference has {reference_frames}"
+            );
+            if !allow_unequal {
+                return Err(Error::Mismatch(format!(
+                    "{msg}; with eof_action=repeat (the default) a shorter reference would have its last frame scored again. \
+                     Make the inputs equally long, or accept it with shortest=1 or eof_action=endall|pass"
+                )));
+            }
+            self.warnings.push(format!(
+                "{msg}; {} pairs scored, {} main frames passed through unscored",
+                self.pairs, self.unscored
+            ));
+        }
+        Ok(())
+    }
+
+    /// Finishes if needed, writes the log (once), and returns the lines
+    /// libvmaf logs at info level: "VMAF score: %f" per model.
+    pub fn summary(&mut self) -> Result<&str> {
+        if self.summary.is_none() {
+            self.finish(-1, true)?;
+            let mut text = String::new();
+            if self.pairs > 0 {
+                for m in self.context.models() {
+                    let score = self.context.pooled(m.name(), self.options.pool, 0, self.pairs - 1)?;
+                    text.push_str(&format!("VMAF score: {}\n", printf_f(score)));
+                }
+                self.write_log()?;
+            }
+            self.summary = Some(text);
+        }
+        Ok(self.summary.as_deref().unwrap_or(""))
+    }
+
+    fn write_log(&mut self) -> Result<()> {
+        let Some(path) = self.options.log_path.clone() else { return Ok(()) };
+        if self.log_written {
+            return Ok(());
+        }
+        self.log_written = true;
+        let g = self.geometry.ok_or_else(|| Error::Internal("log before configure".into()))?;
+        let seconds = self.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0);
+        let input = LogInput {
+            collector: self.context.collector(),
+            frames: self.pairs,
+            subsample: self.options.subsample,
+            width: g.width,
+            height: g.height,
+            fps: (seconds > 0.0).then(|| self.pairs as f64 / seconds),
+        };
+        let mut out = Vec::new();
+        write_log(&mut out, self.options.log_format, &input).map_err(|e| Error::io(&path, e))?;
+        std::fs::write(&path, out).map_err(|e| Error::io(&path, e))
+    }
+
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+    pub fn frames_scored(&self) -> u64 {
+        self.pairs as u64
+    }
+    pub fn host_copies(&self) -> u64 {
+        self.host_copies
+    }
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+}
+
+/// The metadata key of a collector entry: the prefix and the name libvmaf
+/// prints in its logs (the alias: "integer_vif_scale0", a model's name).
+pub fn metadata_key(collector_name: &str) -> String {
+    format!("{METADATA_PREFIX}{}", crate::feature::naming::alias(collector_name))
+}
+
+/// C's `%f` (six decimals; "nan", "inf" as glibc prints them).
+fn printf_f(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v < 0.0 { "-inf".into() } else { "inf".into() }
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::{Chroma, OwnedPicture, PixelFormat};
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    /// The tests count live frames in one counter: one test at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    unsafe extern "C" fn free_fake(p: *mut c_void) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+        drop(Box::from_raw(p as *mut OwnedPicture));
+    }
+
+    /// A host frame: a boxed picture, counted while alive.
+    fn fake(p: &OwnedPicture) -> (FrameHandle, RawPlanes) {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        let b = Box::new(p.clone());
+        let v = b.view();
+        let mut data = [std::ptr::null(); 4];
+        let mut linesize = [0; 4];
+        for i in 0..v.plane_count() {
+            data[i] = v.plane(i).data().as_ptr();
+            linesize[i] = v.plane(i).stride() as i32;
+        }
+        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height() };
+        (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
+    }
+
+    fn picture(t: usize) -> OwnedPicture {
+        let f = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
+        let mut p = OwnedPicture::new(f, 16, 12).unwrap();
+        for y in 0..12 {
+            for x in 0..16 {
+                p.set(0, x, y, ((x * 7 + y * 3 + t * t * 5) % 256) as u16);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn output_waits_for_final_scores_and_matches_the_core() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        for threads in [0, 2] {
+            let raw = RawOptions { model: Some(""), feature: Some("name=motion"), n_threads: threads, n_subsample: 1, ..Default::default() };
+            let mut f = Filter::new(&raw).unwrap();
+            f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
+            let mut got: Vec<HashMap<String, String>> = Vec::new();
+            let pop_all = |f: &mut Filter, got: &mut Vec<HashMap<String, String>>| {
+                loop {
+                    let mut meta = HashMap::new();
+                    let mut set = |_: &FrameHandle, k: &str, v: &str| -> Result<()> {
+                        meta.insert(k.to_owned(), v.to_owned());
+                        Ok(())
+                    };
+                    match f.pop(&mut set).unwrap() {
+                        Some(frame) => {
+                            drop(frame);
+                            got.push(meta);
+                        }
+                        None => break,
+                    }
+                }
+            };
+            let pics: Vec<OwnedPicture> = (0..6).map(picture).collect();
+            for (i, p) in pics.iter().enumerate() {
+                let (m, mr) = fake(p);
+                let (r, rr) = fake(&pics[(i + 1) % 6]);
+                let (o, _) = fake(p);
+                f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).unwrap();
+                pop_all(&mut f, &mut got);
+                // Motion needs the next frame: frame i cannot be out yet.
+                assert!(got.len() <= i, "threads={threads}: frame {i} left before the next was scored");
+            }
+            f.finish(6, false).unwrap();
+            pop_all(&mut f, &mut got);
+            assert_eq!(got.len(), 6);
+            for (i, meta) in got.iter().enumerate() {
+                let v = f.context().score_at("VMAF_integer_feature_motion2_score", i as u32).unwrap();
+                assert_eq!(meta["lavfi.vmafx.integer_motion2"], number::format_g17(v));
+            }
+            assert_eq!(f.summary().unwrap(), "");
+            drop(f);
+        }
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0, "every host frame released");
+    }
+
+    #[test]
+    fn mismatches_are_errors_and_release_frames() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let raw = RawOptions { model: None, feature: Some("name=motion"), n_subsample: 1, ..Default::default() };
+        let mut f = Filter::new(&raw).unwrap();
+        assert!(f.configure((16, 12, "yuv420p"), (18, 12, "yuv420p")).is_err());
+        assert!(f.configure((16, 12, "yuv420p"), (16, 12, "nv12")).is_err());
+        assert!(f.configure((16, 12, "rgb24"), (16, 12, "rgb24")).is_err());
+        f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
+        let p = picture(0);
+        let (m, mr) = fake(&p);
+        let (r, mut rr) = fake(&p);
+        rr.width = 14;
+        let (o, _) = fake(&p);
+        assert!(f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).is_err());
+        let (m, mr) = fake(&p);
+        let (r, rr) = fake(&p);
+        let (o, _) = fake(&p);
+        f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).unwrap();
+        let err = f.finish(3, false).unwrap_err().to_string();
+        assert!(err.contains("main (distorted) has 1 frames, reference has 3"), "{err}");
+        drop(f);
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0);
+    }
+}

@@ -1,0 +1,65 @@
+//! Metadata number format: C's `%.17g`, so every double round-trips
+//! exactly through its text (`strtod`, Rust's `parse::<f64>`).
+//!
+//! 17 significant digits, the shortest form of `%g`: fixed notation when
+//! the decimal exponent lies in [-4, 17), else `d.ddde±XX`; trailing zeros
+//! (and a trailing point) dropped. Rust's `{:.16e}` rounds exactly as glibc
+//! does (correctly rounded, ties to even), so the digits are the same.
+
+pub fn format_g17(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    const P: i32 = 17;
+    let sci = format!("{:.*e}", (P - 1) as usize, v);
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
+    if (-4..P).contains(&exp) {
+        let fixed = format!("{:.*}", (P - 1 - exp) as usize, v);
+        trim_zeros(&fixed).to_owned()
+    } else {
+        let m = trim_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g17;
+
+    #[test]
+    fn matches_printf_g17() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (100.0, "100"),
+            (0.1, "0.10000000000000001"),
+            (95.123456789, "95.123456789000002"),
+            (1e-5, "1.0000000000000001e-05"),
+            (0.0001, "0.0001"),
+            (1e17, "1e+17"),
+            (12345678901234567.0, "12345678901234568"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (5e-324, "4.9406564584124654e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (-2.5, "-2.5"),
+        ];
+        for &(v, want) in cases {
+            assert_eq!(format_g17(v), want, "{v:e}");
+            assert_eq!(format_g17(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+}
