@@ -131,3 +131,19 @@ fn vif_extreme_content_matches_libvmaf() {
         check(&frames, &[("vif_enhn_gain_limit", "1.0")], &format!("extreme egl=1 {bits}-bit"));
     }
 }
+
+#[test]
+fn vif_refuses_pictures_below_16x16() {
+    use vmafx::picture::PixelFormat;
+    for (w, h) in [(15usize, 40usize), (40, 15), (8, 8)] {
+        let fmt = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
+        let p = OwnedPicture::new(fmt, w, h).unwrap();
+        let mut ctx = Context::new(ContextConfig::default()).unwrap();
+        ctx.use_feature("vif", FeatureOptions::new()).unwrap();
+        let err = ctx.push(Arc::new(p.clone()), Arc::new(p)).unwrap_err();
+        assert!(err.to_string().contains("16x16"), "{w}x{h}: {err}");
+    }
+    // 16x16 is scored, and matches.
+    check(&synth::clip(Chroma::Yuv420, 8, 16, 16, 3, 2), &[], "16x16");
+    check(&synth::clip(Chroma::Yuv444, 12, 17, 31, 3, 2), &[], "17x31");
+}

@@ -100,6 +100,12 @@ pub const FILTERS: [&[u16]; 4] = [
 /// Widest half filter: the padding the row buffers keep on each side.
 pub const MAX_HALF: usize = 8;
 
+/// Smallest luma libvmaf scores from the picture alone: below 16 pixels
+/// (wide or high) scale 3 is a single row or column, and libvmaf's mirror
+/// then reads rows and columns of its buffers that the current scale never
+/// wrote (left over from the previous scale or frame).
+pub const MIN_SIZE: usize = 16;
+
 /// `sigma_nsq`: the noise variance, 2.0 in Q16.
 pub const SIGMA_NSQ: i32 = 65536 << 1;
 
@@ -375,6 +381,7 @@ impl VifComputer {
         if distorted.width() != w || reference.height() != h {
             return Err(Error::Mismatch("vif: reference and distorted luma differ in size".into()));
         }
+        check_size(w, h)?;
         let k = self.kernels;
         let egl = self.enhn_gain_limit;
         let mut score = VifScore::default();
@@ -429,6 +436,15 @@ impl VifComputer {
     }
 }
 
+fn check_size(w: usize, h: usize) -> Result<()> {
+    if w < MIN_SIZE || h < MIN_SIZE {
+        return Err(Error::NotSupported(format!(
+            "vif on {w}x{h} luma: below {MIN_SIZE}x{MIN_SIZE}, libvmaf's result depends on stale buffer contents"
+        )));
+    }
+    Ok(())
+}
+
 fn plane_u8<'a>(v: &PlaneView<'a>) -> Result<Plane<'a, u8>> {
     if v.bytes_per_sample() != 1 {
         return Err(Error::Internal("vif: 8-bit plane expected".into()));
@@ -475,6 +491,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     let debug = o.get_bool(&OPTIONS, "debug");
     let skip_scale0 = o.get_bool(&OPTIONS, "vif_skip_scale0");
     let egl = o.get_double(&OPTIONS, "vif_enhn_gain_limit");
+    check_size(cfg.width, cfg.height)?;
     Ok(Box::new(Vif {
         computer: VifComputer::new(kernels(cfg.cpu), egl, skip_scale0),
         debug,
