@@ -14,7 +14,7 @@
 
 pub mod scalar;
 #[cfg(target_arch = "x86_64")]
-pub mod avx2;
+mod avx2;
 
 use std::sync::OnceLock;
 
@@ -251,6 +251,8 @@ impl SubsampleParams {
 pub struct Scratch {
     pub(crate) u32s: Vec<u32>,
     pub(crate) u64s: Vec<u64>,
+    pub(crate) i32s: Vec<i32>,
+    pub(crate) i16s: Vec<i16>,
 }
 
 /// libvmaf's edge rule, seen from a reader: the row (or column) that index

@@ -19,14 +19,15 @@ pub const KERNELS: Kernels = Kernels {
 };
 
 /// libvmaf's `PADDING_SQ_DATA` on one row buffer whose sample 0 sits at
-/// index `MAX_HALF`: mirrors `half` values on each side, in its order.
+/// index `MAX_HALF`: mirrors `half` values on each side. For w >= 2 this is
+/// libvmaf's loop; a 1-wide row (where libvmaf reads stale values) repeats
+/// its one value, so every kernel agrees at every width.
 #[inline]
 pub(crate) fn pad_row<T: Copy>(row: &mut [T], w: usize, half: usize) {
-    let o = MAX_HALF as isize;
-    let w = w as isize;
-    for f in 1..=half as isize {
-        row[(o - f) as usize] = row[(o + f) as usize];
-        row[(o + w - 1 + f) as usize] = row[(o + w - 1 - f) as usize];
+    let o = MAX_HALF;
+    for f in 1..=half {
+        row[o - f] = row[o + reflect(-(f as isize), w)];
+        row[o + w - 1 + f] = row[o + reflect((w - 1 + f) as isize, w)];
     }
 }
 
