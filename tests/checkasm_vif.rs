@@ -228,6 +228,66 @@ fn checkasm_vif_subsample_u16() {
     }
 }
 
+/// The per-pixel statistic: every table index (sigma1² sweeping 2^18
+/// values), the thresholds, and random and extreme triples.
+#[test]
+fn checkasm_vif_statistic() {
+    use vmafx::feature::vif::SIGMA_NSQ;
+    let s = kernels(CpuLevel::Scalar);
+    // Every den index: x = sigma_nsq + sigma1² runs over [2^18, 2^19).
+    let s1: Vec<i32> = (0..1 << 18).map(|i| (1 << 18) - SIGMA_NSQ + i).collect();
+    let zeros = vec![0i32; s1.len()];
+    let mut triples: Vec<(Vec<i32>, Vec<i32>, Vec<i32>, String)> =
+        vec![(s1.clone(), zeros.clone(), zeros.clone(), "den sweep".into())];
+    let mut rng = Rng::new(seeds()[0]);
+    let edge = [
+        i32::MIN, i32::MIN + 1, -SIGMA_NSQ, -1, 0, 1, 2, SIGMA_NSQ - 1, SIGMA_NSQ, SIGMA_NSQ + 1, 1 << 20,
+        (1 << 30) + 7, i32::MAX - SIGMA_NSQ, i32::MAX - SIGMA_NSQ + 1, i32::MAX - 1, i32::MAX,
+    ];
+    for round in 0..4 {
+        let n = 5000 + round;
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        for _ in 0..n {
+            let pick = |rng: &mut Rng| match rng.below(4) {
+                0 => edge[rng.below(edge.len() as u64) as usize],
+                1 => rng.next_u64() as i32,
+                2 => rng.below(1 << 24) as i32,
+                _ => SIGMA_NSQ + rng.below(1 << 16) as i32 - (1 << 15),
+            };
+            let s1 = pick(&mut rng);
+            // Physical triples: sigma12² <= sigma1² sigma2², mostly.
+            let s2 = pick(&mut rng);
+            let s12 = if rng.below(2) == 0 {
+                let bound = ((s1.max(0) as f64) * (s2.max(0) as f64)).sqrt() as i64;
+                (rng.below(bound as u64 + 1) as i64 - rng.below(2) as i64 * bound / 3) as i32
+            } else {
+                pick(&mut rng)
+            };
+            a.push(s1);
+            b.push(s2);
+            c.push(s12);
+        }
+        triples.push((a, b, c, format!("random round {round}")));
+    }
+    for (level, k) in levels() {
+        for (a, b, c, what) in &triples {
+            for egl in [100.0, 1.0, 1.5] {
+                for len in [a.len(), a.len() - 3, 7, 1, 0] {
+                    let (a, b, c) = (&a[..len], &b[..len], &c[..len]);
+                    assert_eq!(
+                        (s.statistic)(a, b, c, egl),
+                        (k.statistic)(a, b, c, egl),
+                        "statistic {level:?} {what} len {len} egl {egl} seed {}",
+                        seeds()[0]
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Whole frames through every scale, scalar against each level.
 #[test]
 fn checkasm_vif_frames() {
@@ -256,15 +316,41 @@ fn hd_frame(bits: u8) -> (OwnedPicture, OwnedPicture) {
     (r, d)
 }
 
+/// CPU time of this thread, in ms: other processes sharing the machine do
+/// not inflate it (wall time here is at the mercy of the load).
+fn thread_cpu_ms() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: plain libc call writing into `ts`.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.sec as f64 * 1e3 + ts.nsec as f64 * 1e-6
+}
+
+/// Median of per-frame thread CPU times.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
 fn time_ours(level: CpuLevel, frame: &(OwnedPicture, OwnedPicture), bits: u8, reps: u32) -> f64 {
     let mut c = VifComputer::new(kernels(level), 100.0, false);
     let (rv, dv) = (frame.0.view(), frame.1.view());
     c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap();
-    let t = std::time::Instant::now();
+    let mut times = Vec::new();
     for _ in 0..reps {
+        let t = thread_cpu_ms();
         std::hint::black_box(c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap());
+        times.push(thread_cpu_ms() - t);
     }
-    t.elapsed().as_secs_f64() * 1e3 / reps as f64
+    median(times)
 }
 
 /// libvmaf's integer VIF per frame (ms), with `cpumask` disabling
@@ -312,11 +398,14 @@ fn time_libvmaf(cpumask: u64, frame: &(OwnedPicture, OwnedPicture), reps: u32) -
         let mut it = pics.into_iter();
         let (mut r, mut d) = it.next().unwrap();
         assert_eq!(sys::vmaf_read_pictures(ctx, &mut r, &mut d, 0), 0);
-        let t = std::time::Instant::now();
+        let mut times = Vec::new();
         for (i, (mut r, mut d)) in it.enumerate() {
+            // n_threads = 0: libvmaf extracts inside this call, on this thread.
+            let t = thread_cpu_ms();
             assert_eq!(sys::vmaf_read_pictures(ctx, &mut r, &mut d, i as u32 + 1), 0);
+            times.push(thread_cpu_ms() - t);
         }
-        let ms = t.elapsed().as_secs_f64() * 1e3 / reps as f64;
+        let ms = median(times);
         sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0);
         sys::vmaf_close(ctx);
         ms
@@ -329,7 +418,7 @@ fn vif_timing() {
     let reps = 10;
     for bits in [8u8, 10] {
         let frame = hd_frame(bits);
-        let mut line = format!("1920x1080 {bits}-bit, ms/frame:");
+        let mut line = format!("1920x1080 {bits}-bit, ms/frame (median thread CPU time):");
         for level in CpuLevel::available() {
             line += &format!(" vmafx {} {:.2};", level.name(), time_ours(level, &frame, bits, reps));
         }
@@ -340,4 +429,15 @@ fn vif_timing() {
         }
         println!("{line}");
     }
+}
+
+/// Our AVX2 VIF alone, for a profiler: `VMAFX_PROFILE_BITS` (8) bits,
+/// `VMAFX_PROFILE_REPS` (20) frames.
+#[test]
+#[ignore = "profiling loop"]
+fn vif_profile() {
+    let bits: u8 = std::env::var("VMAFX_PROFILE_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(8);
+    let reps: u32 = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let frame = hd_frame(bits);
+    println!("{:.2} ms/frame", time_ours(CpuLevel::detect_host(), &frame, bits, reps));
 }

@@ -30,7 +30,7 @@ use super::{
     SIGMA_NSQ,
 };
 
-pub const KERNELS: Kernels = Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16 };
+pub const KERNELS: Kernels = Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
 
 fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -81,6 +81,36 @@ fn subsample_u16(
     }
     // SAFETY: AVX2 is present (checked above).
     unsafe { subsample(r, d, p, s, out_r, out_d) }
+}
+
+fn statistic_slices(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+    let n = s1.len().min(s2.len()).min(s12.len());
+    if !available() {
+        return scalar::statistic(&s1[..n], &s2[..n], &s12[..n], egl);
+    }
+    // SAFETY: AVX2 is present (checked above).
+    unsafe { statistic_avx2(&s1[..n], &s2[..n], &s12[..n], egl) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+    let lut = log2_lut();
+    let egl = _mm256_set1_pd(egl);
+    let mut acc = StatAcc::new();
+    let n = s1.len();
+    let mut j = 0;
+    while j < n {
+        let left = (n - j).min(8);
+        let (mut a, mut b, mut c) = ([0i32; 8], [0i32; 8], [0i32; 8]);
+        a[..left].copy_from_slice(&s1[j..j + left]);
+        b[..left].copy_from_slice(&s2[j..j + left]);
+        c[..left].copy_from_slice(&s12[j..j + left]);
+        let load = |x: &[i32; 8]| _mm256_loadu_si256(x.as_ptr() as *const __m256i);
+        let valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        statistic(&mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
+        j += 8;
+    }
+    acc.sums()
 }
 
 /// Samples as the kernels load them: 16 at a time, widened to u16 lanes,
@@ -227,6 +257,77 @@ impl StatAcc {
     }
 }
 
+/// The log2 table as the AVX2 statistic reads it. libvmaf's table is 64 KiB
+/// (m in 32768..65536), more than L1 holds, and gathers from it miss. Its
+/// values step up by at most one every ~11 entries, so 16 entries fit in
+/// 32 bits: the first value and the (at most two) positions where the value
+/// steps up. 8 KiB, checked against the table when built; if some libm made
+/// the table irregular, the full table is read instead.
+struct Log2Lut {
+    /// Entry b: base | p1 << 16 | p2 << 24 for m = 32768 + 16 b + i:
+    /// value = base + (i >= p1) + (i >= p2), p = 16 for "no step".
+    blocks: Option<Box<[u32; 2048]>>,
+    table: &'static [u16; 65537],
+}
+
+fn log2_lut() -> &'static Log2Lut {
+    static LUT: std::sync::OnceLock<Log2Lut> = std::sync::OnceLock::new();
+    LUT.get_or_init(|| {
+        let table = log2_table();
+        let mut blocks = Box::new([0u32; 2048]);
+        let mut regular = true;
+        for (b, entry) in blocks.iter_mut().enumerate() {
+            let m0 = 32768 + 16 * b;
+            let mut steps = [16u32; 2];
+            let mut n = 0;
+            for i in 1..16 {
+                match table[m0 + i].wrapping_sub(table[m0 + i - 1]) {
+                    0 => {}
+                    1 if n < 2 => {
+                        steps[n] = i as u32;
+                        n += 1;
+                    }
+                    _ => regular = false,
+                }
+            }
+            *entry = table[m0] as u32 | steps[0] << 16 | steps[1] << 24;
+        }
+        Log2Lut { blocks: regular.then_some(blocks), table }
+    })
+}
+
+impl Log2Lut {
+    /// table[m] for eight lanes of m in 32768..65536 (other lanes: some
+    /// value, read inside the tables).
+    #[inline(always)]
+    unsafe fn lookup(&self, m: __m256i) -> __m256i {
+        match &self.blocks {
+            Some(blocks) => {
+                let index = _mm256_and_si256(
+                    _mm256_sub_epi32(_mm256_srli_epi32::<4>(m), _mm256_set1_epi32(2048)),
+                    _mm256_set1_epi32(2047),
+                );
+                // SAFETY: index < 2048 = blocks.len().
+                let e = _mm256_i32gather_epi32::<4>(blocks.as_ptr() as *const i32, index);
+                let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
+                let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
+                let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));
+                let p2 = _mm256_srli_epi32::<24>(e);
+                // cmpgt(i + 1, p) is -1 where i >= p.
+                let steps = _mm256_add_epi32(_mm256_cmpgt_epi32(i1, p1), _mm256_cmpgt_epi32(i1, p2));
+                _mm256_sub_epi32(base, steps)
+            }
+            None => {
+                let index = _mm256_and_si256(m, _mm256_set1_epi32(0xffff));
+                // SAFETY: index <= 65535; 4 bytes at 2 * index lie inside the
+                // 65537-entry table.
+                let t = _mm256_i32gather_epi32::<2>(self.table.as_ptr() as *const i32, index);
+                _mm256_and_si256(t, _mm256_set1_epi32(0xffff))
+            }
+        }
+    }
+}
+
 /// Four u32 lanes as exact doubles.
 #[inline(always)]
 unsafe fn u32x4_to_f64(x: __m128i) -> __m256d {
@@ -235,23 +336,48 @@ unsafe fn u32x4_to_f64(x: __m128i) -> __m256d {
     _mm256_sub_pd(_mm256_castsi256_pd(v), _mm256_set1_pd(4_503_599_627_370_496.0))
 }
 
-/// `log2_32` / `log2_64` of four exact integer doubles (>= 2^17), as i64
-/// lanes: the exponent gives k, the top 15 mantissa bits the table index
-/// (`temp >> k`). Any other input gives some value and an index in range.
+/// `log2_32` on eight u32 lanes (>= 2^17): k from the exponent of
+/// float(x >> 8) (exact: < 2^24), then table[x >> k] + 2048 k.
 #[inline(always)]
-unsafe fn log2_q11(y: __m256d, table: *const i32) -> __m256i {
+unsafe fn log2_u32(x: __m256i, lut: &Log2Lut) -> __m256i {
+    let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<8>(x)));
+    // floor(log2 x) = biased exponent - 127 + 8; k = that - 15.
+    let k = _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(134));
+    let m = _mm256_srlv_epi32(x, k);
+    _mm256_add_epi32(lut.lookup(m), _mm256_slli_epi32::<11>(k))
+}
+
+/// For four exact integer doubles (>= 2^17, < 2^53): table index m (top 16
+/// bits of the integer) | k << 16 (k = floor(log2) - 15), in the low 32
+/// bits of each 64-bit lane.
+#[inline(always)]
+unsafe fn log2_parts_f64(y: __m256d) -> __m256i {
     let bits = _mm256_castpd_si256(y);
-    let biased = _mm256_srli_epi64::<52>(bits);
-    let index = _mm256_or_si256(
+    let m = _mm256_or_si256(
         _mm256_and_si256(_mm256_srli_epi64::<37>(bits), _mm256_set1_epi64x(0x7fff)),
         _mm256_set1_epi64x(0x8000),
     );
-    // SAFETY (caller): table has 65537 u16; index <= 65535 reads 4 bytes
-    // at 2 * index, inside it.
-    let t = _mm256_i64gather_epi32::<2>(table, index);
-    let t = _mm256_cvtepi32_epi64(_mm_and_si128(t, _mm_set1_epi32(0xffff)));
-    // k = exponent - 15 = biased - 1038.
-    _mm256_add_epi64(t, _mm256_slli_epi64::<11>(_mm256_sub_epi64(biased, _mm256_set1_epi64x(1038))))
+    let k = _mm256_sub_epi64(_mm256_srli_epi64::<52>(bits), _mm256_set1_epi64x(1038));
+    _mm256_or_si256(m, _mm256_slli_epi64::<16>(k))
+}
+
+/// The low 32 bits of the 64-bit lanes of `a` (lanes 0..3) and `b`
+/// (lanes 4..7), in order.
+#[inline(always)]
+unsafe fn pack_low32(a: __m256i, b: __m256i) -> __m256i {
+    let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    _mm256_permute2x128_si256::<0x20>(_mm256_permutevar8x32_epi32(a, pick), _mm256_permutevar8x32_epi32(b, pick))
+}
+
+/// Adds the eight i32 lanes of `v` where `mask` is set to four i64 sums.
+#[inline(always)]
+unsafe fn add_masked_i64(sum: __m256i, v: __m256i, mask: __m256i) -> __m256i {
+    let v = _mm256_and_si256(v, mask);
+    let wide = _mm256_add_epi64(
+        _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
+        _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(v)),
+    );
+    _mm256_add_epi64(sum, wide)
 }
 
 /// `accumulate` on eight pixels; lanes outside `valid` add nothing.
@@ -263,7 +389,7 @@ unsafe fn statistic(
     s12: __m256i,
     valid: __m256i,
     egl: __m256d,
-    table: *const i32,
+    lut: &Log2Lut,
 ) {
     let zero = _mm256_setzero_si256();
     let s2 = _mm256_max_epi32(s2, zero);
@@ -272,65 +398,57 @@ unsafe fn statistic(
     let non_bits = _mm256_movemask_ps(_mm256_castsi256_ps(non));
     if non_bits != 0 {
         acc.den_non_log += non_bits.count_ones() as i64;
-        let v = _mm256_and_si256(s2, non);
-        let wide = _mm256_add_epi64(
-            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
-            _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(v)),
-        );
-        acc.num_non_log = _mm256_add_epi64(acc.num_non_log, wide);
+        acc.num_non_log = add_masked_i64(acc.num_non_log, s2, non);
     }
     if _mm256_movemask_ps(_mm256_castsi256_ps(log)) == 0 {
         return;
     }
+    let nsq = _mm256_set1_epi32(SIGMA_NSQ);
+    // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
+    let den = _mm256_sub_epi32(log2_u32(_mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
+    acc.den_log = add_masked_i64(acc.den_log, den, log);
+
     let num = _mm256_and_si256(
         log,
         _mm256_and_si256(_mm256_cmpgt_epi32(s12, zero), _mm256_cmpgt_epi32(s2, zero)),
     );
-    let any_num = _mm256_movemask_ps(_mm256_castsi256_ps(num)) != 0;
-    let nsq = _mm_set1_epi32(SIGMA_NSQ);
-    let den_bias = _mm256_set1_epi64x(2048 * 17);
-    for hi in [false, true] {
+    if _mm256_movemask_ps(_mm256_castsi256_ps(num)) == 0 {
+        return;
+    }
+    const EPS: f64 = 65536.0 * 1.0e-10;
+    let mut sv = [_mm_setzero_si128(); 2];
+    let mut parts = [_mm256_setzero_si256(); 2];
+    for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
         let half_lanes = |v: __m256i| {
-            if hi {
+            if h == 1 {
                 _mm256_extracti128_si256::<1>(v)
             } else {
                 _mm256_castsi256_si128(v)
             }
         };
-        let s1h = half_lanes(s1);
-        let logh = _mm256_cvtepi32_epi64(half_lanes(log));
-        // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
-        let x = u32x4_to_f64(_mm_add_epi32(s1h, nsq));
-        let den = _mm256_sub_epi64(log2_q11(x, table), den_bias);
-        acc.den_log = _mm256_add_epi64(acc.den_log, _mm256_and_si256(den, logh));
-        if !any_num {
-            continue;
-        }
-        let numh = _mm256_cvtepi32_epi64(half_lanes(num));
-        if _mm256_testz_si256(numh, numh) != 0 {
-            continue;
-        }
-        let s1d = _mm256_cvtepi32_pd(s1h);
+        let s1d = _mm256_cvtepi32_pd(half_lanes(s1));
         let s12d = _mm256_cvtepi32_pd(half_lanes(s12));
         let s2d = _mm256_cvtepi32_pd(half_lanes(s2));
-        const EPS: f64 = 65536.0 * 1.0e-10;
         let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
         // (int32_t)(sigma2_sq - g * sigma12), clamped at 0; out of range it
         // is INT_MIN here and saturated in Rust: both clamp to 0.
-        let sv = _mm_max_epi32(
-            _mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))),
-            _mm_setzero_si128(),
-        );
+        *sv = _mm_max_epi32(_mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))), _mm_setzero_si128());
         let g = _mm256_min_pd(g, egl);
-        let numer1 = u32x4_to_f64(_mm_add_epi32(sv, nsq));
+        let numer1 = u32x4_to_f64(_mm_add_epi32(*sv, _mm_set1_epi32(SIGMA_NSQ)));
+        // (int64_t)(g * g * sigma1_sq) + numer1: exact in f64 (< 2^53).
         let gg = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
             _mm256_mul_pd(g, g),
             s1d,
         ));
-        let numer1_tmp = _mm256_add_pd(gg, numer1);
-        let v = _mm256_sub_epi64(log2_q11(numer1_tmp, table), log2_q11(numer1, table));
-        acc.num_log = _mm256_add_epi64(acc.num_log, _mm256_and_si256(v, numh));
+        *parts = log2_parts_f64(_mm256_add_pd(gg, numer1));
     }
+    let numer1 = _mm256_add_epi32(_mm256_set_m128i(sv[1], sv[0]), nsq);
+    let parts = pack_low32(parts[0], parts[1]);
+    let m = _mm256_and_si256(parts, _mm256_set1_epi32(0xffff));
+    let k = _mm256_srai_epi32::<16>(parts);
+    let log_tmp = _mm256_add_epi32(lut.lookup(m), _mm256_slli_epi32::<11>(k));
+    let v = _mm256_sub_epi32(log_tmp, log2_u32(numer1, lut));
+    acc.num_log = add_masked_i64(acc.num_log, v, num);
 }
 
 /// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
@@ -429,7 +547,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
     let blocks = &mut scratch.i32s;
     let xs = &mut scratch.i16s;
-    let table = log2_table().as_ptr() as *const i32;
+    let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
     let mut acc = StatAcc::new();
 
@@ -537,7 +655,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 let s12 = _mm256_sub_epi32(xy, mul_q32(mu1, mu2));
                 let left = (count - x0).min(8) as i32;
                 let valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-                statistic(&mut acc, s1, s2, s12, valid, egl, table);
+                statistic(&mut acc, s1, s2, s12, valid, egl, lut);
                 x0 += 8;
             }
         }

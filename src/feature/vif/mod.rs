@@ -335,6 +335,10 @@ pub type SubsampleU8Fn = fn(&Plane<u8>, &Plane<u8>, &SubsampleParams, &mut Scrat
 /// Filter and decimate 16-bit planes.
 pub type SubsampleU16Fn = fn(&Plane<u16>, &Plane<u16>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
 
+/// The per-pixel statistic alone over (sigma1², sigma2², sigma12) triples
+/// (equal lengths), with an enhancement gain limit.
+pub type StatisticFn = fn(&[i32], &[i32], &[i32], f64) -> VifSums;
+
 /// The kernels of one CPU level.
 #[derive(Clone, Copy)]
 pub struct Kernels {
@@ -342,6 +346,7 @@ pub struct Kernels {
     pub stat_u16: StatU16Fn,
     pub subsample_u8: SubsampleU8Fn,
     pub subsample_u16: SubsampleU16Fn,
+    pub statistic: StatisticFn,
 }
 
 /// The kernels for `cpu` (the best at or below it).

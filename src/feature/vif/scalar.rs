@@ -16,7 +16,18 @@ pub const KERNELS: Kernels = Kernels {
     stat_u16: stat::<u16>,
     subsample_u8: subsample::<u8>,
     subsample_u16: subsample::<u16>,
+    statistic,
 };
+
+/// The per-pixel statistic over triples (`accumulate` in a loop).
+pub fn statistic(s1: &[i32], s2: &[i32], s12: &[i32], enhn_gain_limit: f64) -> VifSums {
+    let table = log2_table();
+    let mut sums = VifSums::default();
+    for ((&a, &b), &c) in s1.iter().zip(s2).zip(s12) {
+        accumulate(&mut sums, a, b, c, enhn_gain_limit, table);
+    }
+    sums
+}
 
 /// libvmaf's `PADDING_SQ_DATA` on one row buffer whose sample 0 sits at
 /// index `MAX_HALF`: mirrors `half` values on each side. For w >= 2 this is
