@@ -25,12 +25,26 @@ enum Content {
     Opposite,
 }
 
-const CONTENTS: [Content; 6] =
-    [Content::Random, Content::AllMax, Content::AllZero, Content::Alternating, Content::Smooth, Content::Opposite];
+const CONTENTS: [Content; 6] = [
+    Content::Random,
+    Content::AllMax,
+    Content::AllZero,
+    Content::Alternating,
+    Content::Smooth,
+    Content::Opposite,
+];
 
 /// Fills `n` samples (of rows `stride` apart) with `content`; padding
 /// beyond the width gets garbage so kernels that read it are caught.
-fn fill(content: Content, max: u32, w: usize, h: usize, stride: usize, rng: &mut Rng, second: bool) -> Vec<u32> {
+fn fill(
+    content: Content,
+    max: u32,
+    w: usize,
+    h: usize,
+    stride: usize,
+    rng: &mut Rng,
+    second: bool,
+) -> Vec<u32> {
     let mut v = vec![0u32; stride * h + 64];
     for (i, s) in v.iter_mut().enumerate() {
         let (x, y) = (i % stride, i / stride);
@@ -241,8 +255,22 @@ fn checkasm_vif_statistic() {
         vec![(s1.clone(), zeros.clone(), zeros.clone(), "den sweep".into())];
     let mut rng = Rng::new(seeds()[0]);
     let edge = [
-        i32::MIN, i32::MIN + 1, -SIGMA_NSQ, -1, 0, 1, 2, SIGMA_NSQ - 1, SIGMA_NSQ, SIGMA_NSQ + 1, 1 << 20,
-        (1 << 30) + 7, i32::MAX - SIGMA_NSQ, i32::MAX - SIGMA_NSQ + 1, i32::MAX - 1, i32::MAX,
+        i32::MIN,
+        i32::MIN + 1,
+        -SIGMA_NSQ,
+        -1,
+        0,
+        1,
+        2,
+        SIGMA_NSQ - 1,
+        SIGMA_NSQ,
+        SIGMA_NSQ + 1,
+        1 << 20,
+        (1 << 30) + 7,
+        i32::MAX - SIGMA_NSQ,
+        i32::MAX - SIGMA_NSQ + 1,
+        i32::MAX - 1,
+        i32::MAX,
     ];
     for round in 0..4 {
         let n = 5000 + round;
@@ -377,7 +405,13 @@ fn time_libvmaf(cpumask: u64, frame: &(OwnedPicture, OwnedPicture), reps: u32) -
                 let mk = |p: &OwnedPicture| {
                     let mut pic: sys::VmafPicture = std::mem::zeroed();
                     assert_eq!(
-                        sys::vmaf_picture_alloc(&mut pic, sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P, f.bits as u32, 1920, 1080),
+                        sys::vmaf_picture_alloc(
+                            &mut pic,
+                            sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
+                            f.bits as u32,
+                            1920,
+                            1080
+                        ),
                         0
                     );
                     let v = p.view().luma();

@@ -68,7 +68,11 @@ fn check(frames: &Clip, opts: &[(&str, &str)], what: &str, threads: usize, subsa
         for i in 0..frames.len() as u32 {
             let a = ctx.score_at(n, i);
             let b = theirs.values[n][i as usize];
-            assert_eq!(a.map(f64::to_bits), b.map(f64::to_bits), "{what}: {n} frame {i}: ours {a:?}, libvmaf {b:?}");
+            assert_eq!(
+                a.map(f64::to_bits),
+                b.map(f64::to_bits),
+                "{what}: {n} frame {i}: ours {a:?}, libvmaf {b:?}"
+            );
         }
     }
     let apsnr = opts.contains(&("enable_apsnr", "true"));
@@ -151,6 +155,12 @@ fn psnr_extreme_content_matches_libvmaf() {
             }
             frames.push((r, d));
         }
-        check(&frames, &[("enable_mse", "true"), ("enable_apsnr", "true")], &format!("extreme {bits}-bit"), 0, 1);
+        check(
+            &frames,
+            &[("enable_mse", "true"), ("enable_apsnr", "true")],
+            &format!("extreme {bits}-bit"),
+            0,
+            1,
+        );
     }
 }

@@ -90,11 +90,21 @@ fn vif_egl1_matches_libvmaf() {
 
 #[test]
 fn vif_debug_and_skip_scale0_match_libvmaf() {
-    for (bits, w, h, chroma) in [(8u8, 67usize, 45usize, Chroma::Yuv420), (10, 176, 99, Chroma::Yuv444), (16, 33, 20, Chroma::Yuv422)] {
+    for (bits, w, h, chroma) in
+        [(8u8, 67usize, 45usize, Chroma::Yuv420), (10, 176, 99, Chroma::Yuv444), (16, 33, 20, Chroma::Yuv422)]
+    {
         let frames = synth::clip(chroma, bits, w, h, 4, 5);
         check(&frames, &[("debug", "true")], &format!("debug {bits}-bit {w}x{h}"));
-        check(&frames, &[("debug", "true"), ("vif_skip_scale0", "true")], &format!("debug+ssclz {bits}-bit {w}x{h}"));
-        check(&frames, &[("vif_enhn_gain_limit", "1.5"), ("vif_skip_scale0", "true")], &format!("egl1.5+ssclz {bits}-bit {w}x{h}"));
+        check(
+            &frames,
+            &[("debug", "true"), ("vif_skip_scale0", "true")],
+            &format!("debug+ssclz {bits}-bit {w}x{h}"),
+        );
+        check(
+            &frames,
+            &[("vif_enhn_gain_limit", "1.5"), ("vif_skip_scale0", "true")],
+            &format!("egl1.5+ssclz {bits}-bit {w}x{h}"),
+        );
     }
 }
 
@@ -116,10 +126,25 @@ fn vif_extreme_content_matches_libvmaf() {
                 for x in 0..w {
                     let (a, b) = match kind {
                         0 => (max, 0),
-                        1 => if (x + y) % 2 == 0 { (max, max) } else { (0, max) },
+                        1 => {
+                            if (x + y) % 2 == 0 {
+                                (max, max)
+                            } else {
+                                (0, max)
+                            }
+                        }
                         2 => (rng.below(max as u64 + 1) as u16, rng.below(max as u64 + 1) as u16),
-                        3 => { let v = rng.below(max as u64 + 1) as u16; (v, v) }
-                        _ => if (x / 3 + y / 2) % 2 == 0 { (max, max - (max >> 3)) } else { (0, max >> 4) },
+                        3 => {
+                            let v = rng.below(max as u64 + 1) as u16;
+                            (v, v)
+                        }
+                        _ => {
+                            if (x / 3 + y / 2) % 2 == 0 {
+                                (max, max - (max >> 3))
+                            } else {
+                                (0, max >> 4)
+                            }
+                        }
                     };
                     r.set(0, x, y, a);
                     d.set(0, x, y, b);

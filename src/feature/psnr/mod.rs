@@ -175,7 +175,8 @@ impl Extractor for Psnr {
             }
             let mse = sse as f64 / pixels as f64;
             // psnr() hard-codes peak 255 at 8 bits; psnr_hbd uses s->peak.
-            let peak_sq = if self.bits == 8 { 255.0 * 255.0 } else { self.peak.wrapping_mul(self.peak) as f64 };
+            let peak_sq =
+                if self.bits == 8 { 255.0 * 255.0 } else { self.peak.wrapping_mul(self.peak) as f64 };
             let psnr = c_min(10.0 * (peak_sq / c_max(mse, 1e-16)).log10(), self.psnr_max[p]);
             out.push(PSNR_NAMES[p], psnr);
             if self.enable_mse {
@@ -202,7 +203,8 @@ impl Extractor for Psnr {
             }
             let peak_sq = self.peak.wrapping_mul(self.peak);
             let apsnr = 10.0 * ((peak_sq as f64).log10() + (pixels as f64).log10() - (sse as f64).log10());
-            let max_apsnr = (10.0 * ((peak_sq as u64).wrapping_mul(pixels).wrapping_mul(2) as f64).log10()).ceil();
+            let max_apsnr =
+                (10.0 * ((peak_sq as u64).wrapping_mul(pixels).wrapping_mul(2) as f64).log10()).ceil();
             c.set_aggregate(name, c_min(apsnr, max_apsnr))?;
         }
         Ok(())

@@ -26,11 +26,12 @@ use std::arch::x86_64::*;
 
 use super::scalar;
 use super::{
-    log2_table, reflect, Kernels, Plane, Sample, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF,
-    SIGMA_NSQ,
+    log2_table, reflect, Kernels, Plane, Sample, Scratch, StatParams, SubsampleParams, VifSums, FILTERS,
+    MAX_HALF, SIGMA_NSQ,
 };
 
-pub const KERNELS: Kernels = Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
+pub const KERNELS: Kernels =
+    Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
 
 fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -106,7 +107,8 @@ unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSu
         b[..left].copy_from_slice(&s2[j..j + left]);
         c[..left].copy_from_slice(&s12[j..j + left]);
         let load = |x: &[i32; 8]| _mm256_loadu_si256(x.as_ptr() as *const __m256i);
-        let valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        let valid =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
         statistic(&mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
         j += 8;
     }
@@ -307,8 +309,12 @@ impl Log2Lut {
                     _mm256_sub_epi32(_mm256_srli_epi32::<4>(m), _mm256_set1_epi32(2048)),
                     _mm256_set1_epi32(2047),
                 );
-                // SAFETY: index < 2048 = blocks.len().
-                let e = _mm256_i32gather_epi32::<4>(blocks.as_ptr() as *const i32, index);
+                // Scalar loads: gathers are slow on some cores even from L1.
+                let mut at = [0u32; 8];
+                _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
+                // SAFETY: every index < 2048 = blocks.len().
+                let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
+                let e = _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7));
                 let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
                 let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
                 let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));
@@ -366,7 +372,10 @@ unsafe fn log2_parts_f64(y: __m256d) -> __m256i {
 #[inline(always)]
 unsafe fn pack_low32(a: __m256i, b: __m256i) -> __m256i {
     let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    _mm256_permute2x128_si256::<0x20>(_mm256_permutevar8x32_epi32(a, pick), _mm256_permutevar8x32_epi32(b, pick))
+    _mm256_permute2x128_si256::<0x20>(
+        _mm256_permutevar8x32_epi32(a, pick),
+        _mm256_permutevar8x32_epi32(b, pick),
+    )
 }
 
 /// Adds the eight i32 lanes of `v` where `mask` is set to four i64 sums.
@@ -408,10 +417,8 @@ unsafe fn statistic(
     let den = _mm256_sub_epi32(log2_u32(_mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
     acc.den_log = add_masked_i64(acc.den_log, den, log);
 
-    let num = _mm256_and_si256(
-        log,
-        _mm256_and_si256(_mm256_cmpgt_epi32(s12, zero), _mm256_cmpgt_epi32(s2, zero)),
-    );
+    let num =
+        _mm256_and_si256(log, _mm256_and_si256(_mm256_cmpgt_epi32(s12, zero), _mm256_cmpgt_epi32(s2, zero)));
     if _mm256_movemask_ps(_mm256_castsi256_ps(num)) == 0 {
         return;
     }
@@ -432,7 +439,10 @@ unsafe fn statistic(
         let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
         // (int32_t)(sigma2_sq - g * sigma12), clamped at 0; out of range it
         // is INT_MIN here and saturated in Rust: both clamp to 0.
-        *sv = _mm_max_epi32(_mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))), _mm_setzero_si128());
+        *sv = _mm_max_epi32(
+            _mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))),
+            _mm_setzero_si128(),
+        );
         let g = _mm256_min_pd(g, egl);
         let numer1 = u32x4_to_f64(_mm_add_epi32(*sv, _mm_set1_epi32(SIGMA_NSQ)));
         // (int64_t)(g * g * sigma1_sq) + numer1: exact in f64 (< 2^53).
@@ -541,7 +551,12 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     let chunks16 = w.div_ceil(16);
     let chunks8 = 2 * chunks16;
     let block_len = chunks8 * NQ * 8;
-    let ring = 2 * half + 1;
+    // Output rows go in two passes, even then odd, when every term's offset
+    // has one parity (all but the split scale-3 filter): a pass then reads
+    // blocks of one parity only, and the ring is half as big.
+    let one_parity = terms.iter().all(|t| (t.off - terms[0].off) % 2 == 0);
+    let (passes, step, ring) = if one_parity { (2, 2, half + 1) } else { (1, 1, 2 * half + 1) };
+    let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
     let xlen = MAX_HALF + 16 * chunks16 + 64;
     scratch.i32s.resize(ring * block_len, 0);
     scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
@@ -560,103 +575,115 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     let sq_shift = _mm_cvtsi32_si128(p.sq.shift as i32);
     let sq_up = _mm_cvtsi32_si128(16 - p.sq.shift as i32);
 
-    let mut built = -(half as isize) - 1;
-    for i in 0..h {
-        let top = (i + half) as isize;
-        while built < top {
-            built += 1;
-            let slot = built.rem_euclid(ring as isize) as usize;
-            build_block::<T, NQ>(r, d, built, chunks16, &mut blocks[slot * block_len..(slot + 1) * block_len]);
-        }
-        // Vertical pass: row arrays for columns 0..8 * chunks8.
-        let slots: [usize; MAX_TERMS] = std::array::from_fn(|t| {
-            (i as isize + terms[t.min(n_terms - 1)].off).rem_euclid(ring as isize) as usize
-        });
-        let bp = blocks.as_ptr();
-        let xp = xs.as_mut_ptr();
-        for c in 0..chunks8 {
-            let mut a = [_mm256_setzero_si256(); NQ];
-            for t in 0..n_terms {
-                // SAFETY: slot < ring and c < chunks8: inside the ring.
-                let src = bp.add(slots[t] * block_len + c * NQ * 8);
-                for (k, a) in a.iter_mut().enumerate() {
-                    let v = _mm256_loadu_si256(src.add(k * 8) as *const __m256i);
-                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coefs[t]));
-                }
+    for pass in 0..passes {
+        let mut built = pass as isize - half as isize - step as isize;
+        for i in (pass..h).step_by(step) {
+            let top = (i + half) as isize;
+            while built < top {
+                built += step as isize;
+                let slot = slot_of(built);
+                build_block::<T, NQ>(
+                    r,
+                    d,
+                    built,
+                    chunks16,
+                    &mut blocks[slot * block_len..(slot + 1) * block_len],
+                );
             }
-            // Vertical results as 16-bit row values, offset for the
-            // horizontal vpmaddwd: mu1, mu2, then hi/lo of each square.
-            let mut x = [_mm256_setzero_si256(); ROW_QUANTITIES];
-            if !T::WIDE {
-                for k in 0..2 {
-                    let mu = _mm256_srli_epi32::<8>(_mm256_add_epi32(a[k], _mm256_set1_epi32(128)));
-                    x[k] = _mm256_xor_si256(mu, off16);
-                }
-                for s in 0..3 {
-                    let t = _mm256_xor_si256(a[2 + s], bias31);
-                    x[2 + 2 * s] = _mm256_xor_si256(_mm256_srli_epi32::<16>(t), off16);
-                    x[3 + 2 * s] = _mm256_xor_si256(_mm256_and_si256(t, low16), off16);
-                }
-            } else {
-                for k in 0..2 {
-                    let sum = _mm256_add_epi32(a[k], bias31);
-                    let mu = _mm256_srl_epi32(_mm256_add_epi32(sum, mu_round), mu_shift);
-                    x[k] = _mm256_xor_si256(_mm256_and_si256(mu, low16), off16);
-                }
-                for s in 0..3 {
-                    let hi = _mm256_add_epi32(a[2 + 2 * s], bias31);
-                    let lo = _mm256_add_epi32(a[3 + 2 * s], bias31);
-                    let t = _mm256_add_epi32(
-                        _mm256_sll_epi32(hi, sq_up),
-                        _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
-                    );
-                    x[2 + 2 * s] = _mm256_xor_si256(_mm256_srli_epi32::<16>(t), off16);
-                    x[3 + 2 * s] = _mm256_xor_si256(_mm256_and_si256(t, low16), off16);
-                }
-            }
-            for (k, &v) in x.iter().enumerate() {
-                // SAFETY: MAX_HALF + 8 * c + 8 <= xlen.
-                store8_u16(xp.add(k * xlen + MAX_HALF + 8 * c) as *mut u16, v);
-            }
-        }
-        for k in 0..ROW_QUANTITIES {
-            mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
-        }
-
-        // Horizontal pass and statistic: even columns, then odd ones.
-        let xp = xs.as_ptr();
-        for parity in 0..2 {
-            let count = (w + 1 - parity) / 2;
-            let mut x0 = 0;
-            while x0 < count {
-                let j0 = 2 * x0 + parity;
-                let mut a = [_mm256_setzero_si256(); ROW_QUANTITIES];
+            // Vertical pass: row arrays for columns 0..8 * chunks8.
+            let slots: [usize; MAX_TERMS] =
+                std::array::from_fn(|t| slot_of(i as isize + terms[t.min(n_terms - 1)].off));
+            let bp = blocks.as_ptr();
+            let xp = xs.as_mut_ptr();
+            for c in 0..chunks8 {
+                let mut a = [_mm256_setzero_si256(); NQ];
                 for t in 0..n_terms {
-                    let e = (MAX_HALF + j0) as isize + terms[t].off;
+                    // SAFETY: slot < ring and c < chunks8: inside the ring.
+                    let src = bp.add(slots[t] * block_len + c * NQ * 8);
                     for (k, a) in a.iter_mut().enumerate() {
-                        // SAFETY: e >= 0 (off >= -MAX_HALF) and the 16
-                        // elements read end below MAX_HALF + w + 32 <= xlen.
-                        let v = _mm256_loadu_si256(xp.offset(k as isize * xlen as isize + e) as *const __m256i);
+                        let v = _mm256_loadu_si256(src.add(k * 8) as *const __m256i);
                         *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coefs[t]));
                     }
                 }
-                let mu1 = _mm256_add_epi32(a[0], bias31);
-                let mu2 = _mm256_add_epi32(a[1], bias31);
-                // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
-                let q16 = |hi: __m256i, lo: __m256i| {
-                    let lo = _mm256_add_epi32(_mm256_add_epi32(lo, bias31), _mm256_set1_epi32(32768));
-                    _mm256_add_epi32(_mm256_add_epi32(hi, bias31), _mm256_srli_epi32::<16>(lo))
-                };
-                let xx = q16(a[2], a[3]);
-                let yy = q16(a[4], a[5]);
-                let xy = q16(a[6], a[7]);
-                let s1 = _mm256_sub_epi32(xx, mul_q32(mu1, mu1));
-                let s2 = _mm256_sub_epi32(yy, mul_q32(mu2, mu2));
-                let s12 = _mm256_sub_epi32(xy, mul_q32(mu1, mu2));
-                let left = (count - x0).min(8) as i32;
-                let valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-                statistic(&mut acc, s1, s2, s12, valid, egl, lut);
-                x0 += 8;
+                // Vertical results as 16-bit row values, offset for the
+                // horizontal vpmaddwd: mu1, mu2, then hi/lo of each square.
+                let mut x = [_mm256_setzero_si256(); ROW_QUANTITIES];
+                if !T::WIDE {
+                    for k in 0..2 {
+                        let mu = _mm256_srli_epi32::<8>(_mm256_add_epi32(a[k], _mm256_set1_epi32(128)));
+                        x[k] = _mm256_xor_si256(mu, off16);
+                    }
+                    for s in 0..3 {
+                        let t = _mm256_xor_si256(a[2 + s], bias31);
+                        x[2 + 2 * s] = _mm256_xor_si256(_mm256_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm256_xor_si256(_mm256_and_si256(t, low16), off16);
+                    }
+                } else {
+                    for k in 0..2 {
+                        let sum = _mm256_add_epi32(a[k], bias31);
+                        let mu = _mm256_srl_epi32(_mm256_add_epi32(sum, mu_round), mu_shift);
+                        x[k] = _mm256_xor_si256(_mm256_and_si256(mu, low16), off16);
+                    }
+                    for s in 0..3 {
+                        let hi = _mm256_add_epi32(a[2 + 2 * s], bias31);
+                        let lo = _mm256_add_epi32(a[3 + 2 * s], bias31);
+                        let t = _mm256_add_epi32(
+                            _mm256_sll_epi32(hi, sq_up),
+                            _mm256_srl_epi32(_mm256_add_epi32(lo, sq_round), sq_shift),
+                        );
+                        x[2 + 2 * s] = _mm256_xor_si256(_mm256_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm256_xor_si256(_mm256_and_si256(t, low16), off16);
+                    }
+                }
+                for (k, &v) in x.iter().enumerate() {
+                    // SAFETY: MAX_HALF + 8 * c + 8 <= xlen.
+                    store8_u16(xp.add(k * xlen + MAX_HALF + 8 * c) as *mut u16, v);
+                }
+            }
+            for k in 0..ROW_QUANTITIES {
+                mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
+            }
+
+            // Horizontal pass and statistic: even columns, then odd ones.
+            let xp = xs.as_ptr();
+            for parity in 0..2 {
+                let count = (w + 1 - parity) / 2;
+                let mut x0 = 0;
+                while x0 < count {
+                    let j0 = 2 * x0 + parity;
+                    let mut a = [_mm256_setzero_si256(); ROW_QUANTITIES];
+                    for t in 0..n_terms {
+                        let e = (MAX_HALF + j0) as isize + terms[t].off;
+                        for (k, a) in a.iter_mut().enumerate() {
+                            // SAFETY: e >= 0 (off >= -MAX_HALF) and the 16
+                            // elements read end below MAX_HALF + w + 32 <= xlen.
+                            let v = _mm256_loadu_si256(
+                                xp.offset(k as isize * xlen as isize + e) as *const __m256i
+                            );
+                            *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coefs[t]));
+                        }
+                    }
+                    let mu1 = _mm256_add_epi32(a[0], bias31);
+                    let mu2 = _mm256_add_epi32(a[1], bias31);
+                    // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
+                    let q16 = |hi: __m256i, lo: __m256i| {
+                        let lo = _mm256_add_epi32(_mm256_add_epi32(lo, bias31), _mm256_set1_epi32(32768));
+                        _mm256_add_epi32(_mm256_add_epi32(hi, bias31), _mm256_srli_epi32::<16>(lo))
+                    };
+                    let xx = q16(a[2], a[3]);
+                    let yy = q16(a[4], a[5]);
+                    let xy = q16(a[6], a[7]);
+                    let s1 = _mm256_sub_epi32(xx, mul_q32(mu1, mu1));
+                    let s2 = _mm256_sub_epi32(yy, mul_q32(mu2, mu2));
+                    let s12 = _mm256_sub_epi32(xy, mul_q32(mu1, mu2));
+                    let left = (count - x0).min(8) as i32;
+                    let valid = _mm256_cmpgt_epi32(
+                        _mm256_set1_epi32(left),
+                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                    );
+                    statistic(&mut acc, s1, s2, s12, valid, egl, lut);
+                    x0 += 8;
+                }
             }
         }
     }

@@ -12,9 +12,9 @@
 //! Kernels: [`scalar`] mirrors libvmaf's C loops; [`avx2`] is its twin, bit
 //! for bit, chosen when the CPU level allows.
 
-pub mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+pub mod scalar;
 
 use std::sync::OnceLock;
 
@@ -52,7 +52,8 @@ static OPTIONS: [OptionSpec; 3] = [
     OptionSpec {
         name: "vif_enhn_gain_limit",
         alias: Some("egl"),
-        help: "enhancement gain imposed on vif, must be >= 1.0, where 1.0 means the gain is completely disabled",
+        help:
+            "enhancement gain imposed on vif, must be >= 1.0, where 1.0 means the gain is completely disabled",
         kind: OptionKind::Double { default: DEFAULT_ENHN_GAIN_LIMIT, min: 1.0, max: DEFAULT_ENHN_GAIN_LIMIT },
         feature_param: true,
     },
@@ -333,7 +334,8 @@ pub type StatU16Fn = fn(&Plane<u16>, &Plane<u16>, &StatParams, &mut Scratch) -> 
 /// packed (stride w/2).
 pub type SubsampleU8Fn = fn(&Plane<u8>, &Plane<u8>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
 /// Filter and decimate 16-bit planes.
-pub type SubsampleU16Fn = fn(&Plane<u16>, &Plane<u16>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
+pub type SubsampleU16Fn =
+    fn(&Plane<u16>, &Plane<u16>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
 
 /// The per-pixel statistic alone over (sigma1², sigma2², sigma12) triples
 /// (equal lengths), with an enhancement gain limit.
@@ -378,7 +380,13 @@ pub struct VifComputer {
 
 impl VifComputer {
     pub fn new(kernels: Kernels, enhn_gain_limit: f64, skip_scale0: bool) -> Self {
-        VifComputer { kernels, enhn_gain_limit, skip_scale0, scratch: Scratch::default(), scales: Default::default() }
+        VifComputer {
+            kernels,
+            enhn_gain_limit,
+            skip_scale0,
+            scratch: Scratch::default(),
+            scales: Default::default(),
+        }
     }
 
     /// libvmaf's `extract`, without the writing: scores one luma pair.
