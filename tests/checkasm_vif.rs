@@ -316,6 +316,37 @@ fn checkasm_vif_statistic() {
     }
 }
 
+/// Large random planes, sums compared exactly: rounding boundaries that
+/// hit one pixel in 65536 get hit.
+#[test]
+fn checkasm_vif_stat_large() {
+    let s = kernels(CpuLevel::Scalar);
+    let (w, h) = (517usize, 131usize);
+    for (level, k) in levels() {
+        for seed in seeds() {
+            let mut rng = Rng::new(seed ^ 0x1a7e);
+            let r8: Vec<u8> = (0..w * h).map(|_| rng.below(256) as u8).collect();
+            let d8: Vec<u8> = r8.iter().map(|&x| x.wrapping_add(rng.below(9) as u8)).collect();
+            let (rp, dp) = (Plane::new(&r8, w, w, h).unwrap(), Plane::new(&d8, w, w, h).unwrap());
+            let p = StatParams::new(0, 8, 100.0);
+            let (a, b) = ((s.stat_u8)(&rp, &dp, &p, &mut Scratch::default()), (k.stat_u8)(&rp, &dp, &p, &mut Scratch::default()));
+            assert_eq!(a, b, "stat_u8 large {level:?} seed {seed}");
+            for bits in [10u32, 12, 16] {
+                let max = (1u64 << bits) - 1;
+                let r: Vec<u16> = (0..w * h).map(|_| rng.below(max + 1) as u16).collect();
+                let d: Vec<u16> = r.iter().map(|&x| (x as u64 + rng.below(64)).min(max) as u16).collect();
+                let (rp, dp) = (Plane::new(&r, w, w, h).unwrap(), Plane::new(&d, w, w, h).unwrap());
+                for scale in 0..4 {
+                    let p = StatParams::new(scale, bits, 100.0);
+                    let a = (s.stat_u16)(&rp, &dp, &p, &mut Scratch::default());
+                    let b = (k.stat_u16)(&rp, &dp, &p, &mut Scratch::default());
+                    assert_eq!(a, b, "stat_u16 large {level:?} seed {seed} bits {bits} scale {scale}");
+                }
+            }
+        }
+    }
+}
+
 /// Whole frames through every scale, scalar against each level.
 #[test]
 fn checkasm_vif_frames() {

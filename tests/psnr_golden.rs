@@ -129,6 +129,16 @@ fn psnr_threads_and_subsample_match_libvmaf() {
     check(&frames, &[("enable_apsnr", "true"), ("enable_mse", "true")], "subsample=2", 2, 2);
 }
 
+/// Identical pictures: psnr at psnr_max, apsnr at its ceiling (sse 0).
+#[test]
+fn psnr_identical_pictures_match_libvmaf() {
+    for (bits, chroma) in [(8u8, Chroma::Yuv420), (12, Chroma::Yuv422), (16, Chroma::Yuv444)] {
+        let frames: Clip = synth::clip(chroma, bits, 41, 23, 3, 1).into_iter().map(|(r, _)| (r.clone(), r)).collect();
+        check(&frames, &[("enable_apsnr", "true"), ("enable_mse", "true")], &format!("identical {bits}-bit"), 0, 1);
+        check(&frames, &[("min_sse", "0.25")], &format!("identical min_sse {bits}-bit"), 0, 1);
+    }
+}
+
 #[test]
 fn psnr_extreme_content_matches_libvmaf() {
     use vmafx::picture::PixelFormat;

@@ -119,7 +119,7 @@ fn vif_extreme_content_matches_libvmaf() {
         let max = ((1u32 << bits) - 1) as u16;
         let mut rng = synth::Rng::new(bits as u64);
         let mut frames = Vec::new();
-        for kind in 0..5 {
+        for kind in 0..6 {
             let mut r = OwnedPicture::new(fmt, w, h).unwrap();
             let mut d = OwnedPicture::new(fmt, w, h).unwrap();
             for y in 0..h {
@@ -138,13 +138,15 @@ fn vif_extreme_content_matches_libvmaf() {
                             let v = rng.below(max as u64 + 1) as u16;
                             (v, v)
                         }
-                        _ => {
+                        4 => {
                             if (x / 3 + y / 2) % 2 == 0 {
                                 (max, max - (max >> 3))
                             } else {
                                 (0, max >> 4)
                             }
                         }
+                        // Flat reference, noisy distorted: large non-log sums.
+                        _ => (max / 2, rng.below(max as u64 + 1) as u16),
                     };
                     r.set(0, x, y, a);
                     d.set(0, x, y, b);
