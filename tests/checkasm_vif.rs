@@ -251,8 +251,8 @@ fn checkasm_vif_statistic() {
     // Every den index: x = sigma_nsq + sigma1² runs over [2^18, 2^19).
     let s1: Vec<i32> = (0..1 << 18).map(|i| (1 << 18) - SIGMA_NSQ + i).collect();
     let zeros = vec![0i32; s1.len()];
-    let mut triples: Vec<(Vec<i32>, Vec<i32>, Vec<i32>, String)> =
-        vec![(s1.clone(), zeros.clone(), zeros.clone(), "den sweep".into())];
+    type Triples = (Vec<i32>, Vec<i32>, Vec<i32>, String);
+    let mut triples: Vec<Triples> = vec![(s1.clone(), zeros.clone(), zeros.clone(), "den sweep".into())];
     let mut rng = Rng::new(seeds()[0]);
     let edge = [
         i32::MIN,
@@ -329,7 +329,10 @@ fn checkasm_vif_stat_large() {
             let d8: Vec<u8> = r8.iter().map(|&x| x.wrapping_add(rng.below(9) as u8)).collect();
             let (rp, dp) = (Plane::new(&r8, w, w, h).unwrap(), Plane::new(&d8, w, w, h).unwrap());
             let p = StatParams::new(0, 8, 100.0);
-            let (a, b) = ((s.stat_u8)(&rp, &dp, &p, &mut Scratch::default()), (k.stat_u8)(&rp, &dp, &p, &mut Scratch::default()));
+            let (a, b) = (
+                (s.stat_u8)(&rp, &dp, &p, &mut Scratch::default()),
+                (k.stat_u8)(&rp, &dp, &p, &mut Scratch::default()),
+            );
             assert_eq!(a, b, "stat_u8 large {level:?} seed {seed}");
             for bits in [10u32, 12, 16] {
                 let max = (1u64 << bits) - 1;

@@ -20,7 +20,7 @@ fn ours(frames: &Clip, opts: &[(&str, &str)], threads: usize, subsample: u32) ->
     for (k, v) in opts {
         o.set_text(DESCRIPTOR.options, k, v).unwrap();
     }
-    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host(), ..Default::default() };
+    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host() };
     let mut ctx = Context::new(cfg).unwrap();
     ctx.use_feature("psnr", o).unwrap();
     for (r, d) in frames {
@@ -133,8 +133,15 @@ fn psnr_threads_and_subsample_match_libvmaf() {
 #[test]
 fn psnr_identical_pictures_match_libvmaf() {
     for (bits, chroma) in [(8u8, Chroma::Yuv420), (12, Chroma::Yuv422), (16, Chroma::Yuv444)] {
-        let frames: Clip = synth::clip(chroma, bits, 41, 23, 3, 1).into_iter().map(|(r, _)| (r.clone(), r)).collect();
-        check(&frames, &[("enable_apsnr", "true"), ("enable_mse", "true")], &format!("identical {bits}-bit"), 0, 1);
+        let frames: Clip =
+            synth::clip(chroma, bits, 41, 23, 3, 1).into_iter().map(|(r, _)| (r.clone(), r)).collect();
+        check(
+            &frames,
+            &[("enable_apsnr", "true"), ("enable_mse", "true")],
+            &format!("identical {bits}-bit"),
+            0,
+            1,
+        );
         check(&frames, &[("min_sse", "0.25")], &format!("identical min_sse {bits}-bit"), 0, 1);
     }
 }

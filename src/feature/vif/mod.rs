@@ -309,12 +309,11 @@ pub fn accumulate(
         sums.den_log = sums.den_log.wrapping_add(den as i64);
         if sigma12 > 0 && sigma2_sq > 0 {
             const EPS: f64 = 65536.0 * 1.0e-10;
-            let mut g = sigma12 as f64 / (sigma1_sq as f64 + EPS);
+            let g = sigma12 as f64 / (sigma1_sq as f64 + EPS);
             let sv_sq = (sigma2_sq as f64 - g * sigma12 as f64) as i32;
             let sv_sq = sv_sq.max(0);
-            if !(g < enhn_gain_limit) {
-                g = enhn_gain_limit;
-            }
+            // C's MIN(g, limit): g < limit ? g : limit.
+            let g = if g < enhn_gain_limit { g } else { enhn_gain_limit };
             let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
             let numer1_tmp = ((g * g * sigma1_sq as f64) as i64).wrapping_add(numer1 as i64);
             let num = log2_64(table, numer1_tmp as u64) - log2_64(table, numer1 as u64);
