@@ -9,8 +9,14 @@
 //! `VMAF_integer_feature_vif_scale0..3_score` = num / den (as floats), plus
 //! the debug sums when `debug=true`.
 //!
-//! Kernels: [`scalar`] mirrors libvmaf's C loops; [`avx2`] is its twin, bit
-//! for bit, chosen when the CPU level allows.
+//! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` is its twin, bit
+//! for bit, chosen by [`kernels`] when the CPU level allows (libvmaf's own
+//! AVX2/AVX-512 code gives the C results, which the golden tests check).
+//!
+//! Edges: libvmaf mirrors rows and columns in its buffers; [`reflect`] gives
+//! the same indices while every scale is at least 2x2. Below 16x16 luma
+//! scale 3 is a single row or column and libvmaf reads stale buffer
+//! contents, so vmafx refuses such pictures ([`MIN_SIZE`]).
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
