@@ -1,7 +1,8 @@
 //! Integer VIF against libvmaf 3.2.0: every per-frame value, as bits, at
 //! 8/10/12/16 bits, odd sizes, 420/422/444, default options, the
 //! vmaf_v0.6.1neg option (egl=1), debug output and vif_skip_scale0, at
-//! every CPU level this host runs.
+//! every CPU level this host runs and with two workers; against libvmaf as
+//! the host runs it (its SIMD) and against its C code.
 
 mod common;
 use std::sync::Arc;
@@ -34,11 +35,22 @@ fn check(frames: &Clip, opts: &[(&str, &str)], what: &str) {
     let base = ours(frames, opts, CpuLevel::Scalar, 0);
     let names: Vec<String> = base.collector().names().to_vec();
     assert!(!names.is_empty());
-    let spec = reference::RefSpec {
-        features: vec![("vif".into(), opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())],
-        ..Default::default()
-    };
-    let theirs = reference::run(frames, &spec, &names);
+    // libvmaf as the host runs it (its AVX2/AVX-512 code here) and its C
+    // code: both must give our values.
+    let theirs: Vec<_> = [0, u64::MAX]
+        .into_iter()
+        .map(|cpumask| {
+            let spec = reference::RefSpec {
+                features: vec![(
+                    "vif".into(),
+                    opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                )],
+                cpumask,
+                ..Default::default()
+            };
+            (if cpumask == 0 { "libvmaf" } else { "libvmaf C" }, reference::run(frames, &spec, &names))
+        })
+        .collect();
     let mut runs = vec![("scalar".to_string(), base)];
     for cpu in CpuLevel::available().filter(|&c| c != CpuLevel::Scalar) {
         runs.push((cpu.name().to_string(), ours(frames, opts, cpu, 0)));
@@ -50,13 +62,15 @@ fn check(frames: &Clip, opts: &[(&str, &str)], what: &str) {
         for n in &names {
             for i in 0..frames.len() as u32 {
                 let a = ctx.score_at(n, i);
-                let b = theirs.values[n][i as usize];
                 assert!(a.is_some(), "{what} {level}: {n} frame {i} missing");
-                assert_eq!(
-                    a.map(f64::to_bits),
-                    b.map(f64::to_bits),
-                    "{what} {level}: {n} frame {i}: ours {a:?}, libvmaf {b:?}"
-                );
+                for (who, theirs) in &theirs {
+                    let b = theirs.values[n][i as usize];
+                    assert_eq!(
+                        a.map(f64::to_bits),
+                        b.map(f64::to_bits),
+                        "{what} {level}: {n} frame {i}: ours {a:?}, {who} {b:?}"
+                    );
+                }
             }
         }
     }
