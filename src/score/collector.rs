@@ -1,6 +1,11 @@
 //! The feature collector: one value per (feature, frame), as libvmaf's
 //! `feature_collector.c` keeps them. Features keep the order in which they
 //! were first written, so logs list them deterministically.
+//!
+//! Besides per-frame values it keeps whole-stream aggregates (libvmaf's
+//! `aggregate_vector`, e.g. psnr's `apsnr_y`) and private per-frame values
+//! an extractor leaves for its own flush (names starting with
+//! [`PRIVATE_PREFIX`]; never listed).
 
 use std::collections::HashMap;
 
@@ -11,7 +16,14 @@ pub struct FeatureCollector {
     names: Vec<String>,
     index_of: HashMap<String, usize>,
     values: Vec<Vec<Option<f64>>>,
+    aggregates: Vec<(String, f64)>,
 }
+
+/// Prefix of per-frame values an extractor writes only for its own flush
+/// (whole-stream sums that every worker contributes to): stored and read
+/// back like features, but not listed by [`FeatureCollector::names`], so
+/// logs never show them.
+pub const PRIVATE_PREFIX: &str = "vmafx-private:";
 
 impl FeatureCollector {
     pub fn new() -> Self {
@@ -24,8 +36,10 @@ impl FeatureCollector {
         if let Some(&i) = self.index_of.get(name) {
             return i;
         }
-        let i = self.names.len();
-        self.names.push(name.to_owned());
+        let i = self.values.len();
+        if !name.starts_with(PRIVATE_PREFIX) {
+            self.names.push(name.to_owned());
+        }
         self.index_of.insert(name.to_owned(), i);
         self.values.push(Vec::new());
         i
@@ -55,7 +69,7 @@ impl FeatureCollector {
         self.values[f].get(index as usize).copied().flatten()
     }
 
-    /// Feature names in first-written order.
+    /// Feature names in first-written order (private values excluded).
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -72,5 +86,31 @@ impl FeatureCollector {
     /// One past the highest frame index any feature was written for.
     pub fn frame_count(&self) -> u32 {
         self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32
+    }
+
+    /// Sets a whole-stream value, as libvmaf's
+    /// `vmaf_feature_collector_set_aggregate`: setting a name again is
+    /// accepted only with the same value.
+    pub fn set_aggregate(&mut self, name: &str, value: f64) -> Result<()> {
+        if let Some((_, v)) = self.aggregates.iter().find(|(n, _)| n == name) {
+            // libvmaf compares with ==.
+            return if *v == value {
+                Ok(())
+            } else {
+                Err(Error::Internal(format!("aggregate {name} set twice ({v}, then {value})")))
+            };
+        }
+        self.aggregates.push((name.to_owned(), value));
+        Ok(())
+    }
+
+    /// The aggregate `name`, if set.
+    pub fn aggregate(&self, name: &str) -> Option<f64> {
+        self.aggregates.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// Aggregates in the order they were set.
+    pub fn aggregates(&self) -> &[(String, f64)] {
+        &self.aggregates
     }
 }

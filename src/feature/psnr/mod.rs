@@ -1,15 +1,212 @@
-//! Placeholder: being written.
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor};
+//! Integer PSNR (libvmaf 3.2.0 `feature/integer_psnr.c`, extractor "psnr").
+//!
+//! Per frame and plane: the sum of squared differences (`psnr` at 8 bits,
+//! `psnr_hbd` above), MSE = SSE / pixels, PSNR = 10 log10(peak² / MSE)
+//! clipped at `psnr_max` (6 * bpc + 12 dB, or from `min_sse`). Written as
+//! `psnr_y`, `psnr_cb`, `psnr_cr` (and `mse_*` with `enable_mse`). With
+//! `enable_apsnr`, `flush` sets the aggregates `apsnr_y/cb/cr` from the SSE
+//! and pixel counts of the whole stream.
+//!
+//! libvmaf's chroma planes are (w >> ss_x) x (h >> ss_y); ours round up, so
+//! only that top-left region is read.
+
+mod scalar;
+
+use super::options::{OptionKind, OptionSpec};
+use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use crate::picture::{Chroma, PixelFormat};
+use crate::score::collector::PRIVATE_PREFIX;
+use crate::score::FeatureCollector;
 use crate::{Error, Result};
+
+pub use scalar::{sse_u16, sse_u8};
+
+const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
+const MSE_NAMES: [&str; 3] = ["mse_y", "mse_cb", "mse_cr"];
+const APSNR_NAMES: [&str; 3] = ["apsnr_y", "apsnr_cb", "apsnr_cr"];
+
+static OPTIONS: [OptionSpec; 5] = [
+    OptionSpec {
+        name: "enable_chroma",
+        alias: None,
+        help: "enable calculation for chroma channels",
+        kind: OptionKind::Bool { default: true },
+        feature_param: false,
+    },
+    OptionSpec {
+        name: "enable_mse",
+        alias: None,
+        help: "enable MSE calculation",
+        kind: OptionKind::Bool { default: false },
+        feature_param: false,
+    },
+    OptionSpec {
+        name: "enable_apsnr",
+        alias: None,
+        help: "enable APSNR calculation",
+        kind: OptionKind::Bool { default: false },
+        feature_param: false,
+    },
+    OptionSpec {
+        name: "reduced_hbd_peak",
+        alias: None,
+        help: "reduce hbd peak value to align with scaled 8-bit content",
+        kind: OptionKind::Bool { default: false },
+        feature_param: false,
+    },
+    OptionSpec {
+        name: "min_sse",
+        alias: None,
+        help: "constrain the minimum possible sse",
+        kind: OptionKind::Double { default: 0.0, min: 0.0, max: f64::MAX },
+        feature_param: false,
+    },
+];
 
 pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "psnr",
-    provided_features: &[],
-    options: &[],
-    needs_prev_reference: false,
+    provided_features: &PSNR_NAMES,
+    options: &OPTIONS,
+    // libvmaf flags psnr TEMPORAL: it runs on every frame, even those a
+    // subsample rate skips. The engine runs every frame for extractors that
+    // look back, so psnr declares it (and ignores the previous picture).
+    needs_prev_reference: true,
     create,
 };
 
-fn create(_: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    Err(Error::NotSupported("psnr: not yet written".into()))
+/// Private per-frame values for the apsnr aggregates: SSE and pixel count
+/// per plane (exact as doubles: both stay far below 2^53).
+fn apsnr_sse_name(p: usize) -> String {
+    format!("{PRIVATE_PREFIX}psnr_sse_{p}")
+}
+fn apsnr_pixels_name(p: usize) -> String {
+    format!("{PRIVATE_PREFIX}psnr_pixels_{p}")
+}
+
+struct Psnr {
+    enable_chroma: bool,
+    enable_mse: bool,
+    enable_apsnr: bool,
+    bits: u32,
+    peak: u32,
+    psnr_max: [f64; 3],
+    /// libvmaf's plane sizes: chroma rounded down.
+    plane_size: [(usize, usize); 3],
+}
+
+#[inline]
+fn c_min(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline]
+fn c_max(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// libvmaf's plane sizes for a `w` x `h` picture of `format`.
+fn libvmaf_plane_sizes(format: PixelFormat, w: usize, h: usize) -> [(usize, usize); 3] {
+    let (sx, sy) = format.chroma.shift();
+    [(w, h), (w >> sx, h >> sy), (w >> sx, h >> sy)]
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    let o: &FeatureOptions = &cfg.options;
+    let bits = cfg.format.bits as u32;
+    if !matches!(bits, 8 | 10 | 12 | 16) {
+        // libvmaf's extract returns -EINVAL for other depths.
+        return Err(Error::NotSupported(format!("psnr at {bits} bits (libvmaf scores 8, 10, 12 and 16)")));
+    }
+    let reduced_hbd_peak = o.get_bool(&OPTIONS, "reduced_hbd_peak");
+    let peak: u32 = if reduced_hbd_peak { 255 << (bits - 8) } else { (1 << bits) - 1 };
+    let mut enable_chroma = o.get_bool(&OPTIONS, "enable_chroma");
+    if cfg.format.chroma == Chroma::Yuv400 {
+        enable_chroma = false;
+    }
+    let min_sse = o.get_double(&OPTIONS, "min_sse");
+    let (w, h) = (cfg.width as u32, cfg.height as u32);
+    let mut psnr_max = [0.0; 3];
+    for (i, m) in psnr_max.iter_mut().enumerate() {
+        if min_sse != 0.0 {
+            let ss_hor = cfg.format.chroma != Chroma::Yuv444;
+            let ss_ver = cfg.format.chroma == Chroma::Yuv420;
+            let pw = if i > 0 && ss_hor { w / 2 } else { w };
+            let ph = if i > 0 && ss_ver { h / 2 } else { h };
+            let mse = min_sse / pw.wrapping_mul(ph) as f64;
+            *m = (10.0 * ((peak.wrapping_mul(peak)) as f64 / mse).log10()).ceil();
+        } else {
+            *m = (6 * bits + 12) as f64;
+        }
+    }
+    Ok(Box::new(Psnr {
+        enable_chroma,
+        enable_mse: o.get_bool(&OPTIONS, "enable_mse"),
+        enable_apsnr: o.get_bool(&OPTIONS, "enable_apsnr"),
+        bits,
+        peak,
+        psnr_max,
+        plane_size: libvmaf_plane_sizes(cfg.format, cfg.width, cfg.height),
+    }))
+}
+
+impl Extractor for Psnr {
+    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+        let n = if self.enable_chroma { 3 } else { 1 };
+        for p in 0..n {
+            let (w, h) = self.plane_size[p];
+            let r = frame.reference.plane(p);
+            let d = frame.distorted.plane(p);
+            if r.width() < w || r.height() < h || d.width() < w || d.height() < h {
+                return Err(Error::Internal(format!("psnr: plane {p} smaller than {w}x{h}")));
+            }
+            let sse = if self.bits == 8 { sse_u8(&r, &d, w, h) } else { sse_u16(&r, &d, w, h) };
+            let pixels = (w as u32).wrapping_mul(h as u32);
+            if self.enable_apsnr {
+                out.push(&apsnr_sse_name(p), sse as f64);
+                out.push(&apsnr_pixels_name(p), pixels as f64);
+            }
+            let mse = sse as f64 / pixels as f64;
+            // psnr() hard-codes peak 255 at 8 bits; psnr_hbd uses s->peak.
+            let peak_sq =
+                if self.bits == 8 { 255.0 * 255.0 } else { self.peak.wrapping_mul(self.peak) as f64 };
+            let psnr = c_min(10.0 * (peak_sq / c_max(mse, 1e-16)).log10(), self.psnr_max[p]);
+            out.push(PSNR_NAMES[p], psnr);
+            if self.enable_mse {
+                out.push(MSE_NAMES[p], mse);
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
+        if !self.enable_apsnr {
+            return Ok(());
+        }
+        for (p, name) in APSNR_NAMES.iter().enumerate() {
+            // Integer sums, as libvmaf's uint64 state (order-free).
+            let (mut sse, mut pixels) = (0u64, 0u64);
+            let sse_name = apsnr_sse_name(p);
+            let pixels_name = apsnr_pixels_name(p);
+            if let (Some(s), Some(n)) = (c.column(&sse_name), c.column(&pixels_name)) {
+                for (s, n) in s.iter().zip(n) {
+                    sse = sse.wrapping_add(s.unwrap_or(0.0) as u64);
+                    pixels = pixels.wrapping_add(n.unwrap_or(0.0) as u64);
+                }
+            }
+            let peak_sq = self.peak.wrapping_mul(self.peak);
+            let apsnr = 10.0 * ((peak_sq as f64).log10() + (pixels as f64).log10() - (sse as f64).log10());
+            let max_apsnr =
+                (10.0 * ((peak_sq as u64).wrapping_mul(pixels).wrapping_mul(2) as f64).log10()).ceil();
+            c.set_aggregate(name, c_min(apsnr, max_apsnr))?;
+        }
+        Ok(())
+    }
 }
