@@ -462,7 +462,7 @@ fn run_job(
     let mut out = Vec::with_capacity(uses.len());
     for (u, inst) in uses.iter().zip(instances.iter_mut()) {
         // Temporal extractors see every frame; the rest only scored ones.
-        let skip = !u.descriptor.needs_prev_reference
+        let skip = !(u.descriptor.needs_prev_reference || u.descriptor.every_frame)
             && subsample > 1
             && job.index % subsample != 0;
         let mut scores = FrameScores::default();

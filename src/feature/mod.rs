@@ -96,6 +96,10 @@ pub struct ExtractorDescriptor {
     pub options: &'static [OptionSpec],
     /// Needs the previous frame's reference picture.
     pub needs_prev_reference: bool,
+    /// Runs on every frame even when the context subsamples (libvmaf's
+    /// TEMPORAL and PREV_REF extractors, and PSNR, whose whole-stream
+    /// aggregate needs every frame). Implied by `needs_prev_reference`.
+    pub every_frame: bool,
     pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
 }
 

@@ -220,6 +220,7 @@ mod tests {
         ],
         options: &VIF_OPTIONS,
         needs_prev_reference: false,
+        every_frame: false,
         create: no_create,
     };
     static ADM: ExtractorDescriptor = ExtractorDescriptor {
@@ -227,6 +228,7 @@ mod tests {
         provided_features: &["VMAF_integer_feature_adm2_score"],
         options: &ADM_OPTIONS,
         needs_prev_reference: false,
+        every_frame: false,
         create: no_create,
     };
 

@@ -16,9 +16,8 @@
 //!
 //! One deliberate difference: the version field is vmafx's own,
 //! [`LOG_VERSION`] ("vmafx-<crate version>"), not libvmaf's version string,
-//! so tools can tell who wrote the log. The `aggregate_metrics` section is
-//! empty: the collector keeps no aggregate values (libvmaf only writes them
-//! for PSNR's `enable_apsnr`).
+//! so tools can tell who wrote the log. `aggregate_metrics` lists the
+//! collector's whole-stream values (PSNR's `enable_apsnr` writes them).
 
 use std::fmt::Write as _;
 
@@ -256,6 +255,9 @@ fn write_xml(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
     }
     out.push_str("  </pooled_metrics>\n");
     out.push_str("  <aggregate_metrics ");
+    for (name, v) in input.collector.aggregates() {
+        let _ = write!(out, "{}=\"{}\" ", name, c_value(*v));
+    }
     out.push_str("/>\n");
     out.push_str("</VMAF>\n");
 }
@@ -306,6 +308,15 @@ fn write_json(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
     }
     out.push_str("\n  },\n");
     out.push_str("  \"aggregate_metrics\": {");
+    let aggregates = input.collector.aggregates();
+    for (i, (name, v)) in aggregates.iter().enumerate() {
+        if is_finite(*v) {
+            let _ = write!(out, "\n    \"{}\": {}", name, c_value(*v));
+        } else {
+            let _ = write!(out, "\n    \"{}\": null", name);
+        }
+        out.push_str(if i + 1 < aggregates.len() { "," } else { "" });
+    }
     out.push_str("\n  }\n");
     out.push_str("}\n");
 }

@@ -93,6 +93,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &[SAD, MOTION, MOTION2, MOTION3],
     options: &OPTIONS,
     needs_prev_reference: true,
+    every_frame: true,
     create,
 };
 

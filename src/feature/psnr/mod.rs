@@ -68,9 +68,9 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &PSNR_NAMES,
     options: &OPTIONS,
     // libvmaf flags psnr TEMPORAL: it runs on every frame, even those a
-    // subsample rate skips. The engine runs every frame for extractors that
-    // look back, so psnr declares it (and ignores the previous picture).
-    needs_prev_reference: true,
+    // subsample rate skips (its apsnr aggregate sums them all).
+    needs_prev_reference: false,
+    every_frame: true,
     create,
 };
 

@@ -93,6 +93,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     ],
     options: &OPTIONS,
     needs_prev_reference: false,
+    every_frame: false,
     create,
 };
 
