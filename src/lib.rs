@@ -11,6 +11,7 @@
 //! `src/bin/vmafx.rs` uses only the public API.
 
 pub mod avfilter;
+pub mod cfmt;
 pub mod engine;
 pub mod error;
 pub mod feature;

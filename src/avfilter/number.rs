@@ -7,32 +7,7 @@
 //! does (correctly rounded, ties to even), so the digits are the same.
 
 pub fn format_g17(v: f64) -> String {
-    if v.is_nan() {
-        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
-    }
-    if v.is_infinite() {
-        return if v < 0.0 { "-inf".into() } else { "inf".into() };
-    }
-    const P: i32 = 17;
-    let sci = format!("{:.*e}", (P - 1) as usize, v);
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
-    let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
-    if (-4..P).contains(&exp) {
-        let fixed = format!("{:.*}", (P - 1 - exp) as usize, v);
-        trim_zeros(&fixed).to_owned()
-    } else {
-        let m = trim_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
-    }
-}
-
-fn trim_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
+    crate::cfmt::g(v, 17)
 }
 
 #[cfg(test)]

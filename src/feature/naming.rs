@@ -8,8 +8,23 @@
 
 use super::options::{FeatureOptions, OptionSpec, OptionValue};
 
-/// libvmaf's alias table for the features vmafx provides.
+/// libvmaf's alias table (`feature/alias.c`), whole: logs of imported
+/// values print as libvmaf's do even for features vmafx does not compute.
 const ALIASES: &[(&str, &str)] = &[
+    ("VMAF_feature_adm2_score", "adm2"),
+    ("VMAF_feature_aim_score", "aim"),
+    ("VMAF_feature_adm3_score", "adm3"),
+    ("VMAF_feature_adm_scale0_score", "adm_scale0"),
+    ("VMAF_feature_adm_scale1_score", "adm_scale1"),
+    ("VMAF_feature_adm_scale2_score", "adm_scale2"),
+    ("VMAF_feature_adm_scale3_score", "adm_scale3"),
+    ("VMAF_feature_motion_score", "motion"),
+    ("VMAF_feature_motion2_score", "motion2"),
+    ("VMAF_feature_motion3_score", "motion3"),
+    ("VMAF_feature_vif_scale0_score", "vif_scale0"),
+    ("VMAF_feature_vif_scale1_score", "vif_scale1"),
+    ("VMAF_feature_vif_scale2_score", "vif_scale2"),
+    ("VMAF_feature_vif_scale3_score", "vif_scale3"),
     ("VMAF_integer_feature_adm2_score", "integer_adm2"),
     ("VMAF_integer_feature_aim_score", "integer_aim"),
     ("VMAF_integer_feature_adm3_score", "integer_adm3"),
@@ -20,6 +35,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("VMAF_integer_feature_vif_scale1_score", "integer_vif_scale1"),
     ("VMAF_integer_feature_vif_scale2_score", "integer_vif_scale2"),
     ("VMAF_integer_feature_vif_scale3_score", "integer_vif_scale3"),
+    ("Cambi_feature_cambi_score", "cambi"),
+    ("Speed_chroma_feature_speed_chroma_u_score", "speed_chroma_u"),
+    ("Speed_chroma_feature_speed_chroma_v_score", "speed_chroma_v"),
+    ("Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma_uv"),
+    ("Speed_temporal_feature_speed_temporal_score", "speed_temporal"),
 ];
 
 /// Short name of a feature: the alias if it has one, else the name itself.
@@ -52,53 +72,7 @@ pub fn feature_name(provided: &str, specs: &[OptionSpec], options: &FeatureOptio
     out
 }
 
-/// C's `printf("%g", x)`: 6 significant digits, trailing zeros dropped,
-/// exponent form below 1e-4 or from 1e6.
+/// C's `printf("%g", x)`, as libvmaf writes option values into names.
 pub fn format_g(x: f64) -> String {
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    if !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    // The exponent after rounding to 6 significant digits decides the form.
-    let sci = format!("{:.5e}", x);
-    let (mantissa, exp) = sci.split_once('e').unwrap();
-    let exp: i32 = exp.parse().unwrap();
-    if !(-4..6).contains(&exp) {
-        let m = strip_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
-    } else {
-        let decimals = (5 - exp).max(0) as usize;
-        strip_zeros(&format!("{:.*}", decimals, x)).to_owned()
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_g_matches_c() {
-        assert_eq!(format_g(1.0), "1");
-        assert_eq!(format_g(100.0), "100");
-        assert_eq!(format_g(1.2), "1.2");
-        assert_eq!(format_g(0.5), "0.5");
-        assert_eq!(format_g(3.0), "3");
-        assert_eq!(format_g(0.0001), "0.0001");
-        assert_eq!(format_g(0.00001), "1e-05");
-        assert_eq!(format_g(1234567.0), "1.23457e+06");
-        assert_eq!(format_g(123456.0), "123456");
-        assert_eq!(format_g(2.718281828), "2.71828");
-        assert_eq!(format_g(999999.5), "1e+06");
-    }
+    crate::cfmt::g(x, 6)
 }

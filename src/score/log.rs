@@ -136,46 +136,9 @@ impl<'a> Table<'a> {
 
 /// libvmaf's `vmaf_feature_name_alias`.
 pub fn log_name(name: &str) -> &str {
-    let a = naming::alias(name);
-    if a != name {
-        return a;
-    }
-    EXTRA_ALIASES.iter().find(|(n, _)| *n == name).map(|(_, a)| *a).unwrap_or(name)
+    naming::alias(name)
 }
 
-/// Entries of libvmaf's alias table (`feature/alias.c`) for features vmafx
-/// does not compute, so logs of imported values print as libvmaf's do.
-const EXTRA_ALIASES: &[(&str, &str)] = &[
-    ("VMAF_feature_adm2_score", "adm2"),
-    ("VMAF_feature_aim_score", "aim"),
-    ("VMAF_feature_adm3_score", "adm3"),
-    ("VMAF_feature_adm_scale0_score", "adm_scale0"),
-    ("VMAF_feature_adm_scale1_score", "adm_scale1"),
-    ("VMAF_feature_adm_scale2_score", "adm_scale2"),
-    ("VMAF_feature_adm_scale3_score", "adm_scale3"),
-    ("VMAF_feature_motion_score", "motion"),
-    ("VMAF_feature_motion2_score", "motion2"),
-    ("VMAF_feature_motion3_score", "motion3"),
-    ("VMAF_feature_vif_scale0_score", "vif_scale0"),
-    ("VMAF_feature_vif_scale1_score", "vif_scale1"),
-    ("VMAF_feature_vif_scale2_score", "vif_scale2"),
-    ("VMAF_feature_vif_scale3_score", "vif_scale3"),
-    ("VMAF_integer_feature_adm2_score", "integer_adm2"),
-    ("VMAF_integer_feature_aim_score", "integer_aim"),
-    ("VMAF_integer_feature_adm3_score", "integer_adm3"),
-    ("VMAF_integer_feature_motion_score", "integer_motion"),
-    ("VMAF_integer_feature_motion2_score", "integer_motion2"),
-    ("VMAF_integer_feature_motion3_score", "integer_motion3"),
-    ("VMAF_integer_feature_vif_scale0_score", "integer_vif_scale0"),
-    ("VMAF_integer_feature_vif_scale1_score", "integer_vif_scale1"),
-    ("VMAF_integer_feature_vif_scale2_score", "integer_vif_scale2"),
-    ("VMAF_integer_feature_vif_scale3_score", "integer_vif_scale3"),
-    ("Cambi_feature_cambi_score", "cambi"),
-    ("Speed_chroma_feature_speed_chroma_u_score", "speed_chroma_u"),
-    ("Speed_chroma_feature_speed_chroma_v_score", "speed_chroma_v"),
-    ("Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma_uv"),
-    ("Speed_temporal_feature_speed_temporal_score", "speed_temporal"),
-];
 
 /// C's `(int)x` as x86-64 compiles it (`cvttsd2si`): out of range and NaN
 /// give INT_MIN.
@@ -203,15 +166,7 @@ fn count_leading_zeros(x: f64) -> u32 {
 
 /// glibc's `printf("%.*f", precision, x)`.
 fn c_fixed(x: f64, precision: usize) -> String {
-    if x.is_nan() {
-        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
-    }
-    if x.is_infinite() {
-        return if x < 0.0 { "-inf".into() } else { "inf".into() };
-    }
-    // Rust prints the exact binary value rounded half to even, keeping the
-    // sign of negative zero and of negatives that round to zero, as glibc.
-    format!("{:.*}", precision, x)
+    crate::cfmt::fixed(x, precision)
 }
 
 /// A value as libvmaf prints it: `%.6f`, or `%.16f` past six leading zeros.
