@@ -30,6 +30,16 @@ pub struct OptionSpec {
     pub feature_param: bool,
 }
 
+/// libvmaf's `debug` option, shared by its integer extractors: extra
+/// per-frame values, not a feature parameter (names do not change).
+pub const DEBUG_OPTION: OptionSpec = OptionSpec {
+    name: "debug",
+    alias: None,
+    help: "debug mode: enable additional output",
+    kind: OptionKind::Bool { default: false },
+    feature_param: false,
+};
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OptionValue {
     Bool(bool),

@@ -26,7 +26,7 @@ pub mod dwt;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 
-use super::options::{OptionKind, OptionSpec};
+use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -53,13 +53,7 @@ const DEN_SCALE: [&str; 4] =
 pub const MIN_SIDE: usize = 33;
 
 static OPTIONS: [OptionSpec; 12] = [
-    OptionSpec {
-        name: "debug",
-        alias: None,
-        help: "debug mode: enable additional output",
-        kind: OptionKind::Bool { default: false },
-        feature_param: false,
-    },
+    DEBUG_OPTION,
     OptionSpec {
         name: "adm_csf_scale",
         alias: Some("scf"),

@@ -13,7 +13,7 @@ mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
-use super::options::{OptionKind, OptionSpec};
+use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -79,13 +79,7 @@ static OPTIONS: [OptionSpec; 8] = [
         kind: OptionKind::Bool { default: false },
         feature_param: true,
     },
-    OptionSpec {
-        name: "debug",
-        alias: None,
-        help: "debug mode: enable additional output",
-        kind: OptionKind::Bool { default: false },
-        feature_param: false,
-    },
+    DEBUG_OPTION,
 ];
 
 pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {

@@ -24,7 +24,7 @@ pub mod scalar;
 
 use std::sync::OnceLock;
 
-use super::options::{OptionKind, OptionSpec};
+use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
 use crate::picture::PlaneView;
 use crate::simd::CpuLevel;
@@ -48,13 +48,7 @@ const DEBUG_DEN_SCALE: [&str; 4] =
 pub const DEFAULT_ENHN_GAIN_LIMIT: f64 = 100.0;
 
 static OPTIONS: [OptionSpec; 3] = [
-    OptionSpec {
-        name: "debug",
-        alias: None,
-        help: "debug mode: enable additional output",
-        kind: OptionKind::Bool { default: false },
-        feature_param: false,
-    },
+    DEBUG_OPTION,
     OptionSpec {
         name: "vif_enhn_gain_limit",
         alias: Some("egl"),
