@@ -358,22 +358,32 @@ impl OwnedPicture {
         }
         let stride = self.strides[i];
         let bits = self.format.bits;
-        let dst = self.plane_bytes_mut(i);
-        for y in 0..h {
-            let d = &mut dst[y * stride..y * stride + row];
-            let s = &packed[y * row..(y + 1) * row];
-            if bps == 1 {
-                d.copy_from_slice(s);
-            } else {
-                for x in 0..w {
-                    let v = u16::from_le_bytes([s[2 * x], s[2 * x + 1]]);
-                    if bits < 16 && v >> bits != 0 {
-                        return Err(Error::invalid(format!(
-                            "plane {i} sample ({x},{y}) = {v} exceeds {bits} bits"
-                        )));
-                    }
-                    d[2 * x..2 * x + 2].copy_from_slice(&v.to_ne_bytes());
-                }
+        if bps == 1 {
+            let dst = self.plane_bytes_mut(i);
+            for (d, s) in dst.chunks_mut(stride).zip(packed.chunks_exact(row)) {
+                d[..row].copy_from_slice(s);
+            }
+            return Ok(());
+        }
+        // 16-bit storage: rows start on u16 boundaries (strides are
+        // multiples of 64 bytes), so write u16s directly; check the depth
+        // once per row with an OR of the samples (the slow search for the
+        // offending sample runs only on error).
+        let (off, stride16) = (self.offsets[i] / 2, stride / 2);
+        let plane = &mut self.storage[off..off + stride16 * h];
+        for (y, (d, s)) in plane.chunks_mut(stride16).zip(packed.chunks_exact(row)).enumerate() {
+            let mut any = 0u16;
+            for (dv, sv) in d[..w].iter_mut().zip(s.chunks_exact(2)) {
+                let v = u16::from_le_bytes([sv[0], sv[1]]);
+                any |= v;
+                *dv = v;
+            }
+            if bits < 16 && any >> bits != 0 {
+                let x = d[..w].iter().position(|v| v >> bits != 0).unwrap_or(0);
+                return Err(Error::invalid(format!(
+                    "plane {i} sample ({x},{y}) = {} exceeds {bits} bits",
+                    d[x]
+                )));
             }
         }
         Ok(())
