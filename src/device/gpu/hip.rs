@@ -92,6 +92,7 @@ fn_table! {
         hipModuleLaunchKernel: fn(HipFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, HipStream, *mut *mut c_void, *mut *mut c_void) -> HipError;
     }
     optional {
+        hipGetDeviceProperties: fn(*mut c_void, c_int) -> HipError;
         hipImportExternalMemory: fn(*mut HipExternalMemory, *const c_void) -> HipError;
         hipExternalMemoryGetMappedBuffer: fn(*mut HipDevicePtr, HipExternalMemory, *const c_void) -> HipError;
         hipDestroyExternalMemory: fn(HipExternalMemory) -> HipError;
