@@ -46,6 +46,28 @@ fn describe_device(api: &CudaDriver, dev: CUdevice) -> Result<(String, String, u
     }
 }
 
+/// PTX from an NVRTC newer than the driver is refused by the JIT
+/// (CUDA_ERROR_UNSUPPORTED_PTX_VERSION); say so before compiling.
+fn check_ptx_loadable(api: &CudaDriver) -> Result<()> {
+    let compiler = super::nvrtc::nvrtc()?;
+    let (major, minor) = compiler.version()?;
+    let mut driver = 0;
+    // SAFETY: writes one int.
+    check(api, unsafe { (api.cuDriverGetVersion)(&mut driver) }, "cuDriverGetVersion")?;
+    if major * 1000 + minor * 10 > driver {
+        return Err(Error::Device(format!(
+            "NVRTC {major}.{minor} ({}) is newer than the CUDA driver ({}.{}); its PTX would not load: \
+             point {} at a libnvrtc of CUDA {}.x or older",
+            compiler.library,
+            driver / 1000,
+            (driver % 1000) / 10,
+            super::nvrtc::ENV,
+            driver / 1000
+        )));
+    }
+    Ok(())
+}
+
 impl CudaLane {
     /// Device `index`'s primary context and a new stream.
     pub fn open(index: usize) -> Result<Self> {
@@ -85,6 +107,7 @@ impl Backend for CudaLane {
     type Function = CUfunction;
 
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<CUfunction>> {
+        check_ptx_loadable(self.api)?;
         let ptx = super::compile::cuda_ptx(kernel, &self.arch)?;
         let mut ptx = ptx;
         if ptx.last() != Some(&0) {
