@@ -26,10 +26,19 @@ struct Emulator {
 
 fn build_emulator() -> Option<Emulator> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let status = std::process::Command::new(&cxx)
-        .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror"])
+        .args([
+            "-std=c++20",
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-Wall",
+            "-Werror",
+        ])
         .arg("-I")
         .arg(root.join("kernels"))
         .arg(root.join("tests/device_emu/kernel_emu.cpp"))
@@ -51,7 +60,11 @@ fn build_emulator() -> Option<Emulator> {
     // SAFETY: kernel_emu.cpp defines vx_emu_launch with this signature.
     let launch = unsafe { *lib.get::<Launch>(b"vx_emu_launch\0").unwrap() };
     std::fs::remove_file(&out).ok();
-    Some(Emulator { launch, _lib: lib, memory: HashMap::new() })
+    Some(Emulator {
+        launch,
+        _lib: lib,
+        memory: HashMap::new(),
+    })
 }
 
 impl Backend for Emulator {
@@ -70,7 +83,10 @@ impl Backend for Emulator {
         Ok(ptr)
     }
     fn free(&mut self, ptr: u64) {
-        assert!(self.memory.remove(&ptr).is_some(), "free of unknown {ptr:#x}");
+        assert!(
+            self.memory.remove(&ptr).is_some(),
+            "free of unknown {ptr:#x}"
+        );
     }
     fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
         let buf = self.memory.get_mut(&dst).expect("upload to an allocation");
@@ -86,9 +102,17 @@ impl Backend for Emulator {
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().cast(), dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
-    fn launch(&mut self, f: i32, grid: (u32, u32), args: &mut [*mut c_void]) -> vmafx::Result<()> {
+    unsafe fn launch(
+        &mut self,
+        f: i32,
+        grid: (u32, u32),
+        args: &mut [*mut c_void],
+    ) -> vmafx::Result<()> {
         // SAFETY: args point at the kernel's argument values (engine.rs).
-        assert_eq!(unsafe { (self.launch)(f, grid.0, grid.1, args.as_mut_ptr()) }, 0);
+        assert_eq!(
+            unsafe { (self.launch)(f, grid.0, grid.1, args.as_mut_ptr()) },
+            0
+        );
         Ok(())
     }
     fn synchronize(&mut self) -> vmafx::Result<()> {
@@ -107,14 +131,22 @@ impl Rng {
 }
 
 /// 16-bit-aligned plane storage: (buffer, stride in bytes).
-fn plane(w: usize, h: usize, bits: u32, pad: usize, full_scale: Option<bool>, seed: u64) -> (Vec<u16>, usize) {
+fn plane(
+    w: usize,
+    h: usize,
+    bits: u32,
+    pad: usize,
+    full_scale: Option<bool>,
+    seed: u64,
+) -> (Vec<u16>, usize) {
     let bps = if bits == 8 { 1 } else { 2 };
     let stride = w * bps + pad;
     let max = (1u64 << bits) - 1;
     let mut rng = Rng(seed | 1);
     let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
     // SAFETY: viewing the u16 buffer as bytes.
-    let bytes: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
+    let bytes: &mut [u8] =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
     for y in 0..h {
         for x in 0..w {
             let v = match full_scale {
@@ -150,23 +182,48 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
             for (pattern, pad) in [("random", 0), ("random", 6), ("max-vs-0", 2)] {
                 let seed = (w * 1000 + h) as u64 ^ (bits as u64) << 20 ^ pad as u64;
                 let (a, b) = if pattern == "random" {
-                    (plane(w, h, bits, pad, None, seed), plane(w, h, bits, pad, None, seed ^ 0xdead_beef))
+                    (
+                        plane(w, h, bits, pad, None, seed),
+                        plane(w, h, bits, pad, None, seed ^ 0xdead_beef),
+                    )
                 } else {
-                    (plane(w, h, bits, pad, Some(true), 0), plane(w, h, bits, pad, Some(false), 0))
+                    (
+                        plane(w, h, bits, pad, Some(true), 0),
+                        plane(w, h, bits, pad, Some(false), 0),
+                    )
                 };
                 let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
                 let what = format!("{w}x{h} {bits}-bit stride {} {pattern} seed {seed:#x}", a.1);
 
                 let want = vmafx::feature::motion::sad_scalar(&va, &vb, bits, &mut y_row);
-                assert_eq!(engine.motion_sad(&va, &vb, bits).unwrap(), want, "motion {what}");
-                assert!(want > 0 || pattern != "random", "motion {what}: degenerate case");
+                assert_eq!(
+                    engine.motion_sad(&va, &vb, bits).unwrap(),
+                    want,
+                    "motion {what}"
+                );
+                assert!(
+                    want > 0 || pattern != "random",
+                    "motion {what}: degenerate case"
+                );
 
-                let want = if bits == 8 { vmafx::feature::psnr::sse_u8(&va, &vb, w, h) } else { vmafx::feature::psnr::sse_u16(&va, &vb, w, h) };
+                let want = if bits == 8 {
+                    vmafx::feature::psnr::sse_u8(&va, &vb, w, h)
+                } else {
+                    vmafx::feature::psnr::sse_u16(&va, &vb, w, h)
+                };
                 assert_eq!(engine.psnr_sse(&va, &vb, w, h).unwrap(), want, "sse {what}");
                 // A sub-region, as chroma of odd sizes is read (floor, not ceil).
                 let (sw, sh) = (w - 1, h - 1);
-                let want = if bits == 8 { vmafx::feature::psnr::sse_u8(&va, &vb, sw, sh) } else { vmafx::feature::psnr::sse_u16(&va, &vb, sw, sh) };
-                assert_eq!(engine.psnr_sse(&va, &vb, sw, sh).unwrap(), want, "sse region {what}");
+                let want = if bits == 8 {
+                    vmafx::feature::psnr::sse_u8(&va, &vb, sw, sh)
+                } else {
+                    vmafx::feature::psnr::sse_u16(&va, &vb, sw, sh)
+                };
+                assert_eq!(
+                    engine.psnr_sse(&va, &vb, sw, sh).unwrap(),
+                    want,
+                    "sse region {what}"
+                );
                 cases += 1;
             }
         }

@@ -20,7 +20,10 @@ fn cuda_driver_loads_or_names_libcuda_so_1() {
             let s = e.to_string();
             assert!(matches!(e, vmafx::Error::Device(_)), "{s}");
             if std::env::var_os(cuda::DRIVER_ENV).is_none() {
-                assert!(s.contains("libcuda.so.1") && s.contains("VMAFX_CUDA_LIB"), "{s}");
+                assert!(
+                    s.contains("libcuda.so.1") && s.contains("VMAFX_CUDA_LIB"),
+                    "{s}"
+                );
             }
             eprintln!("no CUDA driver here: {s}");
             // Asking twice gives the same error, not a panic or a retry.
@@ -42,7 +45,10 @@ fn hip_runtime_loads_or_names_every_soname() {
             if rc != 0 {
                 // No AMD GPU here: the code is decoded by hipGetErrorName.
                 let e = api.check(rc, "hipGetDeviceCount").unwrap_err().to_string();
-                assert!(e.contains("hipGetDeviceCount") && e.contains("hipError"), "{e}");
+                assert!(
+                    e.contains("hipGetDeviceCount") && e.contains("hipError"),
+                    "{e}"
+                );
                 eprintln!("{e}");
             }
         }
@@ -61,7 +67,10 @@ fn hiprtc_loads_or_names_both_places_it_can_live() {
         Ok(rtc) => eprintln!("hiprtc {:?} from {}", rtc.version().unwrap(), rtc.library),
         Err(e) => {
             let s = e.to_string();
-            assert!(s.contains("libhiprtc.so.6") && s.contains("libamdhip64.so.5"), "{s}");
+            assert!(
+                s.contains("libhiprtc.so.6") && s.contains("libamdhip64.so.5"),
+                "{s}"
+            );
         }
     }
 }

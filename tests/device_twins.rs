@@ -32,7 +32,15 @@ enum Pattern {
 }
 
 /// A plane buffer with `pad` bytes after each row; returns (bytes, stride).
-fn plane(w: usize, h: usize, bits: u32, pad: usize, pattern: Pattern, second: bool, seed: u64) -> (Vec<u16>, usize) {
+fn plane(
+    w: usize,
+    h: usize,
+    bits: u32,
+    pad: usize,
+    pattern: Pattern,
+    second: bool,
+    seed: u64,
+) -> (Vec<u16>, usize) {
     let bps = if bits == 8 { 1 } else { 2 };
     let stride = w * bps + pad;
     let max = (1u32 << bits) - 1;
@@ -46,7 +54,11 @@ fn plane(w: usize, h: usize, bits: u32, pad: usize, pattern: Pattern, second: bo
                 Pattern::Random => (rng.next() % (max as u64 + 1)) as u32,
                 Pattern::Equal => ((x * 7 + y * 3) as u32) & max,
                 Pattern::FullScaleVsZero => {
-                    if second { 0 } else { max }
+                    if second {
+                        0
+                    } else {
+                        max
+                    }
                 }
                 Pattern::SmoothPlusNoise => {
                     let base = ((x + y) as u32 * max / (w + h) as u32).min(max);
@@ -84,12 +96,16 @@ fn gpu_devices() -> Vec<Box<dyn Device>> {
     for (kind, label) in [(DeviceKind::Cuda, "cuda"), (DeviceKind::Hip, "hip")] {
         match device::count(kind) {
             Ok(0) => {
-                assert!(!required(label), "VMAFX_REQUIRE_GPU={label} but no {label} device");
+                assert!(
+                    !required(label),
+                    "VMAFX_REQUIRE_GPU={label} but no {label} device"
+                );
                 eprintln!("SKIP {label}: no device");
             }
             Ok(n) => {
                 for i in 0..n {
-                    let d = device::open(kind, i).unwrap_or_else(|e| panic!("opening {label} {i}: {e}"));
+                    let d = device::open(kind, i)
+                        .unwrap_or_else(|e| panic!("opening {label} {i}: {e}"));
                     eprintln!("{}", d.info());
                     out.push(d);
                 }
@@ -110,18 +126,34 @@ fn gpu_twins_equal_the_cpu() {
         return;
     }
     let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
-    let sizes = [(1920, 1080), (17, 9), (333, 127), (8, 8), (1023, 3), (4096, 2160)];
-    let patterns = [Pattern::Random, Pattern::Equal, Pattern::FullScaleVsZero, Pattern::SmoothPlusNoise];
+    let sizes = [
+        (1920, 1080),
+        (17, 9),
+        (333, 127),
+        (8, 8),
+        (1023, 3),
+        (4096, 2160),
+    ];
+    let patterns = [
+        Pattern::Random,
+        Pattern::Equal,
+        Pattern::FullScaleVsZero,
+        Pattern::SmoothPlusNoise,
+    ];
     let mut failures = 0;
     let mut cases = 0;
-    println!("{:<14} {:>3} {:>10} {:>6} {:<16} {:<6} {:>22} {:>22}  {}", "device", "bit", "size", "stride", "pattern", "kernel", "cpu", "gpu", "result");
+    println!(
+        "{:<14} {:>3} {:>10} {:>6} {:<16} {:<6} {:>22} {:>22}  result",
+        "device", "bit", "size", "stride", "pattern", "kernel", "cpu", "gpu"
+    );
     for (si, &(w, h)) in sizes.iter().enumerate() {
         for bits in [8u32, 10, 12, 16] {
             for (pi, &pattern) in patterns.iter().enumerate() {
                 let bps = if bits == 8 { 1 } else { 2 };
                 // Tight, padded by 64, and (8-bit only) an odd padding.
                 for pad in [0usize, 64, if bps == 1 { 3 } else { 6 }] {
-                    let seed = 0x9e37_79b9 ^ ((si as u64) << 32 | (bits as u64) << 16 | (pi as u64) << 8 | pad as u64);
+                    let seed = 0x9e37_79b9
+                        ^ ((si as u64) << 32 | (bits as u64) << 16 | (pi as u64) << 8 | pad as u64);
                     let (a, stride) = plane(w, h, bits, pad, pattern, false, seed);
                     let (b, _) = plane(w, h, bits, pad, pattern, true, seed.wrapping_mul(31));
                     let va = PlaneView::new(as_bytes(&a), stride, w, h, bps).unwrap();
@@ -157,7 +189,10 @@ fn gpu_twins_equal_the_cpu() {
         }
     }
     println!("{cases} comparisons, {failures} different");
-    assert_eq!(failures, 0, "{failures} of {cases} GPU values differ from the CPU");
+    assert_eq!(
+        failures, 0,
+        "{failures} of {cases} GPU values differ from the CPU"
+    );
 }
 
 #[test]
@@ -169,7 +204,13 @@ fn cpu_device_is_the_scalar_reference() {
     let va = PlaneView::new(as_bytes(&a), stride, 33, 17, 2).unwrap();
     let vb = PlaneView::new(as_bytes(&b), stride, 33, 17, 2).unwrap();
     let mut y = Vec::new();
-    assert_eq!(cpu.motion_sad(&va, &vb, 10).unwrap(), vmafx::feature::motion::sad_scalar(&va, &vb, 10, &mut y));
-    assert_eq!(cpu.psnr_sse(&va, &vb, 33, 17).unwrap(), vmafx::feature::psnr::sse_u16(&va, &vb, 33, 17));
+    assert_eq!(
+        cpu.motion_sad(&va, &vb, 10).unwrap(),
+        vmafx::feature::motion::sad_scalar(&va, &vb, 10, &mut y)
+    );
+    assert_eq!(
+        cpu.psnr_sse(&va, &vb, 33, 17).unwrap(),
+        vmafx::feature::psnr::sse_u16(&va, &vb, 33, 17)
+    );
     assert!(cpu.motion_sad(&va, &vb, 10).unwrap() > 0);
 }

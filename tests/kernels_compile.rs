@@ -36,7 +36,10 @@ fn required() -> bool {
 }
 
 fn compiler_missing(what: &str, e: &vmafx::Error) {
-    assert!(!required(), "VMAFX_REQUIRE_GPU_COMPILERS=1 but {what} is missing: {e}");
+    assert!(
+        !required(),
+        "VMAFX_REQUIRE_GPU_COMPILERS=1 but {what} is missing: {e}"
+    );
     eprintln!("SKIP: {what} not available: {e}");
 }
 
@@ -47,13 +50,22 @@ fn every_kernel_compiles_with_nvrtc() {
         Ok(c) => c,
         Err(e) => return compiler_missing("NVRTC", &e),
     };
-    eprintln!("NVRTC {:?} from {}", compiler.version().unwrap(), compiler.library);
+    eprintln!(
+        "NVRTC {:?} from {}",
+        compiler.version().unwrap(),
+        compiler.library
+    );
     for kernel in kernels::ALL {
         for arch in CUDA_ARCHS {
-            let ptx = compile::cuda_ptx(kernel, arch).unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name));
+            let ptx = compile::cuda_ptx(kernel, arch)
+                .unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name));
             let text = String::from_utf8_lossy(&ptx);
             for entry in kernel.entries {
-                assert!(text.contains(&format!(".entry {entry}(")), "{} {arch}: no .entry {entry}", kernel.name);
+                assert!(
+                    text.contains(&format!(".entry {entry}(")),
+                    "{} {arch}: no .entry {entry}",
+                    kernel.name
+                );
             }
         }
     }
@@ -66,15 +78,24 @@ fn every_kernel_compiles_with_hiprtc() {
         Ok(c) => c,
         Err(e) => return compiler_missing("hiprtc", &e),
     };
-    eprintln!("hiprtc {:?} from {}", compiler.version().unwrap(), compiler.library);
+    eprintln!(
+        "hiprtc {:?} from {}",
+        compiler.version().unwrap(),
+        compiler.library
+    );
     for kernel in kernels::ALL {
         for arch in HIP_ARCHS {
-            let code = compile::hip_code_object(kernel, arch).unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name));
+            let code = compile::hip_code_object(kernel, arch)
+                .unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name));
             assert!(code.len() > 64, "{} {arch}: empty code object", kernel.name);
             // A clang offload bundle or a bare ELF; either names each entry.
             for entry in kernel.entries {
                 let found = code.windows(entry.len()).any(|w| w == entry.as_bytes());
-                assert!(found, "{} {arch}: entry {entry} not in code object", kernel.name);
+                assert!(
+                    found,
+                    "{} {arch}: entry {entry} not in code object",
+                    kernel.name
+                );
             }
         }
     }
@@ -85,11 +106,20 @@ fn a_compile_error_is_an_error_with_the_log() {
     setup();
     let broken = "#include \"vmafx_compat.h\"\nVMAFX_KERNEL void broken(int *p) { p[0] = undeclared_name; }\n";
     if let Ok(c) = nvrtc::nvrtc() {
-        let e = c.compile_ptx("broken.cu", broken, &[kernels::COMPAT_HEADER], "compute_90").unwrap_err().to_string();
-        assert!(e.contains("undeclared_name") && e.contains("broken.cu"), "{e}");
+        let e = c
+            .compile_ptx("broken.cu", broken, &[kernels::COMPAT_HEADER], "compute_90")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("undeclared_name") && e.contains("broken.cu"),
+            "{e}"
+        );
     }
     if let Ok(c) = hip::hiprtc() {
-        let e = c.compile("broken.cu", broken, &[kernels::COMPAT_HEADER], "gfx90a").unwrap_err().to_string();
+        let e = c
+            .compile("broken.cu", broken, &[kernels::COMPAT_HEADER], "gfx90a")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("undeclared_name"), "{e}");
     }
 }
@@ -100,8 +130,13 @@ fn hiprtc_refuses_targets_its_version_would_abort_on() {
     let Ok(c) = hip::hiprtc() else { return };
     let version = c.version().unwrap();
     if version.0 <= 5 {
-        let e = compile::hip_code_object(&kernels::MOTION, "gfx1100").unwrap_err().to_string();
-        assert!(e.contains("gfx1100") && e.contains(&format!("{}.{}", version.0, version.1)), "{e}");
+        let e = compile::hip_code_object(&kernels::MOTION, "gfx1100")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("gfx1100") && e.contains(&format!("{}.{}", version.0, version.1)),
+            "{e}"
+        );
     }
 }
 
@@ -111,7 +146,13 @@ fn compiled_kernels_are_cached_on_disk() {
     let Ok(c) = nvrtc::nvrtc() else { return };
     let dir = std::env::temp_dir().join(format!("vmafx-kernel-cache-{}", std::process::id()));
     let headers = [kernels::COMPAT_HEADER];
-    let key = cache::key(kernels::PSNR.source, &headers, "compute_90", "nvrtc", c.version().unwrap());
+    let key = cache::key(
+        kernels::PSNR.source,
+        &headers,
+        "compute_90",
+        "nvrtc",
+        c.version().unwrap(),
+    );
     let mut compiles = 0;
     let mut build = || {
         compiles += 1;
@@ -123,6 +164,10 @@ fn compiled_kernels_are_cached_on_disk() {
     assert_eq!(first, second);
     assert!(dir.join(&key).is_file());
     // NVRTC is deterministic, so keying by inputs alone is sound.
-    assert_eq!(first, c.compile_ptx("psnr.cu", kernels::PSNR.source, &headers, "compute_90").unwrap());
+    assert_eq!(
+        first,
+        c.compile_ptx("psnr.cu", kernels::PSNR.source, &headers, "compute_90")
+            .unwrap()
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -22,7 +22,10 @@ impl CpuDevice {
             memory_kinds: vec![MemoryKind::Host],
             fence_kinds: vec![FenceKind::None],
         };
-        Self { info, y_row: Vec::new() }
+        Self {
+            info,
+            y_row: Vec::new(),
+        }
     }
 }
 
@@ -40,6 +43,10 @@ impl Device for CpuDevice {
         Ok(motion::sad_scalar(prev, cur, bits, &mut self.y_row))
     }
     fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        Ok(if r.bytes_per_sample() == 1 { psnr::sse_u8(r, d, w, h) } else { psnr::sse_u16(r, d, w, h) })
+        Ok(if r.bytes_per_sample() == 1 {
+            psnr::sse_u8(r, d, w, h)
+        } else {
+            psnr::sse_u16(r, d, w, h)
+        })
     }
 }

@@ -95,7 +95,9 @@ pub fn count(kind: DeviceKind) -> Result<usize> {
 pub fn open(kind: DeviceKind, index: usize) -> Result<Box<dyn Device>> {
     match kind {
         DeviceKind::Cpu if index == 0 => Ok(Box::new(cpu::CpuDevice::new())),
-        DeviceKind::Cpu => Err(Error::invalid(format!("CPU device {index}: there is one, index 0"))),
+        DeviceKind::Cpu => Err(Error::invalid(format!(
+            "CPU device {index}: there is one, index 0"
+        ))),
         DeviceKind::Cuda => Ok(Box::new(gpu::GpuDevice::cuda(index)?)),
         DeviceKind::Hip => Ok(Box::new(gpu::GpuDevice::hip(index)?)),
     }

@@ -36,20 +36,35 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// The cache file name for one compile.
-pub fn key(source: &str, headers: &[(&str, &str)], arch: &str, compiler: &str, version: (i32, i32)) -> String {
+pub fn key(
+    source: &str,
+    headers: &[(&str, &str)],
+    arch: &str,
+    compiler: &str,
+    version: (i32, i32),
+) -> String {
     let mut parts: Vec<&[u8]> = vec![source.as_bytes()];
     for (name, text) in headers {
         parts.push(name.as_bytes());
         parts.push(text.as_bytes());
     }
     let hash = fnv1a64(&parts);
-    let safe_arch: String = arch.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("{hash:016x}-{safe_arch}-{compiler}{}.{}", version.0, version.1)
+    let safe_arch: String = arch
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!(
+        "{hash:016x}-{safe_arch}-{compiler}{}.{}",
+        version.0, version.1
+    )
 }
 
 /// Returns the cached binary for `key`, or compiles it and stores it, in
 /// [`cache_dir`].
-pub fn get_or_compile(key: &str, compile: impl FnOnce() -> crate::Result<Vec<u8>>) -> crate::Result<Vec<u8>> {
+pub fn get_or_compile(
+    key: &str,
+    compile: impl FnOnce() -> crate::Result<Vec<u8>>,
+) -> crate::Result<Vec<u8>> {
     get_or_compile_in(cache_dir().as_deref(), key, compile)
 }
 
@@ -71,7 +86,10 @@ pub fn get_or_compile_in(
     if let Some(p) = &path {
         // Write then rename, so a concurrent reader never sees half a file.
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
-        let stored = p.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(&tmp, &bytes));
+        let stored = p
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(&tmp, &bytes));
         if stored.is_ok() {
             let _ = std::fs::rename(&tmp, p);
         } else {
@@ -86,10 +104,25 @@ mod tests {
     #[test]
     fn key_changes_with_every_input() {
         let base = super::key("src", &[("h", "x")], "compute_90", "nvrtc", (13, 0));
-        assert_ne!(base, super::key("src2", &[("h", "x")], "compute_90", "nvrtc", (13, 0)));
-        assert_ne!(base, super::key("src", &[("h", "y")], "compute_90", "nvrtc", (13, 0)));
-        assert_ne!(base, super::key("src", &[("h", "x")], "compute_80", "nvrtc", (13, 0)));
-        assert_ne!(base, super::key("src", &[("h", "x")], "compute_90", "nvrtc", (12, 8)));
-        assert_eq!(base, super::key("src", &[("h", "x")], "compute_90", "nvrtc", (13, 0)));
+        assert_ne!(
+            base,
+            super::key("src2", &[("h", "x")], "compute_90", "nvrtc", (13, 0))
+        );
+        assert_ne!(
+            base,
+            super::key("src", &[("h", "y")], "compute_90", "nvrtc", (13, 0))
+        );
+        assert_ne!(
+            base,
+            super::key("src", &[("h", "x")], "compute_80", "nvrtc", (13, 0))
+        );
+        assert_ne!(
+            base,
+            super::key("src", &[("h", "x")], "compute_90", "nvrtc", (12, 8))
+        );
+        assert_eq!(
+            base,
+            super::key("src", &[("h", "x")], "compute_90", "nvrtc", (13, 0))
+        );
     }
 }

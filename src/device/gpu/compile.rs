@@ -8,7 +8,9 @@ pub fn cuda_ptx(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     let compiler = nvrtc::nvrtc()?;
     let headers = [COMPAT_HEADER];
     let key = cache::key(kernel.source, &headers, arch, "nvrtc", compiler.version()?);
-    cache::get_or_compile(&key, || compiler.compile_ptx(kernel.name, kernel.source, &headers, arch))
+    cache::get_or_compile(&key, || {
+        compiler.compile_ptx(kernel.name, kernel.source, &headers, arch)
+    })
 }
 
 /// An AMD code object for `arch` (`gfx90a`), cached.
@@ -19,5 +21,7 @@ pub fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     hip::check_offload_arch(arch, version)?;
     let headers = [COMPAT_HEADER];
     let key = cache::key(kernel.source, &headers, arch, "hiprtc", version);
-    cache::get_or_compile(&key, || compiler.compile(kernel.name, kernel.source, &headers, arch))
+    cache::get_or_compile(&key, || {
+        compiler.compile(kernel.name, kernel.source, &headers, arch)
+    })
 }

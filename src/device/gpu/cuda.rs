@@ -81,8 +81,8 @@ pub mod sys {
     pub type NameBuf = *mut c_char;
 }
 
-use sys::*;
 use std::ffi::{c_char, c_int, c_uint, c_void};
+use sys::*;
 
 fn_table! {
     /// `libcuda.so.1`: the calls the GPU lanes make.
@@ -150,7 +150,11 @@ pub mod result {
         unsafe {
             (api.cuGetErrorName)(code, &mut name);
             (api.cuGetErrorString)(code, &mut text);
-            format!("{} ({})", super::super::loader::c_str(name), super::super::loader::c_str(text))
+            format!(
+                "{} ({})",
+                super::super::loader::c_str(name),
+                super::super::loader::c_str(text)
+            )
         }
     }
 
@@ -158,7 +162,10 @@ pub mod result {
         if code == CUDA_SUCCESS {
             Ok(())
         } else {
-            Err(Error::Device(format!("{call} failed: error {code} {}", describe(api, code))))
+            Err(Error::Device(format!(
+                "{call} failed: error {code} {}",
+                describe(api, code)
+            )))
         }
     }
 }
@@ -172,9 +179,15 @@ pub struct ContextGuard<'a> {
 }
 
 impl<'a> ContextGuard<'a> {
-    pub fn push(api: &'a CudaDriver, ctx: CUcontext) -> Result<Self> {
-        // SAFETY: ctx is a live context owned by the caller.
-        result::check(api, unsafe { (api.cuCtxPushCurrent_v2)(ctx) }, "cuCtxPushCurrent")?;
+    /// # Safety
+    /// `ctx` is a live context that outlives the guard.
+    pub unsafe fn push(api: &'a CudaDriver, ctx: CUcontext) -> Result<Self> {
+        // SAFETY: ctx is live (the caller's contract).
+        result::check(
+            api,
+            unsafe { (api.cuCtxPushCurrent_v2)(ctx) },
+            "cuCtxPushCurrent",
+        )?;
         Ok(Self { api })
     }
 }

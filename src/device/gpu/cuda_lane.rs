@@ -29,7 +29,11 @@ pub fn device_count() -> Result<usize> {
     let api = cuda::driver()?;
     let mut n = 0;
     // SAFETY: writes one int.
-    check(api, unsafe { (api.cuDeviceGetCount)(&mut n) }, "cuDeviceGetCount")?;
+    check(
+        api,
+        unsafe { (api.cuDeviceGetCount)(&mut n) },
+        "cuDeviceGetCount",
+    )?;
     Ok(n.max(0) as usize)
 }
 
@@ -38,11 +42,39 @@ fn describe_device(api: &CudaDriver, dev: CUdevice) -> Result<(String, String, u
     let (mut major, mut minor, mut mem) = (0, 0, 0usize);
     // SAFETY: the buffer has 256 bytes as passed; the others write one value.
     unsafe {
-        check(api, (api.cuDeviceGetName)(name.as_mut_ptr(), 256, dev), "cuDeviceGetName")?;
-        check(api, (api.cuDeviceGetAttribute)(&mut major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")?;
-        check(api, (api.cuDeviceGetAttribute)(&mut minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")?;
-        check(api, (api.cuDeviceTotalMem_v2)(&mut mem, dev), "cuDeviceTotalMem")?;
-        Ok((super::loader::c_str(name.as_ptr()), format!("compute_{major}{minor}"), mem))
+        check(
+            api,
+            (api.cuDeviceGetName)(name.as_mut_ptr(), 256, dev),
+            "cuDeviceGetName",
+        )?;
+        check(
+            api,
+            (api.cuDeviceGetAttribute)(
+                &mut major,
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                dev,
+            ),
+            "cuDeviceGetAttribute",
+        )?;
+        check(
+            api,
+            (api.cuDeviceGetAttribute)(
+                &mut minor,
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                dev,
+            ),
+            "cuDeviceGetAttribute",
+        )?;
+        check(
+            api,
+            (api.cuDeviceTotalMem_v2)(&mut mem, dev),
+            "cuDeviceTotalMem",
+        )?;
+        Ok((
+            super::loader::c_str(name.as_ptr()),
+            format!("compute_{major}{minor}"),
+            mem,
+        ))
     }
 }
 
@@ -53,7 +85,11 @@ fn check_ptx_loadable(api: &CudaDriver) -> Result<()> {
     let (major, minor) = compiler.version()?;
     let mut driver = 0;
     // SAFETY: writes one int.
-    check(api, unsafe { (api.cuDriverGetVersion)(&mut driver) }, "cuDriverGetVersion")?;
+    check(
+        api,
+        unsafe { (api.cuDriverGetVersion)(&mut driver) },
+        "cuDriverGetVersion",
+    )?;
     if major * 1000 + minor * 10 > driver {
         return Err(Error::Device(format!(
             "NVRTC {major}.{minor} ({}) is newer than the CUDA driver ({}.{}); its PTX would not load: \
@@ -74,19 +110,43 @@ impl CudaLane {
         let api = cuda::driver()?;
         let count = device_count()?;
         if index >= count {
-            return Err(Error::invalid(format!("CUDA device {index} requested, {count} present")));
+            return Err(Error::invalid(format!(
+                "CUDA device {index} requested, {count} present"
+            )));
         }
         let mut dev: CUdevice = 0;
         // SAFETY: index < count.
-        check(api, unsafe { (api.cuDeviceGet)(&mut dev, index as i32) }, "cuDeviceGet")?;
+        check(
+            api,
+            unsafe { (api.cuDeviceGet)(&mut dev, index as i32) },
+            "cuDeviceGet",
+        )?;
         let (name, arch, memory_bytes) = describe_device(api, dev)?;
         let mut ctx: CUcontext = std::ptr::null_mut();
         // SAFETY: dev is valid; released in Drop.
-        check(api, unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) }, "cuDevicePrimaryCtxRetain")?;
-        let mut lane = Self { api, primary_of: Some(dev), ctx, stream: std::ptr::null_mut(), owns_stream: true, modules: Vec::new(), name, arch, memory_bytes };
-        let _guard = ContextGuard::push(api, ctx)?;
+        check(
+            api,
+            unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        let mut lane = Self {
+            api,
+            primary_of: Some(dev),
+            ctx,
+            stream: std::ptr::null_mut(),
+            owns_stream: true,
+            modules: Vec::new(),
+            name,
+            arch,
+            memory_bytes,
+        };
+        let _guard = unsafe { ContextGuard::push(api, ctx) }?;
         // SAFETY: context current; flags 0.
-        check(api, unsafe { (api.cuStreamCreate)(&mut lane.stream, 0) }, "cuStreamCreate")?;
+        check(
+            api,
+            unsafe { (api.cuStreamCreate)(&mut lane.stream, 0) },
+            "cuStreamCreate",
+        )?;
         Ok(lane)
     }
 
@@ -99,7 +159,25 @@ impl CudaLane {
     /// context's default stream).
     pub unsafe fn from_stream(ctx: CUcontext, stream: CUstream, arch: &str) -> Result<Self> {
         let api = cuda::driver()?;
-        Ok(Self { api, primary_of: None, ctx, stream, owns_stream: false, modules: Vec::new(), name: "caller's context".into(), arch: arch.into(), memory_bytes: 0 })
+        Ok(Self {
+            api,
+            primary_of: None,
+            ctx,
+            stream,
+            owns_stream: false,
+            modules: Vec::new(),
+            name: "caller's context".into(),
+            arch: arch.into(),
+            memory_bytes: 0,
+        })
+    }
+}
+
+impl CudaLane {
+    fn guard(&self) -> Result<ContextGuard<'static>> {
+        // SAFETY: the lane's context lives as long as the lane (retained
+        // primary context, or the caller's by from_stream's contract).
+        unsafe { ContextGuard::push(self.api, self.ctx) }
     }
 }
 
@@ -113,10 +191,14 @@ impl Backend for CudaLane {
         if ptx.last() != Some(&0) {
             ptx.push(0);
         }
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+        let _guard = self.guard()?;
         let mut module: CUmodule = std::ptr::null_mut();
         // SAFETY: ptx is NUL-terminated PTX text; the driver JITs it.
-        check(self.api, unsafe { (self.api.cuModuleLoadData)(&mut module, ptx.as_ptr().cast()) }, "cuModuleLoadData")?;
+        check(
+            self.api,
+            unsafe { (self.api.cuModuleLoadData)(&mut module, ptx.as_ptr().cast()) },
+            "cuModuleLoadData",
+        )?;
         self.modules.push(module);
         kernel
             .entries
@@ -125,63 +207,115 @@ impl Backend for CudaLane {
                 let c = CString::new(*entry).map_err(|_| Error::invalid("NUL in entry name"))?;
                 let mut f: CUfunction = std::ptr::null_mut();
                 // SAFETY: module is loaded; c is NUL-terminated.
-                check(self.api, unsafe { (self.api.cuModuleGetFunction)(&mut f, module, c.as_ptr()) }, entry)?;
+                check(
+                    self.api,
+                    unsafe { (self.api.cuModuleGetFunction)(&mut f, module, c.as_ptr()) },
+                    entry,
+                )?;
                 Ok(f)
             })
             .collect()
     }
 
     fn alloc(&mut self, bytes: usize) -> Result<u64> {
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+        let _guard = self.guard()?;
         let mut ptr: CUdeviceptr = 0;
         // SAFETY: writes one pointer.
-        check(self.api, unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) }, "cuMemAlloc")?;
+        check(
+            self.api,
+            unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) },
+            "cuMemAlloc",
+        )?;
         Ok(ptr)
     }
 
     fn free(&mut self, ptr: u64) {
-        if let Ok(_guard) = ContextGuard::push(self.api, self.ctx) {
+        if let Ok(_guard) = self.guard() {
             // SAFETY: ptr came from cuMemAlloc on this context; freed once.
             unsafe { (self.api.cuMemFree_v2)(ptr) };
         }
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+        let _guard = self.guard()?;
         // SAFETY: dst has at least src.len() bytes (engine reserves them);
         // pageable source, so the call returns once src is staged.
-        check(self.api, unsafe { (self.api.cuMemcpyHtoDAsync_v2)(dst, src.as_ptr().cast(), src.len(), self.stream) }, "cuMemcpyHtoDAsync")
+        check(
+            self.api,
+            unsafe {
+                (self.api.cuMemcpyHtoDAsync_v2)(dst, src.as_ptr().cast(), src.len(), self.stream)
+            },
+            "cuMemcpyHtoDAsync",
+        )
     }
 
     fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+        let _guard = self.guard()?;
         // SAFETY: src has at least dst.len() bytes; synchronized before dst is read.
-        check(self.api, unsafe { (self.api.cuMemcpyDtoHAsync_v2)(dst.as_mut_ptr().cast(), src, dst.len(), self.stream) }, "cuMemcpyDtoHAsync")?;
+        check(
+            self.api,
+            unsafe {
+                (self.api.cuMemcpyDtoHAsync_v2)(
+                    dst.as_mut_ptr().cast(),
+                    src,
+                    dst.len(),
+                    self.stream,
+                )
+            },
+            "cuMemcpyDtoHAsync",
+        )?;
         // SAFETY: stream is live.
-        check(self.api, unsafe { (self.api.cuStreamSynchronize)(self.stream) }, "cuStreamSynchronize")
+        check(
+            self.api,
+            unsafe { (self.api.cuStreamSynchronize)(self.stream) },
+            "cuStreamSynchronize",
+        )
     }
 
-    fn launch(&mut self, f: CUfunction, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+    unsafe fn launch(
+        &mut self,
+        f: CUfunction,
+        grid: (u32, u32),
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let _guard = self.guard()?;
         // SAFETY: args match the kernel's parameter list (engine.rs builds
         // them next to the kernel's signature in kernels/).
         check(
             self.api,
-            unsafe { (self.api.cuLaunchKernel)(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, self.stream, args.as_mut_ptr(), std::ptr::null_mut()) },
+            unsafe {
+                (self.api.cuLaunchKernel)(
+                    f,
+                    grid.0,
+                    grid.1,
+                    1,
+                    BLOCK,
+                    1,
+                    1,
+                    0,
+                    self.stream,
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
             "cuLaunchKernel",
         )
     }
 
     fn synchronize(&mut self) -> Result<()> {
-        let _guard = ContextGuard::push(self.api, self.ctx)?;
+        let _guard = self.guard()?;
         // SAFETY: stream is live.
-        check(self.api, unsafe { (self.api.cuStreamSynchronize)(self.stream) }, "cuStreamSynchronize")
+        check(
+            self.api,
+            unsafe { (self.api.cuStreamSynchronize)(self.stream) },
+            "cuStreamSynchronize",
+        )
     }
 }
 
 impl Drop for CudaLane {
     fn drop(&mut self) {
-        if let Ok(_guard) = ContextGuard::push(self.api, self.ctx) {
+        if let Ok(_guard) = self.guard() {
             // SAFETY: each handle was created by this lane and is released once.
             unsafe {
                 for m in self.modules.drain(..) {

@@ -11,7 +11,12 @@ use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
 use crate::{Error, Result};
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
-pub const HIP_CANDIDATES: &[&str] = &["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"];
+pub const HIP_CANDIDATES: &[&str] = &[
+    "libamdhip64.so",
+    "libamdhip64.so.7",
+    "libamdhip64.so.6",
+    "libamdhip64.so.5",
+];
 pub const HIP_ENV: &str = "VMAFX_HIP_LIB";
 pub const HIPRTC_CANDIDATES: &[&str] = &["libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6"];
 pub const HIPRTC_ENV: &str = "VMAFX_HIPRTC_LIB";
@@ -138,8 +143,9 @@ pub fn hiprtc() -> Result<&'static Hiprtc> {
     get_or_load(&HIPRTC, || {
         let (lib, name) = match open_first("hiprtc", HIPRTC_ENV, HIPRTC_CANDIDATES) {
             Ok(found) => found,
-            Err(own) => open_first("hiprtc", HIP_ENV, HIP_CANDIDATES)
-                .map_err(|runtime| Error::Device(format!("{own}; and inside the HIP runtime: {runtime}")))?,
+            Err(own) => open_first("hiprtc", HIP_ENV, HIP_CANDIDATES).map_err(|runtime| {
+                Error::Device(format!("{own}; and inside the HIP runtime: {runtime}"))
+            })?,
         };
         // SAFETY: these are hiprtc.h's signatures.
         unsafe { Hiprtc::resolve(lib, name) }
@@ -152,7 +158,10 @@ impl HipRuntime {
     pub fn rocm_version(&self) -> Result<(i32, i32)> {
         let mut v = 0;
         // SAFETY: writes one int.
-        self.check(unsafe { (self.hipRuntimeGetVersion)(&mut v) }, "hipRuntimeGetVersion")?;
+        self.check(
+            unsafe { (self.hipRuntimeGetVersion)(&mut v) },
+            "hipRuntimeGetVersion",
+        )?;
         Ok((v / 10_000_000, (v / 100_000) % 100))
     }
 
@@ -161,8 +170,15 @@ impl HipRuntime {
             return Ok(());
         }
         // SAFETY: both return static strings for any code.
-        let (name, text) = unsafe { (c_str((self.hipGetErrorName)(code)), c_str((self.hipGetErrorString)(code))) };
-        Err(Error::Device(format!("{call} failed: error {code} {name} ({text})")))
+        let (name, text) = unsafe {
+            (
+                c_str((self.hipGetErrorName)(code)),
+                c_str((self.hipGetErrorString)(code)),
+            )
+        };
+        Err(Error::Device(format!(
+            "{call} failed: error {code} {name} ({text})"
+        )))
     }
 }
 
@@ -170,17 +186,19 @@ impl HipRuntime {
 /// Feature suffixes (`gfx90a:xnack-`) are checked by their base name.
 pub fn known_good_targets(hiprtc_major: i32) -> &'static [&'static str] {
     const ROCM5: &[&str] = &[
-        "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx1010",
-        "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
+        "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
+        "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034",
+        "gfx1035",
     ];
     const ROCM6: &[&str] = &[
-        "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx940",
-        "gfx941", "gfx942", "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033",
-        "gfx1034", "gfx1035", "gfx1036", "gfx1100", "gfx1101", "gfx1102", "gfx1103",
+        "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
+        "gfx940", "gfx941", "gfx942", "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031",
+        "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036", "gfx1100", "gfx1101", "gfx1102",
+        "gfx1103",
     ];
     const ROCM7: &[&str] = &[
-        "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1031", "gfx1032", "gfx1100",
-        "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+        "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1031",
+        "gfx1032", "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
     ];
     match hiprtc_major {
         ..=5 => ROCM5,
@@ -213,7 +231,9 @@ impl Hiprtc {
         if let Ok(v) = runtime().and_then(|rt| rt.rocm_version()) {
             return Ok(v);
         }
-        let Some(f) = self.hiprtcVersion else { return Ok((5, 0)) };
+        let Some(f) = self.hiprtcVersion else {
+            return Ok((5, 0));
+        };
         let (mut major, mut minor) = (0, 0);
         // SAFETY: writes two ints.
         self.check(unsafe { f(&mut major, &mut minor) }, "hiprtcVersion")?;
@@ -226,47 +246,82 @@ impl Hiprtc {
         }
         // SAFETY: returns a static string for any code.
         let text = unsafe { c_str((self.hiprtcGetErrorString)(code)) };
-        Err(Error::Device(format!("{}: {call} failed: {text}", self.library)))
+        Err(Error::Device(format!(
+            "{}: {call} failed: {text}",
+            self.library
+        )))
     }
 
     /// Compiles `source` to a code object for `arch` (`gfx90a`), after
     /// checking the target against [`known_good_targets`].
-    pub fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: &str) -> Result<Vec<u8>> {
+    pub fn compile(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: &str,
+    ) -> Result<Vec<u8>> {
         check_offload_arch(arch, self.version()?)?;
         let cstr = |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source"));
         let (c_source, c_name) = (cstr(source)?, cstr(name)?);
-        let header_texts = headers.iter().map(|h| cstr(h.1)).collect::<Result<Vec<_>>>()?;
-        let header_names = headers.iter().map(|h| cstr(h.0)).collect::<Result<Vec<_>>>()?;
+        let header_texts = headers
+            .iter()
+            .map(|h| cstr(h.1))
+            .collect::<Result<Vec<_>>>()?;
+        let header_names = headers
+            .iter()
+            .map(|h| cstr(h.0))
+            .collect::<Result<Vec<_>>>()?;
         let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
         let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
         let options = [format!("--offload-arch={arch}"), "-O3".into()];
-        let c_options = options.iter().map(|s| cstr(s)).collect::<Result<Vec<_>>>()?;
+        let c_options = options
+            .iter()
+            .map(|s| cstr(s))
+            .collect::<Result<Vec<_>>>()?;
         let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
 
         let mut prog: HiprtcProgram = std::ptr::null_mut();
         // SAFETY: strings are NUL-terminated and outlive the program.
         self.check(
             unsafe {
-                (self.hiprtcCreateProgram)(&mut prog, c_source.as_ptr(), c_name.as_ptr(), headers.len() as c_int, text_ptrs.as_ptr(), name_ptrs.as_ptr())
+                (self.hiprtcCreateProgram)(
+                    &mut prog,
+                    c_source.as_ptr(),
+                    c_name.as_ptr(),
+                    headers.len() as c_int,
+                    text_ptrs.as_ptr(),
+                    name_ptrs.as_ptr(),
+                )
             },
             "hiprtcCreateProgram",
         )?;
         let out = (|| {
             // SAFETY: prog is live; options outlive the call.
-            let compiled = unsafe { (self.hiprtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
+            let compiled = unsafe {
+                (self.hiprtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr())
+            };
             if compiled != 0 {
                 let log = self.log(prog);
                 self.check(compiled, "hiprtcCompileProgram")
                     .map_err(|e| match e {
-                        Error::Device(s) => Error::Device(format!("{s} compiling {name} for {arch}:\n{log}")),
+                        Error::Device(s) => {
+                            Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
+                        }
                         other => other,
                     })?;
             }
             let mut size = 0usize;
             // SAFETY: prog compiled; the buffer has the reported size.
-            self.check(unsafe { (self.hiprtcGetCodeSize)(prog, &mut size) }, "hiprtcGetCodeSize")?;
+            self.check(
+                unsafe { (self.hiprtcGetCodeSize)(prog, &mut size) },
+                "hiprtcGetCodeSize",
+            )?;
             let mut code = vec![0u8; size];
-            self.check(unsafe { (self.hiprtcGetCode)(prog, code.as_mut_ptr().cast()) }, "hiprtcGetCode")?;
+            self.check(
+                unsafe { (self.hiprtcGetCode)(prog, code.as_mut_ptr().cast()) },
+                "hiprtcGetCode",
+            )?;
             Ok(code)
         })();
         // SAFETY: destroyed once.
@@ -283,7 +338,9 @@ impl Hiprtc {
             }
             let mut buf = vec![0u8; size];
             (self.hiprtcGetProgramLog)(prog, buf.as_mut_ptr().cast());
-            String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
+            String::from_utf8_lossy(&buf)
+                .trim_end_matches('\0')
+                .to_string()
         }
     }
 }
@@ -303,7 +360,9 @@ mod layout {
     #[test]
     fn rocm5_refuses_targets_its_comgr_aborts_on() {
         for arch in ["gfx1100", "gfx940", "gfx942"] {
-            let e = super::check_offload_arch(arch, (5, 2)).unwrap_err().to_string();
+            let e = super::check_offload_arch(arch, (5, 2))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(arch) && e.contains("5.2"), "{e}");
         }
         super::check_offload_arch("gfx90a:xnack-", (5, 2)).unwrap();

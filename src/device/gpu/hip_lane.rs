@@ -48,12 +48,25 @@ fn gcn_arch(api: &HipRuntime, device: i32) -> Result<String> {
     if let Ok(arch) = std::env::var("VMAFX_HIP_ARCH") {
         return Ok(arch);
     }
-    let get = api.hipGetDeviceProperties.ok_or_else(|| Error::Device(format!("{}: no hipGetDeviceProperties; set VMAFX_HIP_ARCH", api.library)))?;
+    let get = api.hipGetDeviceProperties.ok_or_else(|| {
+        Error::Device(format!(
+            "{}: no hipGetDeviceProperties; set VMAFX_HIP_ARCH",
+            api.library
+        ))
+    })?;
     let mut props = vec![0u8; 16384];
     // SAFETY: the buffer is larger than hipDeviceProp_t of any ROCm release.
-    api.check(unsafe { get(props.as_mut_ptr().cast(), device) }, "hipGetDeviceProperties")?;
-    let at = props.windows(3).position(|w| w == b"gfx").ok_or_else(|| Error::Device("no gfx target in hipDeviceProp_t; set VMAFX_HIP_ARCH".into()))?;
-    let end = props[at..].iter().position(|&b| b == 0).map_or(props.len(), |n| at + n);
+    api.check(
+        unsafe { get(props.as_mut_ptr().cast(), device) },
+        "hipGetDeviceProperties",
+    )?;
+    let at = props.windows(3).position(|w| w == b"gfx").ok_or_else(|| {
+        Error::Device("no gfx target in hipDeviceProp_t; set VMAFX_HIP_ARCH".into())
+    })?;
+    let end = props[at..]
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(props.len(), |n| at + n);
     Ok(String::from_utf8_lossy(&props[at..end]).into_owned())
 }
 
@@ -62,27 +75,45 @@ impl HipLane {
         let api = initialised()?;
         let count = device_count()?;
         if index >= count {
-            return Err(Error::invalid(format!("HIP device {index} requested, {count} present")));
+            return Err(Error::invalid(format!(
+                "HIP device {index} requested, {count} present"
+            )));
         }
         let device = index as i32;
         let mut name = [0 as std::ffi::c_char; 256];
         // SAFETY: device < count; 256-byte buffer as passed.
         unsafe {
             api.check((api.hipSetDevice)(device), "hipSetDevice")?;
-            api.check((api.hipDeviceGetName)(name.as_mut_ptr(), 256, device), "hipDeviceGetName")?;
+            api.check(
+                (api.hipDeviceGetName)(name.as_mut_ptr(), 256, device),
+                "hipDeviceGetName",
+            )?;
         }
         let arch = gcn_arch(api, device)?;
         let mut stream: HipStream = std::ptr::null_mut();
         // SAFETY: device is current.
-        api.check(unsafe { (api.hipStreamCreate)(&mut stream) }, "hipStreamCreate")?;
+        api.check(
+            unsafe { (api.hipStreamCreate)(&mut stream) },
+            "hipStreamCreate",
+        )?;
         // SAFETY: NUL-terminated by the runtime within 256 bytes.
         let name = unsafe { super::loader::c_str(name.as_ptr()) };
-        Ok(Self { api, device, stream, modules: Vec::new(), name, arch })
+        Ok(Self {
+            api,
+            device,
+            stream,
+            modules: Vec::new(),
+            name,
+            arch,
+        })
     }
 
     fn current(&self) -> Result<()> {
         // SAFETY: device index was validated in `open`.
-        self.api.check(unsafe { (self.api.hipSetDevice)(self.device) }, "hipSetDevice")
+        self.api.check(
+            unsafe { (self.api.hipSetDevice)(self.device) },
+            "hipSetDevice",
+        )
     }
 }
 
@@ -94,7 +125,10 @@ impl Backend for HipLane {
         self.current()?;
         let mut module: HipModule = std::ptr::null_mut();
         // SAFETY: code is a code object for this device's target.
-        self.api.check(unsafe { (self.api.hipModuleLoadData)(&mut module, code.as_ptr().cast()) }, "hipModuleLoadData")?;
+        self.api.check(
+            unsafe { (self.api.hipModuleLoadData)(&mut module, code.as_ptr().cast()) },
+            "hipModuleLoadData",
+        )?;
         self.modules.push(module);
         kernel
             .entries
@@ -103,7 +137,10 @@ impl Backend for HipLane {
                 let c = CString::new(*entry).map_err(|_| Error::invalid("NUL in entry name"))?;
                 let mut f: HipFunction = std::ptr::null_mut();
                 // SAFETY: module is loaded; c is NUL-terminated.
-                self.api.check(unsafe { (self.api.hipModuleGetFunction)(&mut f, module, c.as_ptr()) }, entry)?;
+                self.api.check(
+                    unsafe { (self.api.hipModuleGetFunction)(&mut f, module, c.as_ptr()) },
+                    entry,
+                )?;
                 Ok(f)
             })
             .collect()
@@ -113,7 +150,10 @@ impl Backend for HipLane {
         self.current()?;
         let mut ptr: HipDevicePtr = std::ptr::null_mut();
         // SAFETY: writes one pointer.
-        self.api.check(unsafe { (self.api.hipMalloc)(&mut ptr, bytes) }, "hipMalloc")?;
+        self.api.check(
+            unsafe { (self.api.hipMalloc)(&mut ptr, bytes) },
+            "hipMalloc",
+        )?;
         Ok(ptr as u64)
     }
 
@@ -127,7 +167,17 @@ impl Backend for HipLane {
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
         self.current()?;
         // SAFETY: dst has src.len() bytes; HIP takes a mutable pointer but only reads it.
-        self.api.check(unsafe { (self.api.hipMemcpyHtoDAsync)(dst as HipDevicePtr, src.as_ptr() as *mut c_void, src.len(), self.stream) }, "hipMemcpyHtoDAsync")?;
+        self.api.check(
+            unsafe {
+                (self.api.hipMemcpyHtoDAsync)(
+                    dst as HipDevicePtr,
+                    src.as_ptr() as *mut c_void,
+                    src.len(),
+                    self.stream,
+                )
+            },
+            "hipMemcpyHtoDAsync",
+        )?;
         // The source is pageable and may be freed right after: finish now.
         self.synchronize()
     }
@@ -135,22 +185,54 @@ impl Backend for HipLane {
     fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
         self.current()?;
         // SAFETY: src has dst.len() bytes; synchronized before dst is read.
-        self.api.check(unsafe { (self.api.hipMemcpyDtoHAsync)(dst.as_mut_ptr().cast(), src as HipDevicePtr, dst.len(), self.stream) }, "hipMemcpyDtoHAsync")?;
+        self.api.check(
+            unsafe {
+                (self.api.hipMemcpyDtoHAsync)(
+                    dst.as_mut_ptr().cast(),
+                    src as HipDevicePtr,
+                    dst.len(),
+                    self.stream,
+                )
+            },
+            "hipMemcpyDtoHAsync",
+        )?;
         self.synchronize()
     }
 
-    fn launch(&mut self, f: HipFunction, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
+    unsafe fn launch(
+        &mut self,
+        f: HipFunction,
+        grid: (u32, u32),
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
         self.current()?;
         // SAFETY: args match the kernel's parameters (engine.rs).
         self.api.check(
-            unsafe { (self.api.hipModuleLaunchKernel)(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, self.stream, args.as_mut_ptr(), std::ptr::null_mut()) },
+            unsafe {
+                (self.api.hipModuleLaunchKernel)(
+                    f,
+                    grid.0,
+                    grid.1,
+                    1,
+                    BLOCK,
+                    1,
+                    1,
+                    0,
+                    self.stream,
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
             "hipModuleLaunchKernel",
         )
     }
 
     fn synchronize(&mut self) -> Result<()> {
         // SAFETY: stream is live.
-        self.api.check(unsafe { (self.api.hipStreamSynchronize)(self.stream) }, "hipStreamSynchronize")
+        self.api.check(
+            unsafe { (self.api.hipStreamSynchronize)(self.stream) },
+            "hipStreamSynchronize",
+        )
     }
 }
 

@@ -2,7 +2,10 @@
 //! source per feature for both vendors, plus the compat header they include.
 
 /// `kernels/vmafx_compat.h`, passed to NVRTC/hiprtc as an in-memory header.
-pub const COMPAT_HEADER: (&str, &str) = ("vmafx_compat.h", include_str!("../../../kernels/vmafx_compat.h"));
+pub const COMPAT_HEADER: (&str, &str) = (
+    "vmafx_compat.h",
+    include_str!("../../../kernels/vmafx_compat.h"),
+);
 
 /// One kernel source and the entry points the host looks up in it.
 #[derive(Debug, Clone, Copy)]

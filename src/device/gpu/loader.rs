@@ -8,7 +8,11 @@ use libloading::Library;
 
 /// Opens the first library that loads: the path in `env_override` when that
 /// variable is set (and only it), else each of `candidates` in order.
-pub(crate) fn open_first(what: &str, env_override: &str, candidates: &[&str]) -> Result<(Library, String)> {
+pub(crate) fn open_first(
+    what: &str,
+    env_override: &str,
+    candidates: &[&str],
+) -> Result<(Library, String)> {
     let names: Vec<String> = match std::env::var(env_override) {
         Ok(path) if !path.is_empty() => vec![path],
         _ => candidates.iter().map(|s| s.to_string()).collect(),
@@ -25,12 +29,17 @@ pub(crate) fn open_first(what: &str, env_override: &str, candidates: &[&str]) ->
     Err(Error::Device(format!(
         "{what} not found (tried {}; set {env_override} to a path to override): {}",
         names.join(", "),
-        reasons.last().map(String::as_str).unwrap_or("no candidates")
+        reasons
+            .last()
+            .map(String::as_str)
+            .unwrap_or("no candidates")
     )))
 }
 
 pub(crate) fn missing_symbol(library: &str, symbol: &str, e: libloading::Error) -> Error {
-    Error::Device(format!("{library}: required symbol {symbol} not found: {e}"))
+    Error::Device(format!(
+        "{library}: required symbol {symbol} not found: {e}"
+    ))
 }
 
 /// Declares a function table: required symbols are plain fields (loading
@@ -92,11 +101,16 @@ pub(crate) use fn_table;
 /// caller gets an equal `Error::Device`.
 pub(crate) type Cached<T> = std::sync::OnceLock<std::result::Result<T, String>>;
 
-pub(crate) fn get_or_load<T>(cell: &'static Cached<T>, load: impl FnOnce() -> Result<T>) -> Result<&'static T> {
-    cell.get_or_init(|| load().map_err(|e| match e {
-        Error::Device(s) => s,
-        other => other.to_string(),
-    }))
+pub(crate) fn get_or_load<T>(
+    cell: &'static Cached<T>,
+    load: impl FnOnce() -> Result<T>,
+) -> Result<&'static T> {
+    cell.get_or_init(|| {
+        load().map_err(|e| match e {
+            Error::Device(s) => s,
+            other => other.to_string(),
+        })
+    })
     .as_ref()
     .map_err(|s| Error::Device(s.clone()))
 }
@@ -136,17 +150,31 @@ mod tests {
 
     #[test]
     fn missing_library_names_every_candidate_and_the_override() {
-        let e = open_first("Thing", "VMAFX_TEST_UNSET_VAR", &["libvmafx_absent.so.1", "libvmafx_absent.so"]).unwrap_err();
+        let e = open_first(
+            "Thing",
+            "VMAFX_TEST_UNSET_VAR",
+            &["libvmafx_absent.so.1", "libvmafx_absent.so"],
+        )
+        .unwrap_err();
         let s = e.to_string();
-        assert!(s.contains("tried libvmafx_absent.so.1, libvmafx_absent.so;"), "{s}");
+        assert!(
+            s.contains("tried libvmafx_absent.so.1, libvmafx_absent.so;"),
+            "{s}"
+        );
         assert!(s.contains("VMAFX_TEST_UNSET_VAR"), "{s}");
     }
 
     #[test]
     fn missing_required_symbol_is_an_error_naming_it() {
         let (lib, name) = open_first("libc", "VMAFX_TEST_UNSET_VAR", &["libc.so.6"]).unwrap();
-        let e = unsafe { WantsTooMuch::resolve(lib, name) }.err().unwrap().to_string();
-        assert!(e.contains("vmafx_no_such_symbol") && e.contains("libc.so.6"), "{e}");
+        let e = unsafe { WantsTooMuch::resolve(lib, name) }
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("vmafx_no_such_symbol") && e.contains("libc.so.6"),
+            "{e}"
+        );
     }
 
     #[test]

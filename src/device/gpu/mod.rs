@@ -49,7 +49,10 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
-        Ok(Self { info, lane: Lane::Cuda(engine::Engine::new(lane)?) })
+        Ok(Self {
+            info,
+            lane: Lane::Cuda(engine::Engine::new(lane)?),
+        })
     }
 
     pub fn hip(index: usize) -> Result<Self> {
@@ -68,7 +71,10 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
-        Ok(Self { info, lane: Lane::Hip(engine::Engine::new(lane)?) })
+        Ok(Self {
+            info,
+            lane: Lane::Hip(engine::Engine::new(lane)?),
+        })
     }
 }
 

@@ -49,8 +49,15 @@ pub fn nvrtc() -> Result<&'static Nvrtc> {
 /// the builtins from beside an NVRTC opened by path first (the loader then
 /// matches the name to the library already mapped). Kept for the process.
 fn preload_builtins_beside(nvrtc_path: &str) {
-    let Some(dir) = std::path::Path::new(nvrtc_path).parent().filter(|d| !d.as_os_str().is_empty()) else { return };
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Some(dir) = std::path::Path::new(nvrtc_path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -69,7 +76,10 @@ impl Nvrtc {
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: writes two ints.
-        self.check(unsafe { (self.nvrtcVersion)(&mut major, &mut minor) }, "nvrtcVersion")?;
+        self.check(
+            unsafe { (self.nvrtcVersion)(&mut major, &mut minor) },
+            "nvrtcVersion",
+        )?;
         Ok((major, minor))
     }
 
@@ -79,20 +89,42 @@ impl Nvrtc {
         }
         // SAFETY: returns a static string for any code.
         let text = unsafe { c_str((self.nvrtcGetErrorString)(code)) };
-        Err(Error::Device(format!("{}: {call} failed: {text}", self.library)))
+        Err(Error::Device(format!(
+            "{}: {call} failed: {text}",
+            self.library
+        )))
     }
 
     /// Compiles `source` (named `name`, with `headers` as (include name,
     /// text)) to PTX for `arch` (`compute_90`); the log is in the error.
-    pub fn compile_ptx(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: &str) -> Result<Vec<u8>> {
+    pub fn compile_ptx(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: &str,
+    ) -> Result<Vec<u8>> {
         let cstr = |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source"));
         let (c_source, c_name) = (cstr(source)?, cstr(name)?);
-        let header_texts = headers.iter().map(|h| cstr(h.1)).collect::<Result<Vec<_>>>()?;
-        let header_names = headers.iter().map(|h| cstr(h.0)).collect::<Result<Vec<_>>>()?;
+        let header_texts = headers
+            .iter()
+            .map(|h| cstr(h.1))
+            .collect::<Result<Vec<_>>>()?;
+        let header_names = headers
+            .iter()
+            .map(|h| cstr(h.0))
+            .collect::<Result<Vec<_>>>()?;
         let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
         let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
-        let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into(), "-default-device".into()];
-        let c_options = options.iter().map(|s| cstr(s)).collect::<Result<Vec<_>>>()?;
+        let options = [
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".into(),
+            "-default-device".into(),
+        ];
+        let c_options = options
+            .iter()
+            .map(|s| cstr(s))
+            .collect::<Result<Vec<_>>>()?;
         let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
 
         let mut prog: NvrtcProgram = std::ptr::null_mut();
@@ -100,26 +132,43 @@ impl Nvrtc {
         // the header arrays have headers.len() entries.
         self.check(
             unsafe {
-                (self.nvrtcCreateProgram)(&mut prog, c_source.as_ptr(), c_name.as_ptr(), headers.len() as c_int, text_ptrs.as_ptr(), name_ptrs.as_ptr())
+                (self.nvrtcCreateProgram)(
+                    &mut prog,
+                    c_source.as_ptr(),
+                    c_name.as_ptr(),
+                    headers.len() as c_int,
+                    text_ptrs.as_ptr(),
+                    name_ptrs.as_ptr(),
+                )
             },
             "nvrtcCreateProgram",
         )?;
         let out = (|| {
             // SAFETY: prog is live; options outlive the call.
-            let compiled = unsafe { (self.nvrtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
+            let compiled = unsafe {
+                (self.nvrtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr())
+            };
             if compiled != 0 {
                 let log = self.log(prog);
                 self.check(compiled, "nvrtcCompileProgram")
                     .map_err(|e| match e {
-                        Error::Device(s) => Error::Device(format!("{s} compiling {name} for {arch}:\n{log}")),
+                        Error::Device(s) => {
+                            Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
+                        }
                         other => other,
                     })?;
             }
             let mut size = 0usize;
             // SAFETY: prog compiled; the buffer has the size NVRTC reported.
-            self.check(unsafe { (self.nvrtcGetPTXSize)(prog, &mut size) }, "nvrtcGetPTXSize")?;
+            self.check(
+                unsafe { (self.nvrtcGetPTXSize)(prog, &mut size) },
+                "nvrtcGetPTXSize",
+            )?;
             let mut ptx = vec![0u8; size];
-            self.check(unsafe { (self.nvrtcGetPTX)(prog, ptx.as_mut_ptr().cast()) }, "nvrtcGetPTX")?;
+            self.check(
+                unsafe { (self.nvrtcGetPTX)(prog, ptx.as_mut_ptr().cast()) },
+                "nvrtcGetPTX",
+            )?;
             Ok(ptx)
         })();
         // SAFETY: prog was created above and is destroyed once.
@@ -136,7 +185,9 @@ impl Nvrtc {
             }
             let mut buf = vec![0u8; size];
             (self.nvrtcGetProgramLog)(prog, buf.as_mut_ptr().cast());
-            String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
+            String::from_utf8_lossy(&buf)
+                .trim_end_matches('\0')
+                .to_string()
         }
     }
 }
