@@ -228,5 +228,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
             }
         }
     }
+    drop(engine);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     eprintln!("{cases} cases equal");
 }

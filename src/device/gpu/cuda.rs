@@ -101,6 +101,7 @@ fn_table! {
         cuDevicePrimaryCtxRelease_v2: fn(CUdevice) -> CUresult;
         cuCtxPushCurrent_v2: fn(CUcontext) -> CUresult;
         cuCtxPopCurrent_v2: fn(*mut CUcontext) -> CUresult;
+        cuCtxGetDevice: fn(*mut CUdevice) -> CUresult;
         cuModuleLoadData: fn(*mut CUmodule, *const c_void) -> CUresult;
         cuModuleUnload: fn(CUmodule) -> CUresult;
         cuModuleGetFunction: fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;

@@ -157,8 +157,20 @@ impl CudaLane {
     /// # Safety
     /// `ctx` is a live context and `stream` a stream in it (or NULL for the
     /// context's default stream).
-    pub unsafe fn from_stream(ctx: CUcontext, stream: CUstream, arch: &str) -> Result<Self> {
+    pub unsafe fn from_stream(ctx: CUcontext, stream: CUstream) -> Result<Self> {
         let api = cuda::driver()?;
+        let mut dev: CUdevice = 0;
+        {
+            // SAFETY: ctx is live (the caller's contract).
+            let _guard = unsafe { ContextGuard::push(api, ctx) }?;
+            // SAFETY: writes one int; the context is current.
+            check(
+                api,
+                unsafe { (api.cuCtxGetDevice)(&mut dev) },
+                "cuCtxGetDevice",
+            )?;
+        }
+        let (name, arch, memory_bytes) = describe_device(api, dev)?;
         Ok(Self {
             api,
             primary_of: None,
@@ -166,9 +178,9 @@ impl CudaLane {
             stream,
             owns_stream: false,
             modules: Vec::new(),
-            name: "caller's context".into(),
-            arch: arch.into(),
-            memory_bytes: 0,
+            name,
+            arch,
+            memory_bytes,
         })
     }
 }
@@ -230,9 +242,16 @@ impl Backend for CudaLane {
     }
 
     fn free(&mut self, ptr: u64) {
-        if let Ok(_guard) = self.guard() {
+        let freed = self.guard().and_then(|_guard| {
             // SAFETY: ptr came from cuMemAlloc on this context; freed once.
-            unsafe { (self.api.cuMemFree_v2)(ptr) };
+            check(
+                self.api,
+                unsafe { (self.api.cuMemFree_v2)(ptr) },
+                "cuMemFree",
+            )
+        });
+        if let Err(e) = freed {
+            super::engine::record_drop_error(e);
         }
     }
 
@@ -315,20 +334,33 @@ impl Backend for CudaLane {
 
 impl Drop for CudaLane {
     fn drop(&mut self) {
-        if let Ok(_guard) = self.guard() {
-            // SAFETY: each handle was created by this lane and is released once.
-            unsafe {
-                for m in self.modules.drain(..) {
-                    (self.api.cuModuleUnload)(m);
-                }
-                if self.owns_stream && !self.stream.is_null() {
-                    (self.api.cuStreamDestroy_v2)(self.stream);
+        let api = self.api;
+        let record = |rc: CUresult, call: &str| {
+            if let Err(e) = check(api, rc, call) {
+                super::engine::record_drop_error(e);
+            }
+        };
+        match self.guard() {
+            Ok(_guard) => {
+                // SAFETY: each handle was created by this lane and is
+                // released once.
+                unsafe {
+                    for m in self.modules.drain(..) {
+                        record((api.cuModuleUnload)(m), "cuModuleUnload");
+                    }
+                    if self.owns_stream && !self.stream.is_null() {
+                        record((api.cuStreamDestroy_v2)(self.stream), "cuStreamDestroy");
+                    }
                 }
             }
+            Err(e) => super::engine::record_drop_error(e),
         }
         if let Some(dev) = self.primary_of {
             // SAFETY: balances the retain in `open`.
-            unsafe { (self.api.cuDevicePrimaryCtxRelease_v2)(dev) };
+            record(
+                unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) },
+                "cuDevicePrimaryCtxRelease",
+            );
         }
     }
 }

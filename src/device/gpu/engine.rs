@@ -34,6 +34,28 @@ pub trait Backend {
     fn synchronize(&mut self) -> Result<()>;
 }
 
+/// Errors from releases that cannot return one (frees, unloads, stream and
+/// context releases in `Drop`), kept for [`take_drop_errors`] as cudarc
+/// keeps them for `check_err`. Bounded, oldest kept.
+static DROP_ERRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+const MAX_DROP_ERRORS: usize = 64;
+
+pub(crate) fn record_drop_error(e: Error) {
+    if let Ok(mut errors) = DROP_ERRORS.lock() {
+        if errors.len() < MAX_DROP_ERRORS {
+            errors.push(e.to_string());
+        }
+    }
+}
+
+/// The release errors recorded since the last call, oldest first.
+pub fn take_drop_errors() -> Vec<String> {
+    DROP_ERRORS
+        .lock()
+        .map(|mut e| std::mem::take(&mut *e))
+        .unwrap_or_default()
+}
+
 /// A device buffer that grows and is freed by the engine.
 #[derive(Default)]
 struct Buffer {

@@ -158,9 +158,15 @@ impl Backend for HipLane {
     }
 
     fn free(&mut self, ptr: u64) {
-        if self.current().is_ok() {
+        let freed = self.current().and_then(|_| {
             // SAFETY: ptr came from hipMalloc; freed once.
-            unsafe { (self.api.hipFree)(ptr as HipDevicePtr) };
+            self.api.check(
+                unsafe { (self.api.hipFree)(ptr as HipDevicePtr) },
+                "hipFree",
+            )
+        });
+        if let Err(e) = freed {
+            super::engine::record_drop_error(e);
         }
     }
 
@@ -238,16 +244,23 @@ impl Backend for HipLane {
 
 impl Drop for HipLane {
     fn drop(&mut self) {
-        if self.current().is_ok() {
+        let api = self.api;
+        let record = |rc: HipError, call: &str| {
+            if let Err(e) = api.check(rc, call) {
+                super::engine::record_drop_error(e);
+            }
+        };
+        match self.current() {
             // SAFETY: handles created by this lane, released once.
-            unsafe {
+            Ok(()) => unsafe {
                 for m in self.modules.drain(..) {
-                    (self.api.hipModuleUnload)(m);
+                    record((api.hipModuleUnload)(m), "hipModuleUnload");
                 }
                 if !self.stream.is_null() {
-                    (self.api.hipStreamDestroy)(self.stream);
+                    record((api.hipStreamDestroy)(self.stream), "hipStreamDestroy");
                 }
-            }
+            },
+            Err(e) => super::engine::record_drop_error(e),
         }
     }
 }

@@ -55,6 +55,34 @@ impl GpuDevice {
         })
     }
 
+    /// A CUDA device on the caller's context and stream (FFmpeg's
+    /// `AVCUDADeviceContext`, an application's pipeline); work is queued on
+    /// `stream`, after what the caller queued there.
+    ///
+    /// # Safety
+    /// `ctx` is a live context and `stream` a stream in it (or NULL), both
+    /// outliving the device.
+    pub unsafe fn cuda_from_stream(
+        ctx: cuda::sys::CUcontext,
+        stream: cuda::sys::CUstream,
+    ) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        let lane = unsafe { cuda_lane::CudaLane::from_stream(ctx, stream) }?;
+        let info = DeviceInfo {
+            kind: DeviceKind::Cuda,
+            index: 0,
+            name: lane.name.clone(),
+            arch: lane.arch.clone(),
+            memory_bytes: lane.memory_bytes,
+            memory_kinds: vec![MemoryKind::Host, MemoryKind::CudaDevice],
+            fence_kinds: vec![FenceKind::Stream],
+        };
+        Ok(Self {
+            info,
+            lane: Lane::Cuda(engine::Engine::new(lane)?),
+        })
+    }
+
     pub fn hip(index: usize) -> Result<Self> {
         let lane = hip_lane::HipLane::open(index)?;
         let api = hip::runtime()?;
