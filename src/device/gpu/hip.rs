@@ -193,7 +193,7 @@ pub fn known_good_targets(hiprtc_major: i32) -> &'static [&'static str] {
     const ROCM5: &[&str] = &[
         "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
         "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034",
-        "gfx1035",
+        "gfx1035", "gfx1036",
     ];
     const ROCM6: &[&str] = &[
         "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
