@@ -25,6 +25,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A GPU runtime or compiler is missing, refused a call, or failed a
+    /// kernel build (src/device): names the library, symbol or call.
+    #[error("device: {0}")]
+    Device(String),
     /// A worker thread failed.
     #[error("internal: {0}")]
     Internal(String),

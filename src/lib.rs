@@ -12,6 +12,7 @@
 
 pub mod avfilter;
 pub mod cfmt;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod feature;

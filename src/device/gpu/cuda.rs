@@ -1,0 +1,215 @@
+//! The CUDA driver API (`libcuda.so.1`, the exact SONAME the driver
+//! installs, as FFmpeg's ffnvcodec loader uses), loaded at run time.
+//!
+//! Split as cudarc does: [`sys`] holds the C types and the function table,
+//! [`result`] turns `CUresult` codes into [`crate::Error`] decoded with
+//! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
+//! push/pop around calls on a context.
+
+use super::loader::{fn_table, get_or_load, open_first, Cached};
+use crate::{Error, Result};
+
+/// The names tried for the driver, in order. Only the SONAME: the
+/// unversioned `libcuda.so` is a development symlink and may be a stub.
+pub const DRIVER_CANDIDATES: &[&str] = &["libcuda.so.1"];
+/// Overrides the driver path (tests, unusual installs).
+pub const DRIVER_ENV: &str = "VMAFX_CUDA_LIB";
+
+pub mod sys {
+    //! C types of `cuda.h` that the table uses, declared by hand.
+    use std::ffi::{c_char, c_int, c_uint, c_void};
+
+    pub type CUresult = c_int;
+    pub type CUdevice = c_int;
+    pub type CUdeviceptr = u64;
+    pub type CUcontext = *mut c_void;
+    pub type CUmodule = *mut c_void;
+    pub type CUfunction = *mut c_void;
+    pub type CUstream = *mut c_void;
+    pub type CUexternalMemory = *mut c_void;
+    pub type CUexternalSemaphore = *mut c_void;
+
+    pub const CUDA_SUCCESS: CUresult = 0;
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+
+    /// `CUDA_EXTERNAL_MEMORY_HANDLE_DESC` (cuda.h, CUDA 10+): 104 bytes.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct CudaExternalMemoryHandleDesc {
+        pub handle_type: c_uint,
+        pub handle: ExternalHandle,
+        pub size: u64,
+        pub flags: c_uint,
+        pub reserved: [c_uint; 16],
+    }
+
+    /// The handle union shared by memory and semaphore descriptors.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub union ExternalHandle {
+        pub fd: c_int,
+        pub win32: Win32Handle,
+        pub nv_sci_obj: *const c_void,
+    }
+
+    /// HIP's handle union: no `nvSciBufObject` member, same size.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub union ExternalHandleRocm {
+        pub fd: c_int,
+        pub win32: Win32Handle,
+    }
+
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct Win32Handle {
+        pub handle: *mut c_void,
+        pub name: *const c_void,
+    }
+
+    /// `CUDA_EXTERNAL_MEMORY_BUFFER_DESC`: 88 bytes.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct CudaExternalMemoryBufferDesc {
+        pub offset: u64,
+        pub size: u64,
+        pub flags: c_uint,
+        pub reserved: [c_uint; 16],
+    }
+
+    pub type NameBuf = *mut c_char;
+}
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use sys::*;
+
+fn_table! {
+    /// `libcuda.so.1`: the calls the GPU lanes make.
+    pub struct CudaDriver;
+    required {
+        cuInit: fn(c_uint) -> CUresult;
+        cuDriverGetVersion: fn(*mut c_int) -> CUresult;
+        cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
+        cuGetErrorString: fn(CUresult, *mut *const c_char) -> CUresult;
+        cuDeviceGetCount: fn(*mut c_int) -> CUresult;
+        cuDeviceGet: fn(*mut CUdevice, c_int) -> CUresult;
+        cuDeviceGetName: fn(*mut c_char, c_int, CUdevice) -> CUresult;
+        cuDeviceGetAttribute: fn(*mut c_int, c_int, CUdevice) -> CUresult;
+        cuDeviceTotalMem_v2: fn(*mut usize, CUdevice) -> CUresult;
+        cuDevicePrimaryCtxRetain: fn(*mut CUcontext, CUdevice) -> CUresult;
+        cuDevicePrimaryCtxRelease_v2: fn(CUdevice) -> CUresult;
+        cuCtxPushCurrent_v2: fn(CUcontext) -> CUresult;
+        cuCtxPopCurrent_v2: fn(*mut CUcontext) -> CUresult;
+        cuCtxGetDevice: fn(*mut CUdevice) -> CUresult;
+        cuModuleLoadData: fn(*mut CUmodule, *const c_void) -> CUresult;
+        cuModuleUnload: fn(CUmodule) -> CUresult;
+        cuModuleGetFunction: fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;
+        cuMemAlloc_v2: fn(*mut CUdeviceptr, usize) -> CUresult;
+        cuMemFree_v2: fn(CUdeviceptr) -> CUresult;
+        cuMemcpyHtoDAsync_v2: fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
+        cuMemcpyDtoHAsync_v2: fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
+        cuMemsetD8Async: fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+        cuStreamCreate: fn(*mut CUstream, c_uint) -> CUresult;
+        cuStreamDestroy_v2: fn(CUstream) -> CUresult;
+        cuStreamSynchronize: fn(CUstream) -> CUresult;
+        cuLaunchKernel: fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+    }
+    optional {
+        cuImportExternalMemory: fn(*mut CUexternalMemory, *const CudaExternalMemoryHandleDesc) -> CUresult;
+        cuExternalMemoryGetMappedBuffer: fn(*mut CUdeviceptr, CUexternalMemory, *const CudaExternalMemoryBufferDesc) -> CUresult;
+        cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;
+        cuDestroyExternalSemaphore: fn(CUexternalSemaphore) -> CUresult;
+    }
+}
+
+static DRIVER: Cached<CudaDriver> = Cached::new();
+
+/// The process-wide driver table, loaded and `cuInit(0)`-ed on first use.
+pub fn driver() -> Result<&'static CudaDriver> {
+    get_or_load(&DRIVER, || {
+        let (lib, name) = open_first("CUDA driver", DRIVER_ENV, DRIVER_CANDIDATES)?;
+        // SAFETY: libcuda exports these symbols with cuda.h's signatures.
+        let api = unsafe { CudaDriver::resolve(lib, name)? };
+        // SAFETY: cuInit takes flags 0 and may be called more than once.
+        result::check(&api, unsafe { (api.cuInit)(0) }, "cuInit")?;
+        Ok(api)
+    })
+}
+
+pub mod result {
+    //! `CUresult` → [`crate::Error`], named by the driver itself.
+    use super::*;
+
+    /// The driver's name and description for `code`, e.g.
+    /// `CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)`.
+    pub fn describe(api: &CudaDriver, code: CUresult) -> String {
+        let mut name: *const c_char = std::ptr::null();
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: both calls write a pointer to a static string or leave it
+        // NULL for unknown codes; c_str handles NULL.
+        unsafe {
+            (api.cuGetErrorName)(code, &mut name);
+            (api.cuGetErrorString)(code, &mut text);
+            format!(
+                "{} ({})",
+                super::super::loader::c_str(name),
+                super::super::loader::c_str(text)
+            )
+        }
+    }
+
+    pub fn check(api: &CudaDriver, code: CUresult, call: &str) -> Result<()> {
+        if code == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(Error::Device(format!(
+                "{call} failed: error {code} {}",
+                describe(api, code)
+            )))
+        }
+    }
+}
+
+/// Makes a context current on this thread for the guard's lifetime
+/// (`cuCtxPushCurrent` / `cuCtxPopCurrent`), so a caller's context stack is
+/// left as it was, even on early return (the bug in FFmpeg's
+/// `vf_libvmaf.c` copy helper).
+pub struct ContextGuard<'a> {
+    api: &'a CudaDriver,
+}
+
+impl<'a> ContextGuard<'a> {
+    /// # Safety
+    /// `ctx` is a live context that outlives the guard.
+    pub unsafe fn push(api: &'a CudaDriver, ctx: CUcontext) -> Result<Self> {
+        // SAFETY: ctx is live (the caller's contract).
+        result::check(
+            api,
+            unsafe { (api.cuCtxPushCurrent_v2)(ctx) },
+            "cuCtxPushCurrent",
+        )?;
+        Ok(Self { api })
+    }
+}
+
+impl Drop for ContextGuard<'_> {
+    fn drop(&mut self) {
+        let mut popped: CUcontext = std::ptr::null_mut();
+        // SAFETY: pops exactly the context pushed in `push`; a failure here
+        // can only mean the caller destroyed the context under us.
+        unsafe { (self.api.cuCtxPopCurrent_v2)(&mut popped) };
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use super::sys::*;
+    #[test]
+    fn external_memory_descriptors_match_cuda_h() {
+        assert_eq!(std::mem::size_of::<CudaExternalMemoryHandleDesc>(), 104);
+        assert_eq!(std::mem::align_of::<CudaExternalMemoryHandleDesc>(), 8);
+        assert_eq!(std::mem::offset_of!(CudaExternalMemoryHandleDesc, size), 24);
+        assert_eq!(std::mem::size_of::<CudaExternalMemoryBufferDesc>(), 88);
+    }
+}

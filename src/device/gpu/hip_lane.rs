@@ -1,0 +1,266 @@
+//! The HIP lane: device `index` made current with `hipSetDevice` around
+//! each call, a stream of ours, and the engine's [`Backend`] calls. Built
+//! and compile-tested on CI; not yet run on an AMD GPU (docs/gpu.md).
+
+use super::engine::Backend;
+use super::hip::{self, sys::*, HipRuntime};
+use super::kernels::{KernelSource, BLOCK};
+use crate::{Error, Result};
+use std::ffi::{c_void, CString};
+
+pub struct HipLane {
+    api: &'static HipRuntime,
+    device: i32,
+    stream: HipStream,
+    modules: Vec<HipModule>,
+    pub name: String,
+    pub arch: String,
+}
+
+// SAFETY: HIP streams may be used from any thread once the device is set;
+// the lane sets it around every call.
+unsafe impl Send for HipLane {}
+
+fn initialised() -> Result<&'static HipRuntime> {
+    let api = hip::runtime()?;
+    // SAFETY: flags 0; repeated calls are allowed.
+    api.check(unsafe { (api.hipInit)(0) }, "hipInit")?;
+    Ok(api)
+}
+
+pub fn device_count() -> Result<usize> {
+    let api = initialised()?;
+    let mut n = 0;
+    // SAFETY: writes one int.
+    let rc = unsafe { (api.hipGetDeviceCount)(&mut n) };
+    if rc == 100 {
+        return Ok(0); // hipErrorNoDevice
+    }
+    api.check(rc, "hipGetDeviceCount")?;
+    Ok(n.max(0) as usize)
+}
+
+/// The device's `gcnArchName` ("gfx90a:sramecc+:xnack-"). `hipDeviceProp_t`
+/// changed layout between ROCm 5, 6 and 7, so rather than declare each, the
+/// property block is read into a generous buffer and the one "gfx..." string
+/// in it is taken. `VMAFX_HIP_ARCH` overrides.
+fn gcn_arch(api: &HipRuntime, device: i32) -> Result<String> {
+    if let Ok(arch) = std::env::var("VMAFX_HIP_ARCH") {
+        return Ok(arch);
+    }
+    let get = api.hipGetDeviceProperties.ok_or_else(|| {
+        Error::Device(format!(
+            "{}: no hipGetDeviceProperties; set VMAFX_HIP_ARCH",
+            api.library
+        ))
+    })?;
+    let mut props = vec![0u8; 16384];
+    // SAFETY: the buffer is larger than hipDeviceProp_t of any ROCm release.
+    api.check(
+        unsafe { get(props.as_mut_ptr().cast(), device) },
+        "hipGetDeviceProperties",
+    )?;
+    let at = props.windows(3).position(|w| w == b"gfx").ok_or_else(|| {
+        Error::Device("no gfx target in hipDeviceProp_t; set VMAFX_HIP_ARCH".into())
+    })?;
+    let end = props[at..]
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(props.len(), |n| at + n);
+    Ok(String::from_utf8_lossy(&props[at..end]).into_owned())
+}
+
+impl HipLane {
+    pub fn open(index: usize) -> Result<Self> {
+        let api = initialised()?;
+        let count = device_count()?;
+        if index >= count {
+            return Err(Error::invalid(format!(
+                "HIP device {index} requested, {count} present"
+            )));
+        }
+        let device = index as i32;
+        let mut name = [0 as std::ffi::c_char; 256];
+        // SAFETY: device < count; 256-byte buffer as passed.
+        unsafe {
+            api.check((api.hipSetDevice)(device), "hipSetDevice")?;
+            api.check(
+                (api.hipDeviceGetName)(name.as_mut_ptr(), 256, device),
+                "hipDeviceGetName",
+            )?;
+        }
+        let arch = gcn_arch(api, device)?;
+        let mut stream: HipStream = std::ptr::null_mut();
+        // SAFETY: device is current.
+        api.check(
+            unsafe { (api.hipStreamCreate)(&mut stream) },
+            "hipStreamCreate",
+        )?;
+        // SAFETY: NUL-terminated by the runtime within 256 bytes.
+        let name = unsafe { super::loader::c_str(name.as_ptr()) };
+        Ok(Self {
+            api,
+            device,
+            stream,
+            modules: Vec::new(),
+            name,
+            arch,
+        })
+    }
+
+    fn current(&self) -> Result<()> {
+        // SAFETY: device index was validated in `open`.
+        self.api.check(
+            unsafe { (self.api.hipSetDevice)(self.device) },
+            "hipSetDevice",
+        )
+    }
+}
+
+impl Backend for HipLane {
+    type Function = HipFunction;
+
+    fn load(&mut self, kernel: &KernelSource) -> Result<Vec<HipFunction>> {
+        let code = super::compile::hip_code_object(kernel, &self.arch)?;
+        self.current()?;
+        let mut module: HipModule = std::ptr::null_mut();
+        // SAFETY: code is a code object for this device's target.
+        self.api.check(
+            unsafe { (self.api.hipModuleLoadData)(&mut module, code.as_ptr().cast()) },
+            "hipModuleLoadData",
+        )?;
+        self.modules.push(module);
+        kernel
+            .entries
+            .iter()
+            .map(|entry| {
+                let c = CString::new(*entry).map_err(|_| Error::invalid("NUL in entry name"))?;
+                let mut f: HipFunction = std::ptr::null_mut();
+                // SAFETY: module is loaded; c is NUL-terminated.
+                self.api.check(
+                    unsafe { (self.api.hipModuleGetFunction)(&mut f, module, c.as_ptr()) },
+                    entry,
+                )?;
+                Ok(f)
+            })
+            .collect()
+    }
+
+    fn alloc(&mut self, bytes: usize) -> Result<u64> {
+        self.current()?;
+        let mut ptr: HipDevicePtr = std::ptr::null_mut();
+        // SAFETY: writes one pointer.
+        self.api.check(
+            unsafe { (self.api.hipMalloc)(&mut ptr, bytes) },
+            "hipMalloc",
+        )?;
+        Ok(ptr as u64)
+    }
+
+    fn free(&mut self, ptr: u64) {
+        let freed = self.current().and_then(|_| {
+            // SAFETY: ptr came from hipMalloc; freed once.
+            self.api.check(
+                unsafe { (self.api.hipFree)(ptr as HipDevicePtr) },
+                "hipFree",
+            )
+        });
+        if let Err(e) = freed {
+            super::engine::record_drop_error(e);
+        }
+    }
+
+    fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        self.current()?;
+        // SAFETY: dst has src.len() bytes; HIP takes a mutable pointer but only reads it.
+        self.api.check(
+            unsafe {
+                (self.api.hipMemcpyHtoDAsync)(
+                    dst as HipDevicePtr,
+                    src.as_ptr() as *mut c_void,
+                    src.len(),
+                    self.stream,
+                )
+            },
+            "hipMemcpyHtoDAsync",
+        )?;
+        // The source is pageable and may be freed right after: finish now.
+        self.synchronize()
+    }
+
+    fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
+        self.current()?;
+        // SAFETY: src has dst.len() bytes; synchronized before dst is read.
+        self.api.check(
+            unsafe {
+                (self.api.hipMemcpyDtoHAsync)(
+                    dst.as_mut_ptr().cast(),
+                    src as HipDevicePtr,
+                    dst.len(),
+                    self.stream,
+                )
+            },
+            "hipMemcpyDtoHAsync",
+        )?;
+        self.synchronize()
+    }
+
+    unsafe fn launch(
+        &mut self,
+        f: HipFunction,
+        grid: (u32, u32),
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.current()?;
+        // SAFETY: args match the kernel's parameters (engine.rs).
+        self.api.check(
+            unsafe {
+                (self.api.hipModuleLaunchKernel)(
+                    f,
+                    grid.0,
+                    grid.1,
+                    1,
+                    BLOCK,
+                    1,
+                    1,
+                    0,
+                    self.stream,
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
+            "hipModuleLaunchKernel",
+        )
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        // SAFETY: stream is live.
+        self.api.check(
+            unsafe { (self.api.hipStreamSynchronize)(self.stream) },
+            "hipStreamSynchronize",
+        )
+    }
+}
+
+impl Drop for HipLane {
+    fn drop(&mut self) {
+        let api = self.api;
+        let record = |rc: HipError, call: &str| {
+            if let Err(e) = api.check(rc, call) {
+                super::engine::record_drop_error(e);
+            }
+        };
+        match self.current() {
+            // SAFETY: handles created by this lane, released once.
+            Ok(()) => unsafe {
+                for m in self.modules.drain(..) {
+                    record((api.hipModuleUnload)(m), "hipModuleUnload");
+                }
+                if !self.stream.is_null() {
+                    record((api.hipStreamDestroy)(self.stream), "hipStreamDestroy");
+                }
+            },
+            Err(e) => super::engine::record_drop_error(e),
+        }
+    }
+}

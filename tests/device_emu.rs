@@ -1,0 +1,234 @@
+//! The kernels in kernels/ and the GPU engine's launches, checked against
+//! the CPU on a machine without a GPU: tests/device_emu/kernel_emu.cpp
+//! compiles the same kernel sources as host C++ (each block's threads are
+//! real threads meeting at a barrier for __syncthreads) and takes launches
+//! in cuLaunchKernel's (grid, void **args) form, and this test gives the real
+//! [`Engine`] a [`Backend`] that runs them. What a GPU adds (its compiler,
+//! memory model, warps) is left to tests/device_twins.rs on a GPU host.
+//!
+//! Needs a C++20 compiler (`c++`, or $CXX); missing, it skips unless
+//! VMAFX_REQUIRE_GPU_COMPILERS=1.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use vmafx::device::gpu::engine::{Backend, Engine};
+use vmafx::device::gpu::kernels::KernelSource;
+use vmafx::picture::PlaneView;
+
+type Launch = unsafe extern "C" fn(i32, u32, u32, *mut *mut c_void) -> i32;
+
+struct Emulator {
+    launch: Launch,
+    _lib: libloading::Library,
+    memory: HashMap<u64, Vec<u64>>,
+}
+
+fn build_emulator() -> Option<Emulator> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let status = std::process::Command::new(&cxx)
+        .args([
+            "-std=c++20",
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-Wall",
+            "-Werror",
+        ])
+        .arg("-I")
+        .arg(root.join("kernels"))
+        .arg(root.join("tests/device_emu/kernel_emu.cpp"))
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("{cxx} failed to build the kernel emulator: {s}"),
+        Err(e) => {
+            let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
+            assert!(!required, "no C++ compiler ({cxx}): {e}");
+            eprintln!("SKIP: no C++ compiler ({cxx}): {e}");
+            return None;
+        }
+    }
+    // SAFETY: our own library, built just now.
+    let lib = unsafe { libloading::Library::new(&out) }.unwrap();
+    // SAFETY: kernel_emu.cpp defines vx_emu_launch with this signature.
+    let launch = unsafe { *lib.get::<Launch>(b"vx_emu_launch\0").unwrap() };
+    std::fs::remove_file(&out).ok();
+    Some(Emulator {
+        launch,
+        _lib: lib,
+        memory: HashMap::new(),
+    })
+}
+
+impl Backend for Emulator {
+    type Function = i32;
+    fn load(&mut self, kernel: &KernelSource) -> vmafx::Result<Vec<i32>> {
+        Ok(match kernel.name {
+            "motion.cu" => vec![0, 1, 2],
+            "psnr.cu" => vec![3, 4],
+            other => panic!("no emulation for {other}"),
+        })
+    }
+    fn alloc(&mut self, bytes: usize) -> vmafx::Result<u64> {
+        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8)];
+        let ptr = buf.as_ptr() as u64;
+        self.memory.insert(ptr, buf);
+        Ok(ptr)
+    }
+    fn free(&mut self, ptr: u64) {
+        assert!(
+            self.memory.remove(&ptr).is_some(),
+            "free of unknown {ptr:#x}"
+        );
+    }
+    fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
+        let buf = self.memory.get_mut(&dst).expect("upload to an allocation");
+        assert!(src.len() <= buf.len() * 8);
+        // SAFETY: buf has at least src.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), buf.as_mut_ptr().cast(), src.len()) };
+        Ok(())
+    }
+    fn download(&mut self, dst: &mut [u8], src: u64) -> vmafx::Result<()> {
+        let buf = &self.memory[&src];
+        assert!(dst.len() <= buf.len() * 8);
+        // SAFETY: buf has at least dst.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().cast(), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+    unsafe fn launch(
+        &mut self,
+        f: i32,
+        grid: (u32, u32),
+        args: &mut [*mut c_void],
+    ) -> vmafx::Result<()> {
+        // SAFETY: args point at the kernel's argument values (engine.rs).
+        assert_eq!(
+            unsafe { (self.launch)(f, grid.0, grid.1, args.as_mut_ptr()) },
+            0
+        );
+        Ok(())
+    }
+    fn synchronize(&mut self) -> vmafx::Result<()> {
+        Ok(())
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// 16-bit-aligned plane storage: (buffer, stride in bytes).
+fn plane(
+    w: usize,
+    h: usize,
+    bits: u32,
+    pad: usize,
+    full_scale: Option<bool>,
+    seed: u64,
+) -> (Vec<u16>, usize) {
+    let bps = if bits == 8 { 1 } else { 2 };
+    let stride = w * bps + pad;
+    let max = (1u64 << bits) - 1;
+    let mut rng = Rng(seed | 1);
+    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
+    // SAFETY: viewing the u16 buffer as bytes.
+    let bytes: &mut [u8] =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
+    for y in 0..h {
+        for x in 0..w {
+            let v = match full_scale {
+                Some(true) => max,
+                Some(false) => 0,
+                None => rng.next() % (max + 1),
+            };
+            let at = y * stride + x * bps;
+            if bps == 1 {
+                bytes[at] = v as u8;
+            } else {
+                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
+            }
+        }
+    }
+    (buf, stride)
+}
+
+fn view(buf: &[u16], stride: usize, w: usize, h: usize, bits: u32) -> PlaneView<'_> {
+    // SAFETY: viewing the u16 buffer as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), buf.len() * 2) };
+    PlaneView::new(bytes, stride, w, h, if bits == 8 { 1 } else { 2 }).unwrap()
+}
+
+#[test]
+fn emulated_kernels_through_the_engine_equal_the_cpu() {
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    let mut y_row = Vec::new();
+    let mut cases = 0;
+    for (w, h) in [(17, 9), (300, 7), (513, 5), (8, 8)] {
+        for bits in [8u32, 10, 12, 16] {
+            for (pattern, pad) in [("random", 0), ("random", 6), ("max-vs-0", 2)] {
+                let seed = (w * 1000 + h) as u64 ^ (bits as u64) << 20 ^ pad as u64;
+                let (a, b) = if pattern == "random" {
+                    (
+                        plane(w, h, bits, pad, None, seed),
+                        plane(w, h, bits, pad, None, seed ^ 0xdead_beef),
+                    )
+                } else {
+                    (
+                        plane(w, h, bits, pad, Some(true), 0),
+                        plane(w, h, bits, pad, Some(false), 0),
+                    )
+                };
+                let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+                let what = format!("{w}x{h} {bits}-bit stride {} {pattern} seed {seed:#x}", a.1);
+
+                let want = vmafx::feature::motion::sad_scalar(&va, &vb, bits, &mut y_row);
+                assert_eq!(
+                    engine.motion_sad(&va, &vb, bits).unwrap(),
+                    want,
+                    "motion {what}"
+                );
+                assert!(
+                    want > 0 || pattern != "random",
+                    "motion {what}: degenerate case"
+                );
+
+                let want = if bits == 8 {
+                    vmafx::feature::psnr::sse_u8(&va, &vb, w, h)
+                } else {
+                    vmafx::feature::psnr::sse_u16(&va, &vb, w, h)
+                };
+                assert_eq!(engine.psnr_sse(&va, &vb, w, h).unwrap(), want, "sse {what}");
+                // A sub-region, as chroma of odd sizes is read (floor, not ceil).
+                let (sw, sh) = (w - 1, h - 1);
+                let want = if bits == 8 {
+                    vmafx::feature::psnr::sse_u8(&va, &vb, sw, sh)
+                } else {
+                    vmafx::feature::psnr::sse_u16(&va, &vb, sw, sh)
+                };
+                assert_eq!(
+                    engine.psnr_sse(&va, &vb, sw, sh).unwrap(),
+                    want,
+                    "sse region {what}"
+                );
+                cases += 1;
+            }
+        }
+    }
+    drop(engine);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("{cases} cases equal");
+}

@@ -1,0 +1,76 @@
+// Runs the kernels in kernels/ on the host, as plain C++: a block's 256
+// threads are real threads (a pool) meeting at a barrier for __syncthreads;
+// __shared__ arrays are statics (blocks run one at a time). Launches take
+// the same (grid, void **args) as cuLaunchKernel, so tests/device_emu.rs
+// drives the real engine (src/device/gpu/engine.rs) through it and checks
+// the kernels' arithmetic and the engine's argument marshalling against the
+// CPU on machines without a GPU. Built by the test with the host's c++.
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+struct vx_dim3 { unsigned x, y, z; };
+static thread_local vx_dim3 threadIdx;
+static thread_local vx_dim3 blockIdx;
+static std::barrier<> *vx_emu_barrier;
+#define __global__
+#define __device__
+#define __constant__
+#define __shared__ static
+#define __syncthreads() vx_emu_barrier->arrive_and_wait()
+
+#include "motion.cu"
+#include "psnr.cu"
+
+// A pool of VMAFX_BLOCK threads, kept for the process: per block, the
+// launcher publishes the body and block index, releases the pool at `start`
+// and waits at `done`.
+static std::function<void()> vx_emu_body;
+static vx_dim3 vx_emu_block;
+static std::barrier<> vx_emu_start(VMAFX_BLOCK + 1), vx_emu_done(VMAFX_BLOCK + 1);
+static std::barrier<> vx_emu_sync(VMAFX_BLOCK);
+static std::once_flag vx_emu_pool_once;
+
+static void vx_emu_pool() {
+    vx_emu_barrier = &vx_emu_sync;
+    for (unsigned t = 0; t < VMAFX_BLOCK; t++)
+        std::thread([t] {
+            threadIdx = {t, 0, 0};
+            for (;;) {
+                vx_emu_start.arrive_and_wait();
+                blockIdx = vx_emu_block;
+                vx_emu_body();
+                vx_emu_done.arrive_and_wait();
+            }
+        }).detach();
+}
+
+template <class F> static void vx_emu_run(unsigned gx, unsigned gy, F body) {
+    std::call_once(vx_emu_pool_once, vx_emu_pool);
+    vx_emu_body = body;
+    for (unsigned by = 0; by < gy; by++)
+        for (unsigned bx = 0; bx < gx; bx++) {
+            vx_emu_block = {bx, by, 0};
+            vx_emu_start.arrive_and_wait();
+            vx_emu_done.arrive_and_wait();
+        }
+}
+
+template <class T> static T arg(void **args, int i) { T v; std::memcpy(&v, args[i], sizeof v); return v; }
+template <class T> static T *ptr(void **args, int i) { return (T *)(uintptr_t)arg<uint64_t>(args, i); }
+
+// Entry ids follow kernels::ALL order: motion (0..2), then psnr (3..4).
+extern "C" int vx_emu_launch(int id, unsigned gx, unsigned gy, void **a) {
+    switch (id) {
+    case 0: vx_emu_run(gx, gy, [&] { motion_blur_y_8(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6)); }); return 0;
+    case 1: vx_emu_run(gx, gy, [&] { motion_blur_y_16(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7)); }); return 0;
+    case 2: vx_emu_run(gx, gy, [&] { motion_row_sad(ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)); }); return 0;
+    case 3: vx_emu_run(gx, gy, [&] { psnr_sse_row_8(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)); }); return 0;
+    case 4: vx_emu_run(gx, gy, [&] { psnr_sse_row_16(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)); }); return 0;
+    }
+    return -1;
+}

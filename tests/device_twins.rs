@@ -1,0 +1,216 @@
+//! GPU twins against the CPU reference on synthetic frames: motion SAD and
+//! PSNR SSE at 8/10/12/16 bit, odd sizes, padded and odd strides, random and
+//! extreme content (zeros, full scale against zero, max noise). Prints one
+//! table row per case and fails on any differing value (they are integers:
+//! 0 difference, not a tolerance).
+//!
+//! No GPU or no driver: each lane is skipped with a note, unless
+//! VMAFX_REQUIRE_GPU=cuda (or hip, or cuda,hip) makes a missing lane fail.
+//! Run on a GPU host (see docs/gpu.md):
+//!   VMAFX_REQUIRE_GPU=cuda ./device_twins-<hash> --nocapture
+
+use vmafx::device::{self, Device, DeviceKind};
+use vmafx::picture::PlaneView;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Pattern {
+    Random,
+    Equal,
+    FullScaleVsZero,
+    SmoothPlusNoise,
+}
+
+/// A plane buffer with `pad` bytes after each row; returns (bytes, stride).
+fn plane(
+    w: usize,
+    h: usize,
+    bits: u32,
+    pad: usize,
+    pattern: Pattern,
+    second: bool,
+    seed: u64,
+) -> (Vec<u16>, usize) {
+    let bps = if bits == 8 { 1 } else { 2 };
+    let stride = w * bps + pad;
+    let max = (1u32 << bits) - 1;
+    let mut rng = Rng(seed | 1);
+    // u16 storage keeps 16-bit planes aligned; 8-bit planes use its bytes.
+    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
+    let bytes: &mut [u8] = bytemuck_bytes(&mut buf);
+    for y in 0..h {
+        for x in 0..w {
+            let v = match pattern {
+                Pattern::Random => (rng.next() % (max as u64 + 1)) as u32,
+                Pattern::Equal => ((x * 7 + y * 3) as u32) & max,
+                Pattern::FullScaleVsZero => {
+                    if second {
+                        0
+                    } else {
+                        max
+                    }
+                }
+                Pattern::SmoothPlusNoise => {
+                    let base = ((x + y) as u32 * max / (w + h) as u32).min(max);
+                    let n = if second { (rng.next() % 9) as u32 } else { 0 };
+                    (base + n).min(max)
+                }
+            };
+            let at = y * stride + x * bps;
+            if bps == 1 {
+                bytes[at] = v as u8;
+            } else {
+                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
+            }
+        }
+    }
+    (buf, stride)
+}
+
+fn bytemuck_bytes(v: &mut [u16]) -> &mut [u8] {
+    // SAFETY: u8 has no alignment or validity requirements; same memory.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len() * 2) }
+}
+
+fn as_bytes(v: &[u16]) -> &[u8] {
+    // SAFETY: as above, read only.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len() * 2) }
+}
+
+fn required(kind: &str) -> bool {
+    std::env::var("VMAFX_REQUIRE_GPU").is_ok_and(|v| v.split(',').any(|k| k == kind))
+}
+
+fn gpu_devices() -> Vec<Box<dyn Device>> {
+    let mut out = Vec::new();
+    for (kind, label) in [(DeviceKind::Cuda, "cuda"), (DeviceKind::Hip, "hip")] {
+        match device::count(kind) {
+            Ok(0) => {
+                assert!(
+                    !required(label),
+                    "VMAFX_REQUIRE_GPU={label} but no {label} device"
+                );
+                eprintln!("SKIP {label}: no device");
+            }
+            Ok(n) => {
+                for i in 0..n {
+                    let d = device::open(kind, i)
+                        .unwrap_or_else(|e| panic!("opening {label} {i}: {e}"));
+                    eprintln!("{}", d.info());
+                    out.push(d);
+                }
+            }
+            Err(e) => {
+                assert!(!required(label), "VMAFX_REQUIRE_GPU={label}: {e}");
+                eprintln!("SKIP {label}: {e}");
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gpu_twins_equal_the_cpu() {
+    let mut gpus = gpu_devices();
+    if gpus.is_empty() {
+        return;
+    }
+    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
+    let sizes = [
+        (1920, 1080),
+        (17, 9),
+        (333, 127),
+        (8, 8),
+        (1023, 3),
+        (4096, 2160),
+    ];
+    let patterns = [
+        Pattern::Random,
+        Pattern::Equal,
+        Pattern::FullScaleVsZero,
+        Pattern::SmoothPlusNoise,
+    ];
+    let mut failures = 0;
+    let mut cases = 0;
+    println!(
+        "{:<14} {:>3} {:>10} {:>6} {:<16} {:<6} {:>22} {:>22}  result",
+        "device", "bit", "size", "stride", "pattern", "kernel", "cpu", "gpu"
+    );
+    for (si, &(w, h)) in sizes.iter().enumerate() {
+        for bits in [8u32, 10, 12, 16] {
+            for (pi, &pattern) in patterns.iter().enumerate() {
+                let bps = if bits == 8 { 1 } else { 2 };
+                // Tight, padded by 64, and (8-bit only) an odd padding.
+                for pad in [0usize, 64, if bps == 1 { 3 } else { 6 }] {
+                    let seed = 0x9e37_79b9
+                        ^ ((si as u64) << 32 | (bits as u64) << 16 | (pi as u64) << 8 | pad as u64);
+                    let (a, stride) = plane(w, h, bits, pad, pattern, false, seed);
+                    let (b, _) = plane(w, h, bits, pad, pattern, true, seed.wrapping_mul(31));
+                    let va = PlaneView::new(as_bytes(&a), stride, w, h, bps).unwrap();
+                    let vb = PlaneView::new(as_bytes(&b), stride, w, h, bps).unwrap();
+                    let want_motion = cpu.motion_sad(&va, &vb, bits).unwrap();
+                    let want_sse = cpu.psnr_sse(&va, &vb, w, h).unwrap();
+                    for g in gpus.iter_mut() {
+                        let name = format!("{:?}{}", g.info().kind, g.info().index);
+                        for (kernel, want, got) in [
+                            ("motion", want_motion, g.motion_sad(&va, &vb, bits)),
+                            ("sse", want_sse, g.psnr_sse(&va, &vb, w, h)),
+                        ] {
+                            cases += 1;
+                            let (got_text, ok) = match &got {
+                                Ok(v) => (v.to_string(), *v == want),
+                                Err(e) => (format!("error: {e}"), false),
+                            };
+                            if !ok {
+                                failures += 1;
+                            }
+                            if !ok || (pad == 0 && pi == 0) {
+                                println!(
+                                    "{name:<14} {bits:>3} {:>10} {stride:>6} {:<16} {kernel:<6} {want:>22} {got_text:>22}  {} (seed {seed:#x})",
+                                    format!("{w}x{h}"),
+                                    format!("{pattern:?}"),
+                                    if ok { "equal" } else { "DIFFERENT" }
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{cases} comparisons, {failures} different");
+    assert_eq!(
+        failures, 0,
+        "{failures} of {cases} GPU values differ from the CPU"
+    );
+}
+
+#[test]
+fn cpu_device_is_the_scalar_reference() {
+    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
+    assert!(device::open(DeviceKind::Cpu, 1).is_err());
+    let (a, stride) = plane(33, 17, 10, 6, Pattern::Random, false, 7);
+    let (b, _) = plane(33, 17, 10, 6, Pattern::Random, true, 8);
+    let va = PlaneView::new(as_bytes(&a), stride, 33, 17, 2).unwrap();
+    let vb = PlaneView::new(as_bytes(&b), stride, 33, 17, 2).unwrap();
+    let mut y = Vec::new();
+    assert_eq!(
+        cpu.motion_sad(&va, &vb, 10).unwrap(),
+        vmafx::feature::motion::sad_scalar(&va, &vb, 10, &mut y)
+    );
+    assert_eq!(
+        cpu.psnr_sse(&va, &vb, 33, 17).unwrap(),
+        vmafx::feature::psnr::sse_u16(&va, &vb, 33, 17)
+    );
+    assert!(cpu.motion_sad(&va, &vb, 10).unwrap() > 0);
+}
