@@ -15,6 +15,7 @@ pub mod cfmt;
 pub mod engine;
 pub mod error;
 pub mod feature;
+pub mod import;
 pub mod io;
 pub mod model;
 pub mod picture;
