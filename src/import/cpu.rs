@@ -437,16 +437,14 @@ impl CpuDevice {
         let mut started: Vec<usize> = Vec::new();
         for (oi, o) in desc.objects.iter().enumerate() {
             if let Memory::DmaBuf(fd) = &o.memory {
-                if let Err(e) = sys::dma_buf_sync(fd.as_fd(), sys::DMA_BUF_SYNC_START | sys::DMA_BUF_SYNC_READ) {
+                if let Err(e) = bracket(&self.stats, fd.as_fd(), Bracket::Start) {
                     for &s in &started {
                         if let Memory::DmaBuf(fd) = &desc.objects[s].memory {
-                            let _ = sys::dma_buf_sync(fd.as_fd(), sys::DMA_BUF_SYNC_END | sys::DMA_BUF_SYNC_READ);
-                            self.stats.sync_ends.fetch_add(1, Ordering::SeqCst);
+                            let _ = bracket(&self.stats, fd.as_fd(), Bracket::End);
                         }
                     }
                     return Err(err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_SYNC START|READ failed ({e})")));
                 }
-                self.stats.sync_starts.fetch_add(1, Ordering::SeqCst);
                 started.push(oi);
             }
         }
@@ -532,6 +530,25 @@ impl CpuDevice {
     }
 }
 
+#[derive(Clone, Copy)]
+enum Bracket {
+    Start,
+    End,
+}
+
+/// One side of the CPU-access bracket (DMA_BUF_IOCTL_SYNC with READ),
+/// counted in `stats` once the kernel has accepted it: vgem mappings are
+/// coherent, so the counters are how tests see that reads were bracketed.
+fn bracket(stats: &ImportStats, fd: std::os::fd::BorrowedFd<'_>, side: Bracket) -> std::io::Result<()> {
+    let (flags, counter) = match side {
+        Bracket::Start => (sys::DMA_BUF_SYNC_START | sys::DMA_BUF_SYNC_READ, &stats.sync_starts),
+        Bracket::End => (sys::DMA_BUF_SYNC_END | sys::DMA_BUF_SYNC_READ, &stats.sync_ends),
+    };
+    sys::dma_buf_sync(fd, flags)?;
+    counter.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
 struct Prepared {
     bps: usize,
     bits: u8,
@@ -583,8 +600,7 @@ impl Drop for CpuFrame {
         for o in &self.objects {
             if let Memory::DmaBuf(fd) = &o.memory {
                 // An END failure leaves nothing to undo: the mapping goes next.
-                let _ = sys::dma_buf_sync(fd.as_fd(), sys::DMA_BUF_SYNC_END | sys::DMA_BUF_SYNC_READ);
-                self.stats.sync_ends.fetch_add(1, Ordering::SeqCst);
+                let _ = bracket(&self.stats, fd.as_fd(), Bracket::End);
             }
         }
         for r in &self.release {
