@@ -390,7 +390,7 @@ fn vm_planar_yuv420_fenced_frames_score_like_software() {
             write_plane(dbuf.bytes_mut(), d, i, layout.offset[i], layout.pitch[i], 0);
         }
         let signaller = fence.signal_later(Duration::from_millis(150));
-        let dist = device.wait_and_import(refusal.descriptor, Duration::from_secs(2)).expect("import after signal");
+        let dist = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import after signal");
         signaller.join().unwrap();
         let refd = planar_descriptor(format!("reference frame {t}"), rbuf.dup_fd(), &layout, w, h);
         let refd = device.import(refd).expect("an unfenced udmabuf imports at once");
@@ -450,7 +450,7 @@ fn vm_nv12_vaapi_layout_with_caller_sync_file() {
                 assert_eq!(refusal.error.kind, ImportErrorKind::Busy);
                 assert!(refusal.error.message.contains("acquire fence 0 (sync_file"), "{}", refusal.error);
                 let s = fence.signal_later(Duration::from_millis(50));
-                let frame = device.wait_and_import(refusal.descriptor, Duration::from_secs(2)).expect("import");
+                let frame = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import");
                 s.join().unwrap();
                 pair.push(frame);
                 keep.push(buf);
@@ -507,7 +507,7 @@ fn vm_p010_scores_like_10_bit_software() {
                 ],
             });
             let desc = match device.import(desc) {
-                Err(r) if r.error.kind == ImportErrorKind::Busy => r.descriptor,
+                Err(r) if r.error.kind == ImportErrorKind::Busy => *r.descriptor,
                 other => panic!("expected BUSY, got {other:?}"),
             };
             let s = fence.signal_later(Duration::from_millis(20));
@@ -550,7 +550,7 @@ fn vm_refusals_name_what_and_why() {
     // MOD_INVALID: refused unless the caller says the layout is implicit-linear.
     let mut d = planar_descriptor("implicit frame".into(), buf.dup_fd(), &layout, w, h);
     d.objects[0].modifier = DrmModifier::Invalid;
-    let mut d = expect(d, ImportErrorKind::NotSupported, &["DRM_FORMAT_MOD_INVALID"]).descriptor;
+    let mut d = *expect(d, ImportErrorKind::NotSupported, &["DRM_FORMAT_MOD_INVALID"]).descriptor;
     d.invalid_modifier = vmafx::import::InvalidModifier::ImplicitLinear;
     device.import(d).expect("implicit-linear accepted when the caller says so");
     // A plane past the end of its buffer.
@@ -596,7 +596,7 @@ fn vm_refusals_name_what_and_why() {
     let e: vmafx::Error = r.error.clone().into();
     assert!(e.to_string().contains("stuck frame"));
     fence.signal();
-    device.import(r.descriptor).expect("imports once signalled");
+    device.import(*r.descriptor).expect("imports once signalled");
     assert_eq!(device.stats().sync_starts(), 2);
 }
 

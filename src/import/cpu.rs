@@ -225,7 +225,7 @@ impl CpuDevice {
                 if error.kind == Kind::Busy {
                     self.stats.busy.fetch_add(1, Ordering::SeqCst);
                 }
-                Err(Refusal { error, descriptor: desc })
+                Err(Refusal { error, descriptor: Box::new(desc) })
             }
         }
     }
@@ -256,7 +256,7 @@ impl CpuDevice {
                     }
                     std::thread::sleep(nap.min(timeout - elapsed));
                     nap = (nap * 2).min(Duration::from_millis(20));
-                    desc = r.descriptor;
+                    desc = *r.descriptor;
                 }
                 Err(r) => return Err(r),
             }
@@ -372,7 +372,11 @@ impl CpuDevice {
                     ))
                 }
             }
-            if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0) {
+            let host_base_odd = match &desc.objects[p.object].memory {
+                Memory::Host(b) => b.as_ptr() as usize % 2 != 0,
+                _ => false, // mappings are page-aligned
+            };
+            if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || host_base_odd) {
                 return Err(err(
                     Kind::NotSupported,
                     format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
@@ -423,6 +427,19 @@ impl CpuDevice {
                 ));
             }
         }
+        // Host memory for what cannot be read in place (allocated before the
+        // SYNC bracket opens, so a failure leaves nothing to undo).
+        let interleaved = planes.len() == 2;
+        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
+        let chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { Chroma::Yuv420 };
+        let format = PixelFormat { chroma, bits };
+        let copy = if shift != 0 || (interleaved && self.read_chroma) {
+            Some(OwnedPicture::new(format, desc.width, desc.height).map_err(|e| {
+                err(Kind::Invalid, format!("{label}: {e}"))
+            })?)
+        } else {
+            None
+        };
         // Map each dma-buf once and open the SYNC bracket.
         let mut mappings: Vec<Option<Mapping>> = Vec::with_capacity(desc.objects.len());
         for (oi, o) in desc.objects.iter().enumerate() {
@@ -448,18 +465,14 @@ impl CpuDevice {
                 started.push(oi);
             }
         }
-        Ok(Prepared { bps, bits, planes, mappings })
+        Ok(Prepared { bps, format, shift, planes, mappings, copy })
     }
 
     /// Builds the picture's planes (in place, or copied where the core needs
     /// a layout the buffer does not have).
     fn finish(&self, desc: FrameDescriptor, prep: Prepared) -> CpuFrame {
-        let Prepared { bps, bits, planes, mappings } = prep;
+        let Prepared { bps, format, shift, planes, mappings, mut copy } = prep;
         let (w, h) = (desc.width, desc.height);
-        let interleaved = planes.len() == 2;
-        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
-        let chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { Chroma::Yuv420 };
-        let format = PixelFormat { chroma, bits };
         let objects = desc.objects;
         let bytes_of = |object: usize| -> &[u8] {
             match (&mappings[object], &objects[object].memory) {
@@ -470,15 +483,10 @@ impl CpuDevice {
             }
         };
         let mut sources = Vec::new();
-        let mut copy: Option<OwnedPicture> = None;
-        let needs_copy = shift != 0 || (interleaved && self.read_chroma);
-        if needs_copy {
-            copy = OwnedPicture::new(format, w, h).ok();
-        }
         for pi in 0..format.chroma.plane_count() {
             let src = &planes[pi.min(planes.len() - 1)];
             let in_place = shift == 0 && src.samples == Samples::Single;
-            if in_place || copy.is_none() {
+            if in_place {
                 sources.push(PlaneSource::Object {
                     object: src.object,
                     offset: src.offset as usize,
@@ -486,7 +494,7 @@ impl CpuDevice {
                 });
                 continue;
             }
-            let dst = copy.as_mut().expect("checked above");
+            let dst = copy.as_mut().expect("import_inner allocates the copy whenever a plane is not in place");
             let (pw, ph) = format.plane_size(pi, w, h);
             let dst_stride = dst.stride(pi);
             let data = bytes_of(src.object);
@@ -551,9 +559,12 @@ fn bracket(stats: &ImportStats, fd: std::os::fd::BorrowedFd<'_>, side: Bracket) 
 
 struct Prepared {
     bps: usize,
-    bits: u8,
+    format: PixelFormat,
+    /// Right shift from MSB-aligned 16-bit samples to `format.bits`.
+    shift: u32,
     planes: Vec<FlatPlane>,
     mappings: Vec<Option<Mapping>>,
+    copy: Option<OwnedPicture>,
 }
 
 impl CpuFrame {

@@ -268,7 +268,8 @@ impl From<ImportError> for crate::Error {
 #[derive(Debug)]
 pub struct Refusal {
     pub error: ImportError,
-    pub descriptor: FrameDescriptor,
+    /// Boxed: a refusal travels in `Err`, which should stay small.
+    pub descriptor: Box<FrameDescriptor>,
 }
 
 impl fmt::Display for Refusal {
