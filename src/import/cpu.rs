@@ -309,9 +309,14 @@ impl CpuDevice {
                 Memory::DmaBuf(fd) => {
                     use std::os::fd::AsRawFd;
                     sys::object_size(fd.as_fd()).map_err(|e| {
+                        let why = if e.raw_os_error() == Some(nix::libc::EBADF) {
+                            "a closed fd?"
+                        } else {
+                            "not a dma-buf"
+                        };
                         err(
                             Kind::Invalid,
-                            format!("{label}: object {oi}: cannot size fd {} ({e}); a closed fd?", fd.as_raw_fd()),
+                            format!("{label}: object {oi}: cannot size fd {} ({e}); {why}", fd.as_raw_fd()),
                         )
                     })?
                 }
@@ -389,7 +394,7 @@ impl CpuDevice {
             for (oi, o) in desc.objects.iter().enumerate() {
                 if let Memory::DmaBuf(fd) = &o.memory {
                     let sf = sys::export_read_sync_file(fd.as_fd()).map_err(|e| {
-                        err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_EXPORT_SYNC_FILE failed ({e})"))
+                        err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_EXPORT_SYNC_FILE failed ({e}): not a dma-buf, or a kernel before 6.0"))
                     })?;
                     implicit.push((oi, sf));
                 }
