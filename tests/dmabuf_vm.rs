@@ -576,6 +576,54 @@ fn vm_vaapi_p010_two_objects_two_fences() {
     assert_eq!(s.sync_starts(), 4 * n as u64, "two objects per picture, each bracketed once");
 }
 
+/// A frame as FFmpeg describes it (AVDRMFrameDescriptor, VAAPI's NV12
+/// export: R8 + GR88 layers in one object) through `from_av_drm`: BUSY under
+/// the writer's fence, then every sample equal to the software picture;
+/// `DRM_FORMAT_MOD_INVALID` as FFmpeg passes it is refused by default.
+#[test]
+fn vm_ffmpeg_drm_descriptor_imports() {
+    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    if !in_vm() {
+        return;
+    }
+    let (w, h): (usize, usize) = (70, 42);
+    let (_, pic) = synth::clip(Chroma::Yuv420, 8, w, h, 1, 31).remove(0);
+    let vgem = Vgem::open();
+    let (pitch, coff) = (128usize, 128 * h);
+    let mut buf = Buffer::vgem(&vgem, coff + pitch * h / 2);
+    let fence = buf.attach_fence();
+    let mut av = AvDrmFrameDescriptor { nb_objects: 1, nb_layers: 2, ..Default::default() };
+    av.objects[0] = AvDrmObjectDescriptor { fd: buf.fd.as_raw_fd(), size: buf.len, format_modifier: 0 };
+    av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::R8 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 0, pitch: pitch as isize };
+    av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: coff as isize, pitch: pitch as isize };
+    let device = CpuDevice::new(true);
+    let desc = FrameDescriptor::from_av_drm(&av, "main frame 0", w, h, 8).unwrap();
+    let r = device.import(desc).expect_err("BUSY under the writer's fence");
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    write_plane(buf.bytes_mut(), &pic, 0, 0, pitch, 0);
+    write_interleaved(buf.bytes_mut(), &pic, coff, pitch, 0);
+    let s = fence.signal_later(Duration::from_millis(30));
+    let frame = device.wait_and_import(*r.descriptor, Duration::from_secs(2)).unwrap();
+    s.join().unwrap();
+    let (got, want) = (frame.picture(), pic.view());
+    for i in 0..3 {
+        let (g, wv) = (got.plane(i), want.plane(i));
+        for y in 0..g.height() {
+            for x in 0..g.width() {
+                assert_eq!(g.sample(x, y), wv.sample(x, y), "plane {i} ({x},{y})");
+            }
+        }
+    }
+    assert_eq!(device.stats().host_copies(), 2, "U and V deinterleaved");
+    av.objects[0].format_modifier = 0x00ff_ffff_ffff_ffff; // DRM_FORMAT_MOD_INVALID
+    let desc = FrameDescriptor::from_av_drm(&av, "main frame 1", w, h, 8).unwrap();
+    let r = device.import(desc).expect_err("MOD_INVALID refused by default");
+    assert_eq!(r.error.kind, ImportErrorKind::NotSupported);
+    assert!(r.error.message.contains("main frame 1") && r.error.message.contains("DRM_FORMAT_MOD_INVALID"));
+}
+
 /// Each refusal is a clear error: kind, and a message naming what and why.
 #[test]
 fn vm_refusals_name_what_and_why() {
@@ -704,7 +752,7 @@ fn runs_the_dmabuf_tests_in_a_vm() {
     let tests_ran = stdout.contains("running ") || stdout.contains("test result:");
     match out.status.code() {
         Some(0) => {
-            assert!(stdout.contains("test result: ok. 6 passed"), "the VM ran other than the 6 vm_ tests");
+            assert!(stdout.contains("test result: ok. 7 passed"), "the VM ran other than the 7 vm_ tests");
         }
         _ if tests_ran => panic!("the dmabuf VM tests failed (exit {:?})", out.status.code()),
         code if require => panic!("the dmabuf VM could not start (exit {code:?}) and VMAFX_REQUIRE_VM=1"),

@@ -161,3 +161,52 @@ fn refusals_on_the_cpu_device() {
     refuse(&|d| d.layers[0].planes.pop().map(|_| ()).unwrap_or(()), ImportErrorKind::Invalid, "has 2 planes");
     refuse(&|d| d.layers[0].format = DrmFourcc::Rg1616, ImportErrorKind::NotSupported, "RG32");
 }
+
+/// The mirror of FFmpeg's AVDRMFrameDescriptor has its C layout (x86_64:
+/// sizeof 528, nb_layers at 104, layers at 112, as gcc gives for
+/// libavutil/hwcontext_drm.h of FFmpeg 7.1 and 9.0).
+#[test]
+fn av_drm_descriptor_layout_and_conversion() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    assert_eq!(std::mem::size_of::<AvDrmFrameDescriptor>(), 528);
+    assert_eq!(std::mem::offset_of!(AvDrmFrameDescriptor, nb_layers), 104);
+    assert_eq!(std::mem::offset_of!(AvDrmFrameDescriptor, layers), 112);
+    // SAFETY: a memfd for the test, owned here.
+    let memfd = unsafe { OwnedFd::from_raw_fd(nix::libc::memfd_create(c"t".as_ptr(), 0)) };
+    let mut av = AvDrmFrameDescriptor { nb_objects: 1, nb_layers: 2, ..Default::default() };
+    av.objects[0] = AvDrmObjectDescriptor { fd: memfd.as_raw_fd(), size: 4096, format_modifier: 0 };
+    av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::R8 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 0, pitch: 64 };
+    av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 2048, pitch: 64 };
+    let d = FrameDescriptor::from_av_drm(&av, "main frame 0", 64, 32, 8).unwrap();
+    assert_eq!(d.layers.len(), 2);
+    assert_eq!(d.layers[1].planes[0], PlaneRef { object: 0, offset: 2048, pitch: 64 });
+    assert_eq!(d.objects[0].modifier, DrmModifier::Linear);
+    match &d.objects[0].memory {
+        Memory::DmaBuf(fd) => assert_ne!(fd.as_raw_fd(), memfd.as_raw_fd(), "the fd is duplicated"),
+        other => panic!("{other:?}"),
+    }
+    assert!(d.implicit_sync);
+    let refused = |av: &AvDrmFrameDescriptor, kind: ImportErrorKind, word: &str| {
+        let e = FrameDescriptor::from_av_drm(av, "main frame 1", 64, 32, 8).unwrap_err();
+        assert_eq!(e.kind, kind, "{e}");
+        assert!(e.message.contains(word), "'{e}' lacks '{word}'");
+    };
+    let mut bad = av;
+    bad.objects[0].fd = 900_001;
+    refused(&bad, ImportErrorKind::Invalid, "fd 900001 cannot be duplicated");
+    let mut bad = av;
+    bad.layers[1].planes[0].object_index = 1;
+    refused(&bad, ImportErrorKind::Invalid, "names object 1 of 1");
+    let mut bad = av;
+    bad.layers[0].planes[0].pitch = -64;
+    refused(&bad, ImportErrorKind::NotSupported, "negative pitches");
+    let mut bad = av;
+    bad.nb_layers = 5;
+    refused(&bad, ImportErrorKind::Invalid, "5 layers");
+    let mut bad = av;
+    bad.layers[0].format = u32::from_le_bytes(*b"ZZZZ");
+    refused(&bad, ImportErrorKind::NotSupported, "ZZZZ");
+}

@@ -15,6 +15,7 @@
 //! to a timeout. See docs/drm-prime.md.
 
 pub mod cpu;
+pub mod drm;
 mod sys;
 
 use std::fmt;

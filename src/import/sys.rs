@@ -166,3 +166,18 @@ impl Drop for Mapping {
         unsafe { libc::munmap(self.ptr, self.len) };
     }
 }
+
+/// A new fd (close-on-exec) for the same open file as `fd`, a number the
+/// caller holds but does not give us (FFmpeg's `AVDRMObjectDescriptor.fd`).
+/// A closed or invalid number gives EBADF, never a borrow of a stranger's fd
+/// beyond this one call.
+pub fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) only reads the fd number; on success it
+    // returns a new fd that nobody else owns.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(last_error());
+    }
+    // SAFETY: as above, a fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
