@@ -16,6 +16,7 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod feature;
+pub mod import;
 pub mod io;
 pub mod model;
 pub mod picture;

@@ -1,0 +1,628 @@
+//! The CPU device's import: dma-bufs (and host memory) read in place.
+//!
+//! Each dma-buf object is mapped once, read-only, over its real size; reads
+//! are bracketed with `DMA_BUF_IOCTL_SYNC` (START|READ at import, END|READ
+//! when the frame is dropped, i.e. when the engine no longer holds it).
+//! Planes are read at their offsets and pitches: a planar frame (YUV420 in
+//! one layer, or one R8/R16 layer per plane) becomes a [`Picture`] whose
+//! [`PlaneView`]s point into the mappings, with no copy. Interleaved chroma
+//! (NV12, P010, P016, VAAPI's R8+GR88 / R16+GR1616) gives a luma-only (gray)
+//! picture in place, unless the device was asked for chroma: then chroma is
+//! deinterleaved into host memory, and that copy is counted. 16-bit DRM
+//! samples are MSB-aligned (P010 keeps 10 bits in the high bits), so a depth
+//! below 16 is shifted down into host memory, counted likewise.
+//!
+//! Only `DRM_FORMAT_MOD_LINEAR` is read; `DRM_FORMAT_MOD_INVALID` only when
+//! the descriptor says the implicit layout is linear.
+
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::sys::{self, Mapping};
+use super::{
+    modifier_name, AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportError,
+    ImportErrorKind as Kind, InvalidModifier, Memory, Object, Refusal, ReleaseFence,
+};
+use crate::engine::PictureSource;
+use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
+
+/// Counters of one device, shared by its frames. Tests read them to prove
+/// what happened: copies to host memory, SYNC ioctls, BUSY answers.
+#[derive(Debug, Default)]
+pub struct ImportStats {
+    /// Planes copied into host memory (deinterleaved or shifted).
+    pub host_copies: AtomicU64,
+    pub host_copy_bytes: AtomicU64,
+    /// DMA_BUF_IOCTL_SYNC calls with START|READ and with END|READ.
+    pub sync_starts: AtomicU64,
+    pub sync_ends: AtomicU64,
+    pub imports: AtomicU64,
+    pub busy: AtomicU64,
+}
+
+impl ImportStats {
+    pub fn host_copies(&self) -> u64 {
+        self.host_copies.load(Ordering::SeqCst)
+    }
+    pub fn sync_starts(&self) -> u64 {
+        self.sync_starts.load(Ordering::SeqCst)
+    }
+    pub fn sync_ends(&self) -> u64 {
+        self.sync_ends.load(Ordering::SeqCst)
+    }
+    pub fn imports(&self) -> u64 {
+        self.imports.load(Ordering::SeqCst)
+    }
+    pub fn busy(&self) -> u64 {
+        self.busy.load(Ordering::SeqCst)
+    }
+}
+
+/// The CPU lane.
+#[derive(Debug, Default)]
+pub struct CpuDevice {
+    read_chroma: bool,
+    stats: Arc<ImportStats>,
+}
+
+/// How a layer's plane holds its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Samples {
+    /// One component per sample (Y, or U, or V).
+    Single,
+    /// Two components interleaved (U then V, as NV12's UV plane and GR88).
+    Interleaved,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FlatPlane {
+    object: usize,
+    offset: u64,
+    pitch: u64,
+    samples: Samples,
+}
+
+/// Where a plane of the picture reads from.
+#[derive(Clone, Copy, Debug)]
+enum PlaneSource {
+    /// In place: object, byte offset, stride.
+    Object { object: usize, offset: usize, stride: usize },
+    /// Plane `i` of the frame's host copy.
+    Copy(usize),
+}
+
+/// An imported frame: owns its objects (fds), mappings and host copies;
+/// closes the SYNC bracket and signals host release fences on drop.
+pub struct CpuFrame {
+    label: String,
+    format: PixelFormat,
+    width: usize,
+    height: usize,
+    sources: Vec<PlaneSource>,
+    copy: Option<OwnedPicture>,
+    mappings: Vec<Option<Mapping>>,
+    objects: Vec<Object>,
+    release: Vec<ReleaseFence>,
+    stats: Arc<ImportStats>,
+}
+
+impl std::fmt::Debug for CpuFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuFrame({} {}x{} {})", self.label, self.width, self.height, self.format)
+    }
+}
+
+fn err(kind: Kind, message: impl Into<String>) -> ImportError {
+    ImportError::new(kind, message)
+}
+
+/// Flattens the layers into Y + UV or Y + U + V; returns the bytes per
+/// sample, the bit depth and the planes.
+fn flatten(desc: &FrameDescriptor) -> Result<(usize, u8, Vec<FlatPlane>), ImportError> {
+    let label = &desc.label;
+    let mut planes = Vec::new();
+    let mut bps = None;
+    let mut required_bits = None;
+    for (li, layer) in desc.layers.iter().enumerate() {
+        use Samples::*;
+        let (shape, b, bits): (&[Samples], usize, Option<u8>) = match layer.format {
+            DrmFourcc::Nv12 => (&[Single, Interleaved], 1, Some(8)),
+            DrmFourcc::P010 => (&[Single, Interleaved], 2, Some(10)),
+            DrmFourcc::P016 => (&[Single, Interleaved], 2, Some(16)),
+            DrmFourcc::Yuv420 => (&[Single, Single, Single], 1, Some(8)),
+            DrmFourcc::R8 => (&[Single], 1, Some(8)),
+            DrmFourcc::Gr88 => (&[Interleaved], 1, Some(8)),
+            DrmFourcc::R16 => (&[Single], 2, None),
+            DrmFourcc::Gr1616 => (&[Interleaved], 2, None),
+            other => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!(
+                        "{label}: layer {li} has DRM format {other} ({:#010x}); the CPU device reads NV12, P010, P016, YUV420 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
+                        other as u32
+                    ),
+                ))
+            }
+        };
+        if layer.planes.len() != shape.len() {
+            return Err(err(
+                Kind::Invalid,
+                format!(
+                    "{label}: layer {li} ({}) has {} planes, the format has {}",
+                    layer.format,
+                    layer.planes.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        if *bps.get_or_insert(b) != b {
+            return Err(err(
+                Kind::NotSupported,
+                format!("{label}: layers mix 8-bit and 16-bit samples (layer {li} is {})", layer.format),
+            ));
+        }
+        if let Some(bits) = bits {
+            required_bits = Some(bits);
+        }
+        for (p, s) in layer.planes.iter().zip(shape) {
+            if p.object >= desc.objects.len() {
+                return Err(err(
+                    Kind::Invalid,
+                    format!(
+                        "{label}: layer {li} names object {} of {}",
+                        p.object,
+                        desc.objects.len()
+                    ),
+                ));
+            }
+            planes.push(FlatPlane { object: p.object, offset: p.offset, pitch: p.pitch, samples: *s });
+        }
+    }
+    let shapes: Vec<Samples> = planes.iter().map(|p| p.samples).collect();
+    if shapes != [Samples::Single, Samples::Interleaved]
+        && shapes != [Samples::Single, Samples::Single, Samples::Single]
+    {
+        return Err(err(
+            Kind::NotSupported,
+            format!("{label}: plane layout {shapes:?} (expected Y + interleaved UV, or Y + U + V)"),
+        ));
+    }
+    let bps = bps.unwrap_or(1);
+    let bits = desc.bits;
+    let ok = match (bps, required_bits) {
+        (1, _) => bits == 8,
+        (_, Some(r)) if r > 8 => bits == r,
+        _ => (9..=16).contains(&bits),
+    };
+    if !ok {
+        return Err(err(
+            Kind::Invalid,
+            format!("{label}: bit depth {bits} does not fit the DRM formats given"),
+        ));
+    }
+    Ok((bps, bits, planes))
+}
+
+impl CpuDevice {
+    /// `read_chroma`: deinterleave NV12-like chroma for chroma features
+    /// (a counted host copy); false gives NV12-like frames as gray pictures.
+    pub fn new(read_chroma: bool) -> Self {
+        CpuDevice { read_chroma, stats: Arc::new(ImportStats::default()) }
+    }
+
+    pub fn stats(&self) -> &Arc<ImportStats> {
+        &self.stats
+    }
+
+    /// Imports `desc`, or refuses it (BUSY when a fence is pending) and gives
+    /// it back.
+    pub fn import(&self, desc: FrameDescriptor) -> Result<CpuFrame, Refusal> {
+        match self.import_inner(&desc) {
+            Ok(prepared) => Ok(self.finish(desc, prepared)),
+            Err(error) => {
+                if error.kind == Kind::Busy {
+                    self.stats.busy.fetch_add(1, Ordering::SeqCst);
+                }
+                Err(Refusal { error, descriptor: Box::new(desc) })
+            }
+        }
+    }
+
+    /// Imports `desc`, waiting up to `timeout` for its fences. Past it, the
+    /// error (BUSY) names the frame and the fence still pending.
+    pub fn wait_and_import(
+        &self,
+        desc: FrameDescriptor,
+        timeout: Duration,
+    ) -> Result<CpuFrame, Refusal> {
+        let start = Instant::now();
+        let mut desc = desc;
+        let mut nap = Duration::from_millis(1);
+        loop {
+            match self.import(desc) {
+                Ok(frame) => return Ok(frame),
+                Err(r) if r.error.kind == Kind::Busy => {
+                    let elapsed = start.elapsed();
+                    if elapsed >= timeout {
+                        return Err(Refusal {
+                            error: err(
+                                Kind::Busy,
+                                format!("gave up after {timeout:?}: {}", r.error.message),
+                            ),
+                            descriptor: r.descriptor,
+                        });
+                    }
+                    std::thread::sleep(nap.min(timeout - elapsed));
+                    nap = (nap * 2).min(Duration::from_millis(20));
+                    desc = *r.descriptor;
+                }
+                Err(r) => return Err(r),
+            }
+        }
+    }
+
+    fn import_inner(&self, desc: &FrameDescriptor) -> Result<Prepared, ImportError> {
+        let label = &desc.label;
+        if desc.width == 0 || desc.height == 0 {
+            return Err(err(Kind::Invalid, format!("{label}: size {}x{}", desc.width, desc.height)));
+        }
+        for (i, r) in desc.release.iter().enumerate() {
+            match r {
+                ReleaseFence::Host(_) => {}
+                ReleaseFence::SyncFile(_) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host release fence)"),
+                    ))
+                }
+                ReleaseFence::DeviceEvent(e) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: release fence {i} is device event {e:#x}; the CPU device cannot record device events"),
+                    ))
+                }
+            }
+        }
+        // Objects: kind, modifier, real size.
+        let mut sizes = Vec::with_capacity(desc.objects.len());
+        for (oi, o) in desc.objects.iter().enumerate() {
+            match o.modifier {
+                DrmModifier::Linear => {}
+                DrmModifier::Invalid if desc.invalid_modifier == InvalidModifier::ImplicitLinear => {}
+                DrmModifier::Invalid => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} has DRM_FORMAT_MOD_INVALID (layout unknown); say InvalidModifier::ImplicitLinear if the producer's implicit layout is linear"),
+                    ))
+                }
+                m => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} has {}; the CPU device reads only DRM_FORMAT_MOD_LINEAR (tiled or compressed layouts need the producer to detile)", modifier_name(m)),
+                    ))
+                }
+            }
+            let real = match &o.memory {
+                Memory::Host(bytes) => bytes.len() as u64,
+                Memory::DmaBuf(fd) => {
+                    use std::os::fd::AsRawFd;
+                    sys::object_size(fd.as_fd()).map_err(|e| {
+                        let why = if e.raw_os_error() == Some(nix::libc::EBADF) {
+                            "a closed fd?"
+                        } else {
+                            "not a dma-buf"
+                        };
+                        err(
+                            Kind::Invalid,
+                            format!("{label}: object {oi}: cannot size fd {} ({e}); {why}", fd.as_raw_fd()),
+                        )
+                    })?
+                }
+                Memory::GlTexture { target, name } => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} is GL texture {name} (target {target:#x}); the CPU device cannot read GL textures"),
+                    ))
+                }
+                m @ (Memory::DevicePointer(_) | Memory::DeviceArray(_)) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} is {:?} memory; the CPU device reads host memory and dma-bufs", m.kind()),
+                    ))
+                }
+            };
+            if real == 0 {
+                return Err(err(Kind::Invalid, format!("{label}: object {oi} is empty")));
+            }
+            if o.size > real {
+                return Err(err(
+                    Kind::Range,
+                    format!("{label}: object {oi} declares {} bytes, it has {real}", o.size),
+                ));
+            }
+            sizes.push(real);
+        }
+        let (bps, bits, planes) = flatten(desc)?;
+        let format = PixelFormat { chroma: Chroma::Yuv420, bits };
+        // Every plane's extent inside its object, before anything is read.
+        for (pi, p) in planes.iter().enumerate() {
+            let (w, h) = format.plane_size(pi.min(1), desc.width, desc.height);
+            let row = (w * bps * if p.samples == Samples::Interleaved { 2 } else { 1 }) as u64;
+            if p.pitch < row {
+                return Err(err(
+                    Kind::Invalid,
+                    format!("{label}: plane {pi} pitch {} is shorter than a row ({row} bytes)", p.pitch),
+                ));
+            }
+            let end = p
+                .pitch
+                .checked_mul(h as u64 - 1)
+                .and_then(|v| v.checked_add(row))
+                .and_then(|v| v.checked_add(p.offset));
+            match end {
+                Some(end) if end <= sizes[p.object] => {}
+                _ => {
+                    return Err(err(
+                        Kind::Range,
+                        format!(
+                            "{label}: plane {pi} (offset {}, pitch {}, {h} rows of {row} bytes) ends at {} past the end of object {} ({} bytes)",
+                            p.offset,
+                            p.pitch,
+                            end.map_or("overflow".to_string(), |e| e.to_string()),
+                            p.object,
+                            sizes[p.object]
+                        ),
+                    ))
+                }
+            }
+            let host_base_odd = match &desc.objects[p.object].memory {
+                Memory::Host(b) => b.as_ptr() as usize % 2 != 0,
+                _ => false, // mappings are page-aligned
+            };
+            if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || host_base_odd) {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
+                ));
+            }
+        }
+        // Fences: the caller's, then each dma-buf's implicit writers' fences.
+        let mut implicit = Vec::new();
+        if desc.implicit_sync {
+            for (oi, o) in desc.objects.iter().enumerate() {
+                if let Memory::DmaBuf(fd) = &o.memory {
+                    let sf = sys::export_read_sync_file(fd.as_fd()).map_err(|e| {
+                        err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_EXPORT_SYNC_FILE failed ({e}): not a dma-buf, or a kernel before 6.0"))
+                    })?;
+                    implicit.push((oi, sf));
+                }
+            }
+        }
+        for (i, f) in desc.acquire.iter().enumerate() {
+            let pending = match f {
+                AcquireFence::None => false,
+                AcquireFence::Host(h) => !h.is_signalled(),
+                AcquireFence::SyncFile(fd) => !sys::poll_signalled(fd.as_fd(), 0).map_err(|e| {
+                    err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))
+                })?,
+                AcquireFence::DeviceEvent(_) | AcquireFence::GlSync(_) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: acquire fence {i} is a {}; the CPU device waits on host fences and sync_files", f.describe()),
+                    ))
+                }
+            };
+            if pending {
+                return Err(err(
+                    Kind::Busy,
+                    format!("{label}: acquire fence {i} ({}) has not signalled", f.describe()),
+                ));
+            }
+        }
+        for (oi, sf) in &implicit {
+            let signalled = sys::poll_signalled(sf.as_fd(), 0).map_err(|e| {
+                err(Kind::Device, format!("{label}: implicit fence of object {oi}: {e}"))
+            })?;
+            if !signalled {
+                return Err(err(
+                    Kind::Busy,
+                    format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file) has not signalled"),
+                ));
+            }
+        }
+        // Host memory for what cannot be read in place (allocated before the
+        // SYNC bracket opens, so a failure leaves nothing to undo).
+        let interleaved = planes.len() == 2;
+        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
+        let chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { Chroma::Yuv420 };
+        let format = PixelFormat { chroma, bits };
+        let copy = if shift != 0 || (interleaved && self.read_chroma) {
+            Some(OwnedPicture::new(format, desc.width, desc.height).map_err(|e| {
+                err(Kind::Invalid, format!("{label}: {e}"))
+            })?)
+        } else {
+            None
+        };
+        // Map each dma-buf once and open the SYNC bracket.
+        let mut mappings: Vec<Option<Mapping>> = Vec::with_capacity(desc.objects.len());
+        for (oi, o) in desc.objects.iter().enumerate() {
+            let m = match &o.memory {
+                Memory::DmaBuf(fd) => Some(Mapping::map_read_only(fd.as_fd(), sizes[oi] as usize).map_err(|e| {
+                    err(Kind::Device, format!("{label}: object {oi}: mmap of {} bytes failed ({e})", sizes[oi]))
+                })?),
+                _ => None,
+            };
+            mappings.push(m);
+        }
+        let mut started: Vec<usize> = Vec::new();
+        for (oi, o) in desc.objects.iter().enumerate() {
+            if let Memory::DmaBuf(fd) = &o.memory {
+                if let Err(e) = bracket(&self.stats, fd.as_fd(), Bracket::Start) {
+                    for &s in &started {
+                        if let Memory::DmaBuf(fd) = &desc.objects[s].memory {
+                            let _ = bracket(&self.stats, fd.as_fd(), Bracket::End);
+                        }
+                    }
+                    return Err(err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_SYNC START|READ failed ({e})")));
+                }
+                started.push(oi);
+            }
+        }
+        Ok(Prepared { bps, format, shift, planes, mappings, copy })
+    }
+
+    /// Builds the picture's planes (in place, or copied where the core needs
+    /// a layout the buffer does not have).
+    fn finish(&self, desc: FrameDescriptor, prep: Prepared) -> CpuFrame {
+        let Prepared { bps, format, shift, planes, mappings, mut copy } = prep;
+        let (w, h) = (desc.width, desc.height);
+        let objects = desc.objects;
+        let bytes_of = |object: usize| -> &[u8] {
+            match (&mappings[object], &objects[object].memory) {
+                (Some(m), _) => m.bytes(),
+                (None, Memory::Host(b)) => b,
+                // flatten/import_inner admit only host memory and dma-bufs.
+                _ => &[],
+            }
+        };
+        let mut sources = Vec::new();
+        for pi in 0..format.chroma.plane_count() {
+            let src = &planes[pi.min(planes.len() - 1)];
+            let in_place = shift == 0 && src.samples == Samples::Single;
+            if in_place {
+                sources.push(PlaneSource::Object {
+                    object: src.object,
+                    offset: src.offset as usize,
+                    stride: src.pitch as usize,
+                });
+                continue;
+            }
+            let dst = copy.as_mut().expect("import_inner allocates the copy whenever a plane is not in place");
+            let (pw, ph) = format.plane_size(pi, w, h);
+            let dst_stride = dst.stride(pi);
+            let data = bytes_of(src.object);
+            let (step, lane) = match src.samples {
+                Samples::Single => (1, 0),
+                Samples::Interleaved => (2, pi - 1),
+            };
+            let out = dst.plane_bytes_mut(pi);
+            for y in 0..ph {
+                let row = &data[src.offset as usize + y * src.pitch as usize..];
+                let drow = &mut out[y * dst_stride..];
+                for x in 0..pw {
+                    let i = x * step + lane;
+                    if bps == 1 {
+                        drow[x] = row[i];
+                    } else {
+                        let v = u16::from_le_bytes([row[2 * i], row[2 * i + 1]]) >> shift;
+                        drow[2 * x..2 * x + 2].copy_from_slice(&v.to_ne_bytes());
+                    }
+                }
+            }
+            self.stats.host_copies.fetch_add(1, Ordering::SeqCst);
+            self.stats.host_copy_bytes.fetch_add((pw * ph * bps) as u64, Ordering::SeqCst);
+            sources.push(PlaneSource::Copy(pi));
+        }
+        self.stats.imports.fetch_add(1, Ordering::SeqCst);
+        let mut acquire = desc.acquire;
+        acquire.clear(); // signalled: the sync_files close here
+        CpuFrame {
+            label: desc.label,
+            format,
+            width: w,
+            height: h,
+            sources,
+            copy,
+            mappings,
+            objects,
+            release: desc.release,
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Bracket {
+    Start,
+    End,
+}
+
+/// One side of the CPU-access bracket (DMA_BUF_IOCTL_SYNC with READ),
+/// counted in `stats` once the kernel has accepted it: vgem mappings are
+/// coherent, so the counters are how tests see that reads were bracketed.
+fn bracket(stats: &ImportStats, fd: std::os::fd::BorrowedFd<'_>, side: Bracket) -> std::io::Result<()> {
+    let (flags, counter) = match side {
+        Bracket::Start => (sys::DMA_BUF_SYNC_START | sys::DMA_BUF_SYNC_READ, &stats.sync_starts),
+        Bracket::End => (sys::DMA_BUF_SYNC_END | sys::DMA_BUF_SYNC_READ, &stats.sync_ends),
+    };
+    sys::dma_buf_sync(fd, flags)?;
+    counter.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
+struct Prepared {
+    bps: usize,
+    format: PixelFormat,
+    /// Right shift from MSB-aligned 16-bit samples to `format.bits`.
+    shift: u32,
+    planes: Vec<FlatPlane>,
+    mappings: Vec<Option<Mapping>>,
+    copy: Option<OwnedPicture>,
+}
+
+impl CpuFrame {
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+    pub fn format(&self) -> PixelFormat {
+        self.format
+    }
+
+    fn object_bytes(&self, object: usize) -> &[u8] {
+        match (&self.mappings[object], &self.objects[object].memory) {
+            (Some(m), _) => m.bytes(),
+            (None, Memory::Host(b)) => b,
+            _ => &[],
+        }
+    }
+}
+
+impl PictureSource for CpuFrame {
+    fn picture(&self) -> Picture<'_> {
+        let bps = self.format.bytes_per_sample();
+        let copied = self.copy.as_ref().map(|c| c.view());
+        let mut views = Vec::with_capacity(3);
+        for (pi, s) in self.sources.iter().enumerate() {
+            let (w, h) = self.format.plane_size(pi, self.width, self.height);
+            let view = match *s {
+                PlaneSource::Object { object, offset, stride } => {
+                    let data = &self.object_bytes(object)[offset..offset + stride * (h - 1) + w * bps];
+                    PlaneView::new(data, stride, w, h, bps)
+                        .expect("plane extent and alignment checked at import")
+                }
+                PlaneSource::Copy(i) => copied.as_ref().expect("copy exists").plane(i),
+            };
+            views.push(view);
+        }
+        Picture::new(self.format, self.width, self.height, &views)
+            .expect("plane sizes follow the format by construction")
+    }
+}
+
+impl Drop for CpuFrame {
+    fn drop(&mut self) {
+        for o in &self.objects {
+            if let Memory::DmaBuf(fd) = &o.memory {
+                // An END failure leaves nothing to undo: the mapping goes next.
+                let _ = bracket(&self.stats, fd.as_fd(), Bracket::End);
+            }
+        }
+        for r in &self.release {
+            if let ReleaseFence::Host(h) = r {
+                h.signal();
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The only unsafe code of the import layer: read-only mappings of dma-bufs,
+//! the dma-buf ioctls (DMA_BUF_IOCTL_SYNC, DMA_BUF_IOCTL_EXPORT_SYNC_FILE),
+//! sync_file polling and the size of an object (lseek to its end).
+//!
+//! Invariants kept here:
+//! - A [`Mapping`] is created from a valid fd and a length equal to the
+//!   object's real size (checked by the caller with [`object_size`]); it is
+//!   `PROT_READ`, `MAP_SHARED`, never written through, and unmapped exactly
+//!   once, on drop. Slices handed out by [`Mapping::bytes`] borrow the mapping,
+//!   so they cannot outlive it.
+//! - Every ioctl is given a pointer to a properly sized `#[repr(C)]` struct
+//!   that lives on the stack for the duration of the call; the kernel reads or
+//!   writes only that struct.
+//! - File descriptors are borrowed (`BorrowedFd`) for every call; the one fd
+//!   this module creates (the exported sync_file) is returned as an `OwnedFd`
+//!   immediately, so it is closed on every path.
+
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+use nix::libc;
+
+/// `struct dma_buf_sync` (linux/dma-buf.h).
+#[repr(C)]
+struct DmaBufSync {
+    flags: u64,
+}
+
+/// `struct dma_buf_export_sync_file` (linux/dma-buf.h).
+#[repr(C)]
+struct DmaBufExportSyncFile {
+    flags: u32,
+    fd: i32,
+}
+
+/// `_IOW('b', 0, struct dma_buf_sync)`.
+const DMA_BUF_IOCTL_SYNC: libc::c_ulong = 0x4008_6200;
+/// `_IOWR('b', 2, struct dma_buf_export_sync_file)`.
+const DMA_BUF_IOCTL_EXPORT_SYNC_FILE: libc::c_ulong = 0xc008_6202;
+pub const DMA_BUF_SYNC_READ: u64 = 1 << 0;
+pub const DMA_BUF_SYNC_START: u64 = 0;
+pub const DMA_BUF_SYNC_END: u64 = 1 << 2;
+
+fn last_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// The real size of the object behind `fd`: `lseek(fd, 0, SEEK_END)`, which
+/// dma-bufs answer with their size. The file offset is put back to 0.
+pub fn object_size(fd: BorrowedFd<'_>) -> std::io::Result<u64> {
+    // SAFETY: lseek on a borrowed (open) fd; no memory is passed.
+    let end = unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_END) };
+    if end < 0 {
+        return Err(last_error());
+    }
+    // SAFETY: as above.
+    unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) };
+    Ok(end as u64)
+}
+
+/// `DMA_BUF_IOCTL_SYNC` with `flags` (START or END, with READ).
+pub fn dma_buf_sync(fd: BorrowedFd<'_>, flags: u64) -> std::io::Result<()> {
+    let mut arg = DmaBufSync { flags };
+    loop {
+        // SAFETY: the ioctl reads one `struct dma_buf_sync` from `arg`, which
+        // lives on the stack for the call.
+        let rc = unsafe { libc::ioctl(fd.as_raw_fd(), DMA_BUF_IOCTL_SYNC, &mut arg) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = last_error();
+        // The kernel restarts an interrupted wait; so do we.
+        if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
+            return Err(e);
+        }
+    }
+}
+
+/// `DMA_BUF_IOCTL_EXPORT_SYNC_FILE` with `DMA_BUF_SYNC_READ`: a sync_file
+/// holding the fences a reader must wait for (the writers' fences).
+pub fn export_read_sync_file(fd: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+    let mut arg = DmaBufExportSyncFile { flags: DMA_BUF_SYNC_READ as u32, fd: -1 };
+    // SAFETY: the ioctl reads and writes one `struct dma_buf_export_sync_file`
+    // in `arg`, on the stack for the call.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &mut arg) };
+    if rc != 0 {
+        return Err(last_error());
+    }
+    // SAFETY: on success the kernel returned a new fd that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(arg.fd) })
+}
+
+/// Whether the fence behind a sync_file (or any pollable fd) has signalled:
+/// `poll(POLLIN)` with `timeout_ms` (0: do not wait). An fd in error
+/// (POLLERR, a fence signalled with an error) is an error.
+pub fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<bool> {
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    loop {
+        // SAFETY: one pollfd on the stack, count 1.
+        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        if rc < 0 {
+            let e = last_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if pfd.revents & libc::POLLNVAL != 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+        }
+        if pfd.revents & libc::POLLERR != 0 {
+            return Err(std::io::Error::other("the fence signalled an error"));
+        }
+        return Ok(rc > 0 && pfd.revents & libc::POLLIN != 0);
+    }
+}
+
+/// A read-only shared mapping of a whole object.
+pub struct Mapping {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and never changes after creation; sharing
+// `&[u8]` views of it across threads is as safe as sharing any `&[u8]` (the
+// producer does not write while the SYNC bracket is open: that is the
+// dma-buf contract the import enforces with fences).
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps `len` bytes of `fd` from offset 0, read-only. `len` must not
+    /// exceed the object's size (the caller checks it with [`object_size`]).
+    pub fn map_read_only(fd: BorrowedFd<'_>, len: usize) -> std::io::Result<Mapping> {
+        if len == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: a fresh mapping chosen by the kernel (addr null), PROT_READ,
+        // of a valid fd; the result is checked against MAP_FAILED.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(last_error());
+        }
+        Ok(Mapping { ptr, len })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes until drop; `&self` keeps
+        // the mapping alive for the slice's lifetime.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the region mapped in `map_read_only`, once;
+        // no slice of it can outlive `self`.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+/// A new fd (close-on-exec) for the same open file as `fd`, a number the
+/// caller holds but does not give us (FFmpeg's `AVDRMObjectDescriptor.fd`).
+/// A closed or invalid number gives EBADF, never a borrow of a stranger's fd
+/// beyond this one call.
+pub fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) only reads the fd number; on success it
+    // returns a new fd that nobody else owns.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(last_error());
+    }
+    // SAFETY: as above, a fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}

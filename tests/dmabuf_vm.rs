@@ -1,0 +1,767 @@
+//! DRM_PRIME frames on the CPU device, on real dma-bufs and real sync_files.
+//!
+//! This machine's kernel has no dma-buf exporter, so the tests run inside a
+//! qemu VM (scripts/dmabuf-vm, Debian's 6.12 kernel with vgem and udmabuf):
+//! the test `runs_the_dmabuf_tests_in_a_vm` boots it with this very binary;
+//! inside, `VMAFX_IN_DMABUF_VM=1` and /dev/dri/card0 are present and the
+//! `vm_*` tests run (outside, they return at once and the driver stands for
+//! them). With `VMAFX_REQUIRE_VM=1` a VM that cannot start is a failure.
+//!
+//! A producer allocates vgem dumb buffers (CREATE_DUMB + PRIME_HANDLE_TO_FD)
+//! and udmabufs (memfd + UDMABUF_CREATE), attaches an unsignalled fence
+//! (VGEM_FENCE_ATTACH, WRITE), tries an import (BUSY), writes the content,
+//! signals the fence from another thread after a delay; the import then
+//! succeeds and every per-frame value (vmaf_v0.6.1, motion included) equals
+//! the software run on the same content, as f64 bits.
+
+#[path = "common/synth.rs"]
+#[allow(dead_code)]
+mod synth;
+
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::libc;
+use vmafx::engine::{Context, ContextConfig, PictureSource};
+use vmafx::feature::FeatureOptions;
+use vmafx::import::cpu::CpuDevice;
+use vmafx::import::{
+    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object,
+    PlaneRef, ReleaseFence,
+};
+use vmafx::model::{Model, ModelConfig};
+use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
+
+const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
+
+/// True inside the VM; panics if the VM lacks the devices (a broken bed must
+/// not pass as "skipped").
+fn in_vm() -> bool {
+    if std::env::var_os(IN_VM).is_none() {
+        return false;
+    }
+    assert!(
+        std::path::Path::new("/dev/dri/card0").exists() && std::path::Path::new("/dev/udmabuf").exists(),
+        "inside the dmabuf VM but /dev/dri/card0 or /dev/udmabuf is missing"
+    );
+    true
+}
+
+// ---------------------------------------------------------------- producer
+
+#[repr(C)]
+#[derive(Default)]
+struct CreateDumb {
+    height: u32,
+    width: u32,
+    bpp: u32,
+    flags: u32,
+    handle: u32,
+    pitch: u32,
+    size: u64,
+}
+#[repr(C)]
+#[derive(Default)]
+struct PrimeHandle {
+    handle: u32,
+    flags: u32,
+    fd: i32,
+}
+#[repr(C)]
+#[derive(Default)]
+struct VgemFenceAttach {
+    handle: u32,
+    flags: u32,
+    out_fence: u32,
+    pad: u32,
+}
+#[repr(C)]
+#[derive(Default)]
+struct VgemFenceSignal {
+    fence: u32,
+    flags: u32,
+}
+#[repr(C)]
+#[derive(Default)]
+struct UdmabufCreate {
+    memfd: u32,
+    flags: u32,
+    offset: u64,
+    size: u64,
+}
+const DRM_IOCTL_MODE_CREATE_DUMB: libc::c_ulong = 0xc020_64b2;
+const DRM_IOCTL_PRIME_HANDLE_TO_FD: libc::c_ulong = 0xc00c_642d;
+const DRM_IOCTL_VGEM_FENCE_ATTACH: libc::c_ulong = 0xc010_6441;
+const DRM_IOCTL_VGEM_FENCE_SIGNAL: libc::c_ulong = 0x4008_6442;
+const UDMABUF_CREATE: libc::c_ulong = 0x4018_7542;
+const VGEM_FENCE_WRITE: u32 = 1;
+
+fn ioctl<T>(fd: i32, req: libc::c_ulong, arg: &mut T) -> std::io::Result<()> {
+    // SAFETY: test producer; `arg` is the #[repr(C)] struct the ioctl expects.
+    let rc = unsafe { libc::ioctl(fd, req, arg as *mut T) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The vgem device (/dev/dri/card0), shared by a test's buffers.
+struct Vgem(OwnedFd);
+
+impl Vgem {
+    fn open() -> Arc<Vgem> {
+        let path = c"/dev/dri/card0";
+        // SAFETY: plain open of a device node.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        assert!(fd >= 0, "open /dev/dri/card0: {}", std::io::Error::last_os_error());
+        // SAFETY: a fresh fd we own.
+        Arc::new(Vgem(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+}
+
+/// A writable buffer: its dma-buf fd and a read-write mapping.
+struct Buffer {
+    fd: OwnedFd,
+    ptr: *mut u8,
+    len: usize,
+    vgem: Option<(Arc<Vgem>, u32)>,
+}
+
+// SAFETY: the producer writes only from the owning test thread.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    fn map(fd: OwnedFd, len: usize, vgem: Option<(Arc<Vgem>, u32)>) -> Buffer {
+        // SAFETY: a fresh shared RW mapping of a dma-buf of at least `len` bytes.
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        assert!(ptr != libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
+        Buffer { fd, ptr: ptr as *mut u8, len, vgem }
+    }
+
+    /// A vgem dumb buffer of at least `len` bytes, exported as a dma-buf.
+    fn vgem(dev: &Arc<Vgem>, len: usize) -> Buffer {
+        let mut c = CreateDumb { width: 4096, height: len.div_ceil(4096) as u32, bpp: 8, ..Default::default() };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_MODE_CREATE_DUMB, &mut c).expect("CREATE_DUMB");
+        let mut p = PrimeHandle { handle: c.handle, flags: (libc::O_CLOEXEC | libc::O_RDWR) as u32, fd: -1 };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut p).expect("PRIME_HANDLE_TO_FD");
+        // SAFETY: a fresh fd we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(p.fd) };
+        Buffer::map(fd, c.size as usize, Some((dev.clone(), c.handle)))
+    }
+
+    /// A udmabuf of at least `len` bytes over a sealed memfd.
+    fn udmabuf(len: usize) -> Buffer {
+        let len = len.div_ceil(4096) * 4096;
+        // SAFETY: plain syscalls on fds we own; results checked.
+        unsafe {
+            let memfd = libc::memfd_create(c"vmafx-frame".as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC);
+            assert!(memfd >= 0);
+            let memfd = OwnedFd::from_raw_fd(memfd);
+            assert_eq!(libc::ftruncate(memfd.as_raw_fd(), len as i64), 0);
+            assert_eq!(libc::fcntl(memfd.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK), 0);
+            let dev = libc::open(c"/dev/udmabuf".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            assert!(dev >= 0, "open /dev/udmabuf");
+            let dev = OwnedFd::from_raw_fd(dev);
+            let mut arg = UdmabufCreate { memfd: memfd.as_raw_fd() as u32, flags: 1, offset: 0, size: len as u64 };
+            let fd = libc::ioctl(dev.as_raw_fd(), UDMABUF_CREATE, &mut arg);
+            assert!(fd >= 0, "UDMABUF_CREATE: {}", std::io::Error::last_os_error());
+            Buffer::map(OwnedFd::from_raw_fd(fd), len, None)
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: our RW mapping of `len` bytes, written from one thread.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Attaches an unsignalled WRITE fence (what a GPU writer would hold).
+    fn attach_fence(&self) -> Fence {
+        let (dev, handle) = self.vgem.as_ref().expect("fences need a vgem buffer");
+        let mut a = VgemFenceAttach { handle: *handle, flags: VGEM_FENCE_WRITE, ..Default::default() };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_VGEM_FENCE_ATTACH, &mut a).expect("VGEM_FENCE_ATTACH");
+        Fence { dev: dev.clone(), id: a.out_fence }
+    }
+
+    fn dup_fd(&self) -> OwnedFd {
+        self.fd.try_clone().expect("dup")
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: unmaps our own mapping once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+struct Fence {
+    dev: Arc<Vgem>,
+    id: u32,
+}
+
+// SAFETY: only an fd number (owned by the Arc) and an id.
+unsafe impl Send for Fence {}
+
+impl Fence {
+    fn signal(&self) {
+        let mut s = VgemFenceSignal { fence: self.id, flags: 0 };
+        ioctl(self.dev.0.as_raw_fd(), DRM_IOCTL_VGEM_FENCE_SIGNAL, &mut s).expect("VGEM_FENCE_SIGNAL");
+    }
+    /// Signals after `delay` from another thread.
+    fn signal_later(self, delay: Duration) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            self.signal();
+        })
+    }
+}
+
+/// The dma-buf's implicit read fences as a sync_file (what a caller would
+/// hand over as an explicit fence).
+fn export_sync_file(buf: &Buffer) -> OwnedFd {
+    #[repr(C)]
+    struct Export {
+        flags: u32,
+        fd: i32,
+    }
+    let mut e = Export { flags: 1, fd: -1 };
+    ioctl(buf.fd.as_raw_fd(), 0xc008_6202, &mut e).expect("EXPORT_SYNC_FILE");
+    // SAFETY: a fresh fd we own.
+    unsafe { OwnedFd::from_raw_fd(e.fd) }
+}
+
+// ------------------------------------------------------------ layouts
+
+/// Writes plane `i` of `pic` at `offset` with `pitch` (16-bit samples as
+/// little-endian, shifted up by `shift` for MSB-aligned formats).
+fn write_plane(dst: &mut [u8], pic: &OwnedPicture, i: usize, offset: usize, pitch: usize, shift: u32) {
+    let view = pic.view();
+    let p = view.plane(i);
+    for y in 0..p.height() {
+        let row = &mut dst[offset + y * pitch..];
+        for x in 0..p.width() {
+            if p.bytes_per_sample() == 1 {
+                row[x] = p.sample(x, y) as u8;
+            } else {
+                let v = (p.sample(x, y) << shift) as u16;
+                row[2 * x..2 * x + 2].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// Writes chroma planes 1 and 2 of `pic` interleaved (U, V) at `offset`.
+fn write_interleaved(dst: &mut [u8], pic: &OwnedPicture, offset: usize, pitch: usize, shift: u32) {
+    let view = pic.view();
+    let (u, v) = (view.plane(1), view.plane(2));
+    let bps = u.bytes_per_sample();
+    for y in 0..u.height() {
+        let row = &mut dst[offset + y * pitch..];
+        for x in 0..u.width() {
+            for (k, p) in [u, v].iter().enumerate() {
+                let i = 2 * x + k;
+                if bps == 1 {
+                    row[i] = p.sample(x, y) as u8;
+                } else {
+                    row[2 * i..2 * i + 2].copy_from_slice(&((p.sample(x, y) << shift) as u16).to_le_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// Planar YUV420 in one layer of one object: pitches wider than the rows,
+/// planes at offsets that are not packed.
+struct PlanarLayout {
+    pitch: [usize; 3],
+    offset: [usize; 3],
+    len: usize,
+}
+
+fn planar_layout(w: usize, h: usize) -> PlanarLayout {
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let pitch = [w + 40, cw + 24, cw + 24];
+    let offset = [256, 256 + pitch[0] * h + 64, 256 + pitch[0] * h + 64 + pitch[1] * ch + 128];
+    PlanarLayout { pitch, offset, len: offset[2] + pitch[2] * ch }
+}
+
+fn planar_descriptor(label: String, fd: OwnedFd, l: &PlanarLayout, w: usize, h: usize) -> FrameDescriptor {
+    let mut d = FrameDescriptor::new(label, w, h, 8);
+    d.objects.push(Object { memory: Memory::DmaBuf(fd), size: 0, modifier: DrmModifier::Linear });
+    d.layers.push(Layer {
+        format: DrmFourcc::Yuv420,
+        planes: (0..3).map(|i| PlaneRef { object: 0, offset: l.offset[i] as u64, pitch: l.pitch[i] as u64 }).collect(),
+    });
+    d
+}
+
+// ------------------------------------------------------------ scoring
+
+fn context(with_psnr: bool) -> Context {
+    let mut c = Context::new(ContextConfig { threads: 0, ..ContextConfig::default() }).unwrap();
+    c.use_model(Model::builtin("vmaf_v0.6.1", &ModelConfig::default()).unwrap()).unwrap();
+    if with_psnr {
+        c.use_feature("psnr", FeatureOptions::new()).unwrap();
+    }
+    c
+}
+
+/// Every (feature, frame) value of `c` as bits, sorted by name.
+fn all_values(c: &mut Context) -> Vec<(String, Vec<Option<u64>>)> {
+    c.flush().unwrap();
+    let col = c.collector();
+    let mut names: Vec<String> = col.names().to_vec();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = col.column(&n).unwrap().iter().map(|x| x.map(f64::to_bits)).collect();
+            (n, v)
+        })
+        .collect()
+}
+
+fn software_values(frames: &[(OwnedPicture, OwnedPicture)], with_psnr: bool) -> Vec<(String, Vec<Option<u64>>)> {
+    let mut c = context(with_psnr);
+    for (r, d) in frames {
+        c.push(Arc::new(r.clone()), Arc::new(d.clone())).unwrap();
+    }
+    all_values(&mut c)
+}
+
+fn assert_same(got: &[(String, Vec<Option<u64>>)], want: &[(String, Vec<Option<u64>>)]) {
+    assert!(want.iter().any(|(n, _)| n == "vmaf"), "no vmaf score in {want:?}");
+    assert!(want.iter().any(|(n, _)| n.contains("motion")), "no motion feature");
+    assert_eq!(got.len(), want.len(), "feature sets differ");
+    for ((gn, gv), (wn, wv)) in got.iter().zip(want) {
+        assert_eq!(gn, wn);
+        assert_eq!(gv, wv, "{gn}: dma-buf run differs from the software run (bits)");
+    }
+}
+
+/// Luma only, as a gray picture of the same depth.
+fn luma_of(p: &OwnedPicture) -> OwnedPicture {
+    let f = PixelFormat::new(Chroma::Yuv400, p.format().bits).unwrap();
+    let mut out = OwnedPicture::new(f, p.width(), p.height()).unwrap();
+    let v = p.view();
+    for y in 0..p.height() {
+        for x in 0..p.width() {
+            out.set(0, x, y, v.luma().sample(x, y) as u16);
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------ tests
+
+/// Planar YUV420: distorted frames in fenced vgem buffers, references in
+/// udmabufs. BUSY before the fence signals, then bit-exact scores, zero host
+/// copies, one SYNC bracket per object.
+#[test]
+fn vm_planar_yuv420_fenced_frames_score_like_software() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h, n) = (80, 60, 5);
+    let frames = synth::clip(Chroma::Yuv420, 8, w, h, n, 11);
+    let want = software_values(&frames, false);
+    let vgem = Vgem::open();
+    let device = CpuDevice::new(false);
+    let layout = planar_layout(w, h);
+    let mut ctx = context(false);
+    let mut buffers = Vec::new();
+    for (t, (r, d)) in frames.iter().enumerate() {
+        let mut rbuf = Buffer::udmabuf(layout.len);
+        for i in 0..3 {
+            write_plane(rbuf.bytes_mut(), r, i, layout.offset[i], layout.pitch[i], 0);
+        }
+        let mut dbuf = Buffer::vgem(&vgem, layout.len);
+        let fence = dbuf.attach_fence();
+        let desc = planar_descriptor(format!("distorted frame {t}"), dbuf.dup_fd(), &layout, w, h);
+        let refusal = device.import(desc).expect_err("an import under an unsignalled fence must be BUSY");
+        assert_eq!(refusal.error.kind, ImportErrorKind::Busy, "{}", refusal.error);
+        assert!(refusal.error.message.contains("implicit write fence of object 0"), "{}", refusal.error);
+        // The producer writes while its fence is pending, then signals.
+        for i in 0..3 {
+            write_plane(dbuf.bytes_mut(), d, i, layout.offset[i], layout.pitch[i], 0);
+        }
+        let signaller = fence.signal_later(Duration::from_millis(150));
+        let dist = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import after signal");
+        signaller.join().unwrap();
+        let refd = planar_descriptor(format!("reference frame {t}"), rbuf.dup_fd(), &layout, w, h);
+        let refd = device.import(refd).expect("an unfenced udmabuf imports at once");
+        assert_eq!(dist.format(), PixelFormat::new(Chroma::Yuv420, 8).unwrap());
+        ctx.push(Arc::new(refd), Arc::new(dist)).unwrap();
+        buffers.push((rbuf, dbuf));
+    }
+    let got = all_values(&mut ctx);
+    assert_same(&got, &want);
+    let s = device.stats();
+    assert_eq!(s.host_copies(), 0, "a planar DRM_PRIME frame is read in place");
+    assert_eq!(s.imports(), 2 * n as u64);
+    assert_eq!(s.sync_starts(), 2 * n as u64, "one DMA_BUF_IOCTL_SYNC START|READ per object before reading");
+    assert!(s.busy() >= n as u64);
+    drop(ctx);
+    assert_eq!(s.sync_ends(), 2 * n as u64, "every SYNC bracket closed once the engine let go");
+}
+
+/// VAAPI's NV12 export (R8 + GR88 layers in one udmabuf, odd size) with a
+/// caller-given sync_file: BUSY until it signals; luma read in place for
+/// luma-only scoring; chroma deinterleaved (counted) when asked.
+#[test]
+fn vm_nv12_vaapi_layout_with_caller_sync_file() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h, n): (usize, usize, usize) = (81, 59, 4);
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let frames = synth::clip(Chroma::Yuv420, 8, w, h, n, 23);
+    let luma_frames: Vec<_> = frames.iter().map(|(r, d)| (luma_of(r), luma_of(d))).collect();
+    let want_luma = software_values(&luma_frames, false);
+    let want_full = software_values(&frames, true);
+    let vgem = Vgem::open();
+    let (ypitch, cpitch) = (w + 47, 2 * cw + 16);
+    let coff = 128 + ypitch * h;
+    let len = coff + cpitch * ch;
+    for read_chroma in [false, true] {
+        let device = CpuDevice::new(read_chroma);
+        let mut ctx = context(read_chroma);
+        let mut keep = Vec::new();
+        for (t, (r, d)) in frames.iter().enumerate() {
+            let mut pair = Vec::new();
+            for (which, pic) in [("reference", r), ("distorted", d)] {
+                let mut buf = Buffer::udmabuf(len);
+                write_plane(buf.bytes_mut(), pic, 0, 128, ypitch, 0);
+                write_interleaved(buf.bytes_mut(), pic, coff, cpitch, 0);
+                let mut desc = FrameDescriptor::new(format!("{which} frame {t}"), w, h, 8);
+                desc.objects.push(Object { memory: Memory::DmaBuf(buf.dup_fd()), size: len as u64, modifier: DrmModifier::Linear });
+                desc.layers.push(Layer { format: DrmFourcc::R8, planes: vec![PlaneRef { object: 0, offset: 128, pitch: ypitch as u64 }] });
+                desc.layers.push(Layer { format: DrmFourcc::Gr88, planes: vec![PlaneRef { object: 0, offset: coff as u64, pitch: cpitch as u64 }] });
+                // The explicit fence: a vgem writer's, handed over as a sync_file.
+                let gate = Buffer::vgem(&vgem, 4096);
+                let fence = gate.attach_fence();
+                desc.acquire.push(AcquireFence::SyncFile(export_sync_file(&gate)));
+                desc.implicit_sync = false;
+                let refusal = device.import(desc).expect_err("caller's sync_file pending: BUSY");
+                assert_eq!(refusal.error.kind, ImportErrorKind::Busy);
+                assert!(refusal.error.message.contains("acquire fence 0 (sync_file"), "{}", refusal.error);
+                let s = fence.signal_later(Duration::from_millis(50));
+                let frame = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import");
+                s.join().unwrap();
+                pair.push(frame);
+                keep.push(buf);
+            }
+            let dist = pair.pop().unwrap();
+            let refd = pair.pop().unwrap();
+            ctx.push(Arc::new(refd), Arc::new(dist)).unwrap();
+        }
+        let got = all_values(&mut ctx);
+        let s = device.stats();
+        if read_chroma {
+            assert_same(&got, &want_full);
+            assert_eq!(s.host_copies(), 2 * 2 * n as u64, "U and V deinterleaved per picture, counted");
+        } else {
+            assert_same(&got, &want_luma);
+            assert_eq!(s.host_copies(), 0, "NV12 luma is read in place");
+        }
+        assert_eq!(s.sync_starts(), 2 * n as u64);
+    }
+}
+
+/// P010 (one layer, two planes, MSB-aligned 10-bit) in vgem: scores equal
+/// the 10-bit software run; the shift to 10 bits is a counted copy.
+#[test]
+fn vm_p010_scores_like_10_bit_software() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h, n) = (64, 48, 3);
+    let frames = synth::clip(Chroma::Yuv420, 10, w, h, n, 5);
+    let luma_frames: Vec<_> = frames.iter().map(|(r, d)| (luma_of(r), luma_of(d))).collect();
+    let want = software_values(&luma_frames, false);
+    let vgem = Vgem::open();
+    let device = CpuDevice::new(false);
+    let (ypitch, cpitch) = (2 * w + 64, 2 * w + 64);
+    let coff = ypitch * h;
+    let len = coff + cpitch * h / 2;
+    let mut ctx = context(false);
+    let mut keep = Vec::new();
+    for (t, (r, d)) in frames.iter().enumerate() {
+        let mut pair = Vec::new();
+        for (which, pic) in [("reference", r), ("distorted", d)] {
+            let mut buf = Buffer::vgem(&vgem, len);
+            let fence = buf.attach_fence();
+            write_plane(buf.bytes_mut(), pic, 0, 0, ypitch, 6);
+            write_interleaved(buf.bytes_mut(), pic, coff, cpitch, 6);
+            let mut desc = FrameDescriptor::new(format!("{which} frame {t}"), w, h, 10);
+            desc.objects.push(Object { memory: Memory::DmaBuf(buf.dup_fd()), size: 0, modifier: DrmModifier::Linear });
+            desc.layers.push(Layer {
+                format: DrmFourcc::P010,
+                planes: vec![
+                    PlaneRef { object: 0, offset: 0, pitch: ypitch as u64 },
+                    PlaneRef { object: 0, offset: coff as u64, pitch: cpitch as u64 },
+                ],
+            });
+            let desc = match device.import(desc) {
+                Err(r) if r.error.kind == ImportErrorKind::Busy => *r.descriptor,
+                other => panic!("expected BUSY, got {other:?}"),
+            };
+            let s = fence.signal_later(Duration::from_millis(20));
+            pair.push(device.wait_and_import(desc, Duration::from_secs(2)).expect("import"));
+            s.join().unwrap();
+            keep.push(buf);
+        }
+        let dist = pair.pop().unwrap();
+        let refd = pair.pop().unwrap();
+        assert_eq!(refd.picture().bits(), 10);
+        ctx.push(Arc::new(refd), Arc::new(dist)).unwrap();
+    }
+    assert_same(&all_values(&mut ctx), &want);
+    assert_eq!(device.stats().host_copies(), 2 * n as u64, "one shifted luma copy per picture");
+}
+
+/// VAAPI's P010 export with one object per layer (R16 + GR1616, 10 bits in
+/// the high bits): each object's implicit fence is waited for in turn;
+/// scores equal the 10-bit software run.
+#[test]
+fn vm_vaapi_p010_two_objects_two_fences() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h, n): (usize, usize, usize) = (48, 38, 3);
+    let frames = synth::clip(Chroma::Yuv420, 10, w, h, n, 9);
+    let luma_frames: Vec<_> = frames.iter().map(|(r, d)| (luma_of(r), luma_of(d))).collect();
+    let want = software_values(&luma_frames, false);
+    let vgem = Vgem::open();
+    let device = CpuDevice::new(false);
+    let (ypitch, cpitch) = (2 * w + 32, 4 * w.div_ceil(2) + 32);
+    let mut ctx = context(false);
+    let mut keep = Vec::new();
+    for (t, (r, d)) in frames.iter().enumerate() {
+        let mut pair = Vec::new();
+        for (which, pic) in [("reference", r), ("distorted", d)] {
+            let mut ybuf = Buffer::vgem(&vgem, ypitch * h);
+            let mut cbuf = Buffer::vgem(&vgem, 64 + cpitch * h.div_ceil(2));
+            let (yfence, cfence) = (ybuf.attach_fence(), cbuf.attach_fence());
+            write_plane(ybuf.bytes_mut(), pic, 0, 0, ypitch, 6);
+            write_interleaved(cbuf.bytes_mut(), pic, 64, cpitch, 6);
+            let mut desc = FrameDescriptor::new(format!("{which} frame {t}"), w, h, 10);
+            for b in [&ybuf, &cbuf] {
+                desc.objects.push(Object { memory: Memory::DmaBuf(b.dup_fd()), size: 0, modifier: DrmModifier::Linear });
+            }
+            desc.layers.push(Layer { format: DrmFourcc::R16, planes: vec![PlaneRef { object: 0, offset: 0, pitch: ypitch as u64 }] });
+            desc.layers.push(Layer { format: DrmFourcc::Gr1616, planes: vec![PlaneRef { object: 1, offset: 64, pitch: cpitch as u64 }] });
+            let r0 = device.import(desc).expect_err("both fences pending");
+            assert!(r0.error.message.contains("object 0"), "{}", r0.error);
+            yfence.signal();
+            let r1 = device.import(*r0.descriptor).expect_err("the chroma object's fence is pending");
+            assert_eq!(r1.error.kind, ImportErrorKind::Busy);
+            assert!(r1.error.message.contains("implicit write fence of object 1"), "{}", r1.error);
+            let s = cfence.signal_later(Duration::from_millis(20));
+            pair.push(device.wait_and_import(*r1.descriptor, Duration::from_secs(2)).expect("import"));
+            s.join().unwrap();
+            keep.push((ybuf, cbuf));
+        }
+        let dist = pair.pop().unwrap();
+        let refd = pair.pop().unwrap();
+        ctx.push(Arc::new(refd), Arc::new(dist)).unwrap();
+    }
+    assert_same(&all_values(&mut ctx), &want);
+    let s = device.stats();
+    assert_eq!(s.host_copies(), 2 * n as u64, "one shifted luma copy per picture");
+    assert_eq!(s.sync_starts(), 4 * n as u64, "two objects per picture, each bracketed once");
+}
+
+/// A frame as FFmpeg describes it (AVDRMFrameDescriptor, VAAPI's NV12
+/// export: R8 + GR88 layers in one object) through `from_av_drm`: BUSY under
+/// the writer's fence, then every sample equal to the software picture;
+/// `DRM_FORMAT_MOD_INVALID` as FFmpeg passes it is refused by default.
+#[test]
+fn vm_ffmpeg_drm_descriptor_imports() {
+    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    if !in_vm() {
+        return;
+    }
+    let (w, h): (usize, usize) = (70, 42);
+    let (_, pic) = synth::clip(Chroma::Yuv420, 8, w, h, 1, 31).remove(0);
+    let vgem = Vgem::open();
+    let (pitch, coff) = (128usize, 128 * h);
+    let mut buf = Buffer::vgem(&vgem, coff + pitch * h / 2);
+    let fence = buf.attach_fence();
+    let mut av = AvDrmFrameDescriptor { nb_objects: 1, nb_layers: 2, ..Default::default() };
+    av.objects[0] = AvDrmObjectDescriptor { fd: buf.fd.as_raw_fd(), size: buf.len, format_modifier: 0 };
+    av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::R8 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 0, pitch: pitch as isize };
+    av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
+    av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: coff as isize, pitch: pitch as isize };
+    let device = CpuDevice::new(true);
+    let desc = FrameDescriptor::from_av_drm(&av, "main frame 0", w, h, 8).unwrap();
+    let r = device.import(desc).expect_err("BUSY under the writer's fence");
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    write_plane(buf.bytes_mut(), &pic, 0, 0, pitch, 0);
+    write_interleaved(buf.bytes_mut(), &pic, coff, pitch, 0);
+    let s = fence.signal_later(Duration::from_millis(30));
+    let frame = device.wait_and_import(*r.descriptor, Duration::from_secs(2)).unwrap();
+    s.join().unwrap();
+    let (got, want) = (frame.picture(), pic.view());
+    for i in 0..3 {
+        let (g, wv) = (got.plane(i), want.plane(i));
+        for y in 0..g.height() {
+            for x in 0..g.width() {
+                assert_eq!(g.sample(x, y), wv.sample(x, y), "plane {i} ({x},{y})");
+            }
+        }
+    }
+    assert_eq!(device.stats().host_copies(), 2, "U and V deinterleaved");
+    av.objects[0].format_modifier = 0x00ff_ffff_ffff_ffff; // DRM_FORMAT_MOD_INVALID
+    let desc = FrameDescriptor::from_av_drm(&av, "main frame 1", w, h, 8).unwrap();
+    let r = device.import(desc).expect_err("MOD_INVALID refused by default");
+    assert_eq!(r.error.kind, ImportErrorKind::NotSupported);
+    assert!(r.error.message.contains("main frame 1") && r.error.message.contains("DRM_FORMAT_MOD_INVALID"));
+}
+
+/// Each refusal is a clear error: kind, and a message naming what and why.
+#[test]
+fn vm_refusals_name_what_and_why() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h) = (64, 48);
+    let layout = planar_layout(w, h);
+    let vgem = Vgem::open();
+    let buf = Buffer::vgem(&vgem, layout.len);
+    let device = CpuDevice::new(false);
+    let expect = |desc: FrameDescriptor, kind: ImportErrorKind, words: &[&str]| {
+        let r = device.import(desc).expect_err("must be refused");
+        assert_eq!(r.error.kind, kind, "{}", r.error);
+        for word in words {
+            assert!(r.error.message.contains(word), "'{}' does not name '{word}'", r.error);
+        }
+        r
+    };
+    // A tiled modifier.
+    let mut d = planar_descriptor("tiled frame".into(), buf.dup_fd(), &layout, w, h);
+    d.objects[0].modifier = DrmModifier::I915_x_tiled;
+    expect(d, ImportErrorKind::NotSupported, &["tiled frame", "I915_x_tiled", "DRM_FORMAT_MOD_LINEAR"]);
+    // MOD_INVALID: refused unless the caller says the layout is implicit-linear.
+    let mut d = planar_descriptor("implicit frame".into(), buf.dup_fd(), &layout, w, h);
+    d.objects[0].modifier = DrmModifier::Invalid;
+    let mut d = *expect(d, ImportErrorKind::NotSupported, &["DRM_FORMAT_MOD_INVALID"]).descriptor;
+    d.invalid_modifier = vmafx::import::InvalidModifier::ImplicitLinear;
+    device.import(d).expect("implicit-linear accepted when the caller says so");
+    // A plane past the end of its buffer.
+    let mut d = planar_descriptor("long frame".into(), buf.dup_fd(), &layout, w, h);
+    d.layers[0].planes[2].offset = buf.len as u64 - 10;
+    expect(d, ImportErrorKind::Range, &["long frame", "plane 2", "past the end of object 0"]);
+    // A declared size larger than the object.
+    let mut d = planar_descriptor("big frame".into(), buf.dup_fd(), &layout, w, h);
+    d.objects[0].size = buf.len as u64 + 4096;
+    expect(d, ImportErrorKind::Range, &["declares"]);
+    // A closed fd (a number no fd holds; the descriptor is forgotten, not closed).
+    // SAFETY: the OwnedFd is never dropped (mem::forget below).
+    let closed = unsafe { OwnedFd::from_raw_fd(900_000) };
+    let d = planar_descriptor("closed frame".into(), closed, &layout, w, h);
+    let r = expect(d, ImportErrorKind::Invalid, &["closed frame", "fd 900000", "closed fd"]);
+    std::mem::forget(r.descriptor);
+    // A format not handled.
+    let mut d = planar_descriptor("rgb frame".into(), buf.dup_fd(), &layout, w, h);
+    d.layers[0].format = DrmFourcc::Xrgb8888;
+    expect(d, ImportErrorKind::NotSupported, &["rgb frame", "XR24"]);
+    // A sync_file release fence.
+    let mut d = planar_descriptor("release frame".into(), buf.dup_fd(), &layout, w, h);
+    d.release.push(ReleaseFence::SyncFile(buf.dup_fd()));
+    expect(d, ImportErrorKind::NotSupported, &["release fence 0 is a sync_file"]);
+    // A GL texture.
+    let mut d = planar_descriptor("gl frame".into(), buf.dup_fd(), &layout, w, h);
+    d.objects[0].memory = Memory::GlTexture { target: 0x0DE1, name: 7 };
+    expect(d, ImportErrorKind::NotSupported, &["GL texture 7"]);
+    // A plane naming a missing object.
+    let mut d = planar_descriptor("orphan frame".into(), buf.dup_fd(), &layout, w, h);
+    d.layers[0].planes[1].object = 3;
+    expect(d, ImportErrorKind::Invalid, &["object 3 of 1"]);
+    // A fence that never signals (within the import's 1.5 s timeout).
+    let fence = buf.attach_fence();
+    let d = planar_descriptor("stuck frame".into(), buf.dup_fd(), &layout, w, h);
+    let t0 = std::time::Instant::now();
+    let r = device.wait_and_import(d, Duration::from_millis(1500)).expect_err("never signalled");
+    assert!(t0.elapsed() >= Duration::from_millis(1500) && t0.elapsed() < Duration::from_secs(5));
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    for word in ["gave up after 1.5s", "stuck frame", "implicit write fence of object 0"] {
+        assert!(r.error.message.contains(word), "'{}' does not name '{word}'", r.error);
+    }
+    let e: vmafx::Error = r.error.clone().into();
+    assert!(e.to_string().contains("stuck frame"));
+    fence.signal();
+    device.import(*r.descriptor).expect("imports once signalled");
+    assert_eq!(device.stats().sync_starts(), 2);
+}
+
+/// Host release fences are signalled when the frame is dropped.
+#[test]
+fn vm_host_release_fence_signals_on_drop() {
+    if !in_vm() {
+        return;
+    }
+    let (w, h) = (32, 16);
+    let layout = planar_layout(w, h);
+    let buf = Buffer::udmabuf(layout.len);
+    let device = CpuDevice::new(false);
+    let release = vmafx::import::HostFence::new();
+    let mut d = planar_descriptor("released frame".into(), buf.dup_fd(), &layout, w, h);
+    d.release.push(ReleaseFence::Host(release.clone()));
+    let frame = device.import(d).expect("import");
+    assert!(!release.is_signalled());
+    assert_eq!(frame.picture().width(), w);
+    drop(frame);
+    assert!(release.is_signalled());
+    assert_eq!(device.stats().sync_ends(), 1);
+}
+
+/// Boots the VM with this test binary (its `vm_*` tests); outside the VM
+/// this is the test that stands for them.
+#[test]
+fn runs_the_dmabuf_tests_in_a_vm() {
+    if std::env::var_os(IN_VM).is_some() {
+        return;
+    }
+    let require = std::env::var("VMAFX_REQUIRE_VM").is_ok_and(|v| v == "1");
+    let exe = std::env::current_exe().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dmabuf-vm");
+    let t0 = std::time::Instant::now();
+    let out = std::process::Command::new(&script)
+        .args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1"), "--"])
+        .arg(&exe)
+        .args(["vm_", "--test-threads", "2", "--nocapture"])
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) if !require => {
+            eprintln!("SKIPPED: cannot run {}: {e}", script.display());
+            return;
+        }
+        Err(e) => panic!("cannot run {}: {e}", script.display()),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}\n{stderr}\n(VM run: {:.1} s)", t0.elapsed().as_secs_f64());
+    // The tests ran when the harness printed its "running N tests" line.
+    let tests_ran = stdout.contains("running ") || stdout.contains("test result:");
+    match out.status.code() {
+        Some(0) => {
+            assert!(stdout.contains("test result: ok. 7 passed"), "the VM ran other than the 7 vm_ tests");
+        }
+        _ if tests_ran => panic!("the dmabuf VM tests failed (exit {:?})", out.status.code()),
+        code if require => panic!("the dmabuf VM could not start (exit {code:?}) and VMAFX_REQUIRE_VM=1"),
+        code => eprintln!("SKIPPED: the dmabuf VM could not start (exit {code:?}); set VMAFX_REQUIRE_VM=1 to fail"),
+    }
+}
+
+// Unused-import guard for AsFd on some toolchains.
+#[allow(dead_code)]
+fn _uses(fd: &OwnedFd) -> i32 {
+    fd.as_fd().as_raw_fd()
+}
