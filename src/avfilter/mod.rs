@@ -36,9 +36,6 @@ use options::{FilterOptions, ModelSource, RawOptions};
 /// Prefix of every metadata key the filter writes.
 pub const METADATA_PREFIX: &str = "lavfi.vmafx.";
 
-/// Extractors known to read luma only; any other one gets chroma planes.
-const LUMA_ONLY_EXTRACTORS: &[&str] = &["vif", "adm", "motion"];
-
 /// How the host sets metadata on an output frame.
 pub type SetMetadata<'a> = dyn FnMut(&FrameHandle, &str, &str) -> Result<()> + 'a;
 
@@ -109,12 +106,12 @@ impl Filter {
                 opts.set_text(descriptor.options, k, v)
                     .map_err(|e| Error::invalid(format!("feature {}: {e}", f.name)))?;
             }
-            read_chroma |= !LUMA_ONLY_EXTRACTORS.contains(&descriptor.name);
+            read_chroma |= descriptor.reads_chroma;
             context.use_extractor(descriptor, opts)?;
         }
         for m in context.models() {
             for f in m.features() {
-                read_chroma |= !LUMA_ONLY_EXTRACTORS.contains(&f.extractor.name);
+                read_chroma |= f.extractor.reads_chroma;
             }
         }
         Ok(Filter {

@@ -100,6 +100,9 @@ pub struct ExtractorDescriptor {
     /// TEMPORAL and PREV_REF extractors, and PSNR, whose whole-stream
     /// aggregate needs every frame). Implied by `needs_prev_reference`.
     pub every_frame: bool,
+    /// Reads the chroma planes. Luma-only extractors let an import skip
+    /// deinterleaving NV12-like chroma (a host copy).
+    pub reads_chroma: bool,
     pub create: fn(&ExtractorConfig) -> Result<Box<dyn Extractor>>,
 }
 

@@ -221,6 +221,7 @@ mod tests {
         options: &VIF_OPTIONS,
         needs_prev_reference: false,
         every_frame: false,
+        reads_chroma: false,
         create: no_create,
     };
     static ADM: ExtractorDescriptor = ExtractorDescriptor {
@@ -229,6 +230,7 @@ mod tests {
         options: &ADM_OPTIONS,
         needs_prev_reference: false,
         every_frame: false,
+        reads_chroma: false,
         create: no_create,
     };
 

@@ -88,6 +88,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     options: &OPTIONS,
     needs_prev_reference: true,
     every_frame: true,
+    reads_chroma: false,
     create,
 };
 

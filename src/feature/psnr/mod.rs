@@ -71,6 +71,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     // subsample rate skips (its apsnr aggregate sums them all).
     needs_prev_reference: false,
     every_frame: true,
+    reads_chroma: true,
     create,
 };
 

@@ -88,6 +88,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     options: &OPTIONS,
     needs_prev_reference: false,
     every_frame: false,
+    reads_chroma: false,
     create,
 };
 
