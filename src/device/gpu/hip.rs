@@ -7,9 +7,10 @@
 //! gfx11 and gfx940, so [`check_offload_arch`] refuses targets outside a
 //! list known good for the loaded hiprtc version before any compile.
 
+use super::compile::{run_rtc, RtcCalls};
 use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
 use crate::{Error, Result};
-use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub const HIP_CANDIDATES: &[&str] = &[
     "libamdhip64.so",
@@ -267,86 +268,18 @@ impl Hiprtc {
         arch: &str,
     ) -> Result<Vec<u8>> {
         check_offload_arch(arch, self.version()?)?;
-        let cstr = |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source"));
-        let (c_source, c_name) = (cstr(source)?, cstr(name)?);
-        let header_texts = headers
-            .iter()
-            .map(|h| cstr(h.1))
-            .collect::<Result<Vec<_>>>()?;
-        let header_names = headers
-            .iter()
-            .map(|h| cstr(h.0))
-            .collect::<Result<Vec<_>>>()?;
-        let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
-        let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
         let options = [format!("--offload-arch={arch}"), "-O3".into()];
-        let c_options = options
-            .iter()
-            .map(|s| cstr(s))
-            .collect::<Result<Vec<_>>>()?;
-        let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
-
-        let mut prog: HiprtcProgram = std::ptr::null_mut();
-        // SAFETY: strings are NUL-terminated and outlive the program.
-        self.check(
-            unsafe {
-                (self.hiprtcCreateProgram)(
-                    &mut prog,
-                    c_source.as_ptr(),
-                    c_name.as_ptr(),
-                    headers.len() as c_int,
-                    text_ptrs.as_ptr(),
-                    name_ptrs.as_ptr(),
-                )
-            },
-            "hiprtcCreateProgram",
-        )?;
-        let out = (|| {
-            // SAFETY: prog is live; options outlive the call.
-            let compiled = unsafe {
-                (self.hiprtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr())
-            };
-            if compiled != 0 {
-                let log = self.log(prog);
-                self.check(compiled, "hiprtcCompileProgram")
-                    .map_err(|e| match e {
-                        Error::Device(s) => {
-                            Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
-                        }
-                        other => other,
-                    })?;
-            }
-            let mut size = 0usize;
-            // SAFETY: prog compiled; the buffer has the reported size.
-            self.check(
-                unsafe { (self.hiprtcGetCodeSize)(prog, &mut size) },
-                "hiprtcGetCodeSize",
-            )?;
-            let mut code = vec![0u8; size];
-            self.check(
-                unsafe { (self.hiprtcGetCode)(prog, code.as_mut_ptr().cast()) },
-                "hiprtcGetCode",
-            )?;
-            Ok(code)
-        })();
-        // SAFETY: destroyed once.
-        unsafe { (self.hiprtcDestroyProgram)(&mut prog) };
-        out
-    }
-
-    fn log(&self, prog: HiprtcProgram) -> String {
-        let mut size = 0usize;
-        // SAFETY: prog is live; the buffer has the reported size.
-        unsafe {
-            if (self.hiprtcGetProgramLogSize)(prog, &mut size) != 0 || size == 0 {
-                return String::new();
-            }
-            let mut buf = vec![0u8; size];
-            (self.hiprtcGetProgramLog)(prog, buf.as_mut_ptr().cast());
-            String::from_utf8_lossy(&buf)
-                .trim_end_matches('\0')
-                .to_string()
-        }
+        let calls = RtcCalls {
+            prefix: "hiprtc",
+            create: self.hiprtcCreateProgram,
+            destroy: self.hiprtcDestroyProgram,
+            compile: self.hiprtcCompileProgram,
+            code_size: self.hiprtcGetCodeSize,
+            code: self.hiprtcGetCode,
+            log_size: self.hiprtcGetProgramLogSize,
+            log: self.hiprtcGetProgramLog,
+        };
+        run_rtc(&calls, &|code, call| self.check(code, call), name, source, headers, &options, arch)
     }
 }
 

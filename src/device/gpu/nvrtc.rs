@@ -3,9 +3,10 @@
 //! `site-packages/nvidia/cu13/lib` (CUDA 13) or `nvidia/cuda_nvrtc/lib`
 //! (CUDA 12); point `VMAFX_NVRTC_LIB` at it (scripts/gpu-ci-deps does).
 
+use super::compile::{run_rtc, RtcCalls};
 use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
 use crate::{Error, Result};
-use std::ffi::{c_char, c_int, c_void, CString};
+use std::ffi::{c_char, c_int, c_void};
 
 pub const CANDIDATES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
 pub const ENV: &str = "VMAFX_NVRTC_LIB";
@@ -104,90 +105,21 @@ impl Nvrtc {
         headers: &[(&str, &str)],
         arch: &str,
     ) -> Result<Vec<u8>> {
-        let cstr = |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source"));
-        let (c_source, c_name) = (cstr(source)?, cstr(name)?);
-        let header_texts = headers
-            .iter()
-            .map(|h| cstr(h.1))
-            .collect::<Result<Vec<_>>>()?;
-        let header_names = headers
-            .iter()
-            .map(|h| cstr(h.0))
-            .collect::<Result<Vec<_>>>()?;
-        let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
-        let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
         let options = [
             format!("--gpu-architecture={arch}"),
             "--std=c++17".into(),
             "-default-device".into(),
         ];
-        let c_options = options
-            .iter()
-            .map(|s| cstr(s))
-            .collect::<Result<Vec<_>>>()?;
-        let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
-
-        let mut prog: NvrtcProgram = std::ptr::null_mut();
-        // SAFETY: all strings are NUL-terminated and outlive the program;
-        // the header arrays have headers.len() entries.
-        self.check(
-            unsafe {
-                (self.nvrtcCreateProgram)(
-                    &mut prog,
-                    c_source.as_ptr(),
-                    c_name.as_ptr(),
-                    headers.len() as c_int,
-                    text_ptrs.as_ptr(),
-                    name_ptrs.as_ptr(),
-                )
-            },
-            "nvrtcCreateProgram",
-        )?;
-        let out = (|| {
-            // SAFETY: prog is live; options outlive the call.
-            let compiled = unsafe {
-                (self.nvrtcCompileProgram)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr())
-            };
-            if compiled != 0 {
-                let log = self.log(prog);
-                self.check(compiled, "nvrtcCompileProgram")
-                    .map_err(|e| match e {
-                        Error::Device(s) => {
-                            Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
-                        }
-                        other => other,
-                    })?;
-            }
-            let mut size = 0usize;
-            // SAFETY: prog compiled; the buffer has the size NVRTC reported.
-            self.check(
-                unsafe { (self.nvrtcGetPTXSize)(prog, &mut size) },
-                "nvrtcGetPTXSize",
-            )?;
-            let mut ptx = vec![0u8; size];
-            self.check(
-                unsafe { (self.nvrtcGetPTX)(prog, ptx.as_mut_ptr().cast()) },
-                "nvrtcGetPTX",
-            )?;
-            Ok(ptx)
-        })();
-        // SAFETY: prog was created above and is destroyed once.
-        unsafe { (self.nvrtcDestroyProgram)(&mut prog) };
-        out
-    }
-
-    fn log(&self, prog: NvrtcProgram) -> String {
-        let mut size = 0usize;
-        // SAFETY: prog is live; the buffer has the reported size.
-        unsafe {
-            if (self.nvrtcGetProgramLogSize)(prog, &mut size) != 0 || size == 0 {
-                return String::new();
-            }
-            let mut buf = vec![0u8; size];
-            (self.nvrtcGetProgramLog)(prog, buf.as_mut_ptr().cast());
-            String::from_utf8_lossy(&buf)
-                .trim_end_matches('\0')
-                .to_string()
-        }
+        let calls = RtcCalls {
+            prefix: "nvrtc",
+            create: self.nvrtcCreateProgram,
+            destroy: self.nvrtcDestroyProgram,
+            compile: self.nvrtcCompileProgram,
+            code_size: self.nvrtcGetPTXSize,
+            code: self.nvrtcGetPTX,
+            log_size: self.nvrtcGetProgramLogSize,
+            log: self.nvrtcGetProgramLog,
+        };
+        run_rtc(&calls, &|code, call| self.check(code, call), name, source, headers, &options, arch)
     }
 }
