@@ -721,8 +721,6 @@ fn vm_host_release_fence_signals_on_drop() {
     assert_eq!(device.stats().sync_ends(), 1);
 }
 
-/// Boots the VM with this test binary (its `vm_*` tests); outside the VM
-/// this is the test that stands for them.
 // ------------------------------------------------- the filter's C interface
 
 /// A host frame as the FFmpeg glue would hand it over (an AVFrame stand-in):
@@ -988,6 +986,8 @@ fn vm_filter_drm_fence_timeout_is_a_clear_error() {
     drop(buf);
 }
 
+/// Boots the VM with this test binary (its `vm_*` tests); outside the VM
+/// this is the test that stands for them.
 #[test]
 fn runs_the_dmabuf_tests_in_a_vm() {
     if std::env::var_os(IN_VM).is_some() {
