@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define VMAFX_FILTER_API_VERSION 1
+#define VMAFX_FILTER_API_VERSION 2
 
 /* Return codes. */
 #define VMAFX_OK            0
@@ -56,12 +56,23 @@ typedef struct VmafxFilterOptions {
     const char *pool;      /* mean (default), min, harmonic_mean */
     int n_threads;         /* 0: score on the filter's thread */
     int n_subsample;       /* >= 1 */
+    /* How long to wait for a DRM_PRIME frame's fences (its dma-bufs'
+     * implicit write fences), in microseconds; <= 0: 1 second. Past it the
+     * push fails naming the frame and the fence. */
+    int64_t fence_timeout_us;
 } VmafxFilterOptions;
 
 /* One input frame as vmafx reads it: plane pointers and line sizes as in
  * AVFrame, the pixel format by its FFmpeg name (av_get_pix_fmt_name), and
  * the handle vmafx takes ownership of (released with host->frame_free once
- * scored; the planes must stay valid until then). */
+ * scored; the planes must stay valid until then).
+ *
+ * A DRM_PRIME frame: pix_fmt "drm_prime", data[0] its AVDRMFrameDescriptor
+ * (libavutil/hwcontext_drm.h), sw_format the name of its hw_frames_ctx's
+ * sw_format (the layout of the dma-bufs: nv12, p010le, yuv420p, ...).
+ * vmafx duplicates the fds, waits for the buffers' implicit fences (up to
+ * fence_timeout_us) and reads them in place; the handle stays referenced
+ * until the imported picture is dropped. sw_format is ignored otherwise. */
 typedef struct VmafxFrame {
     const uint8_t *data[4];
     int linesize[4];
@@ -69,6 +80,7 @@ typedef struct VmafxFrame {
     int height;
     const char *pix_fmt;
     void *handle;
+    const char *sw_format;
 } VmafxFrame;
 
 /* Creates an instance and parses the options. Returns NULL on error, with
@@ -81,7 +93,8 @@ VmafxFilter *vmafx_filter_new(const VmafxFilterOptions *options,
 const char *const *vmafx_filter_pix_fmts(void);
 
 /* Checks the negotiated inputs: sizes and formats of both must match and
- * be supported. */
+ * be supported. A DRM_PRIME input is given by its sw_format, so a
+ * drm_prime nv12 input and a software nv12 input match. */
 int vmafx_filter_configure(VmafxFilter *f,
                            int main_w, int main_h, const char *main_fmt,
                            int ref_w, int ref_h, const char *ref_fmt);

@@ -721,6 +721,271 @@ fn vm_host_release_fence_signals_on_drop() {
     assert_eq!(device.stats().sync_ends(), 1);
 }
 
+// ------------------------------------------------- the filter's C interface
+
+/// A host frame as the FFmpeg glue would hand it over (an AVFrame stand-in):
+/// a software picture, or a DRM descriptor whose fd it owns; output frames
+/// collect their metadata. `live` counts frames not yet released.
+struct HostFrame {
+    pic: Option<OwnedPicture>,
+    drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
+    meta: std::sync::Mutex<Vec<(String, String)>>,
+    live: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+unsafe extern "C" fn host_free(p: *mut std::ffi::c_void) {
+    // SAFETY: every handle given to vmafx is a Box<HostFrame>, released once.
+    let f = unsafe { Box::from_raw(p as *mut HostFrame) };
+    f.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+unsafe extern "C" fn host_set_metadata(p: *mut std::ffi::c_void, k: *const libc::c_char, v: *const libc::c_char) -> i32 {
+    // SAFETY: a live HostFrame; NUL-terminated strings (vmafx.h).
+    let (f, k, v) = unsafe { (&*(p as *const HostFrame), std::ffi::CStr::from_ptr(k), std::ffi::CStr::from_ptr(v)) };
+    f.meta.lock().unwrap().push((k.to_string_lossy().into(), v.to_string_lossy().into()));
+    0
+}
+
+fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
+    live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Box::into_raw(Box::new(HostFrame { pic, drm, meta: Default::default(), live: live.clone() }))
+}
+
+/// The VmafxFrame the glue fills for `f` (software planes, or drm_prime
+/// with the descriptor in data[0] and the sw_format).
+fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -> vmafx::avfilter::ffi::VmafxFrame {
+    // SAFETY: a live HostFrame we just made.
+    let hf = unsafe { &*f };
+    let mut data = [std::ptr::null(); 4];
+    let mut linesize = [0; 4];
+    let pix_fmt = if let Some((desc, _)) = &hf.drm {
+        data[0] = &**desc as *const _ as *const u8;
+        c"drm_prime".as_ptr()
+    } else {
+        let v = hf.pic.as_ref().unwrap().view();
+        for i in 0..v.plane_count() {
+            data[i] = v.plane(i).data().as_ptr();
+            linesize[i] = v.plane(i).stride() as i32;
+        }
+        sw.as_ptr()
+    };
+    vmafx::avfilter::ffi::VmafxFrame {
+        data,
+        linesize,
+        width: w as i32,
+        height: h as i32,
+        pix_fmt,
+        handle: f as *mut _,
+        sw_format: sw.as_ptr(),
+    }
+}
+
+fn new_filter(fence_timeout_us: i64) -> *mut vmafx::avfilter::ffi::VmafxFilter {
+    use vmafx::avfilter::ffi::*;
+    let opts = VmafxFilterOptions {
+        model: c"version=vmaf_v0.6.1".as_ptr(),
+        feature: std::ptr::null(),
+        log_path: std::ptr::null(),
+        log_fmt: std::ptr::null(),
+        pool: std::ptr::null(),
+        n_threads: 2,
+        n_subsample: 1,
+        fence_timeout_us,
+    };
+    let host = VmafxHost { frame_free: Some(host_free), frame_set_metadata: Some(host_set_metadata) };
+    let mut err = [0 as libc::c_char; 512];
+    // SAFETY: valid options, host and error buffer.
+    let f = unsafe { vmafx_filter_new(&opts, &host, err.as_mut_ptr(), err.len()) };
+    assert!(!f.is_null(), "{:?}", unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) });
+    f
+}
+
+fn last_error(f: *mut vmafx::avfilter::ffi::VmafxFilter) -> String {
+    // SAFETY: a live filter.
+    unsafe { std::ffi::CStr::from_ptr(vmafx::avfilter::ffi::vmafx_filter_last_error(f)) }.to_string_lossy().into()
+}
+
+/// A DRM_PRIME frame of `pic` in a fresh vgem buffer, as FFmpeg describes
+/// it: yuv420p as one YUV420 layer (padded pitches, unpacked offsets), nv12
+/// as VAAPI exports it (R8 + GR88 layers). Returns the buffer (to keep it
+/// mapped) and the descriptor with its own fd.
+fn drm_frame(vgem: &Arc<Vgem>, pic: &OwnedPicture, sw: &str) -> (Buffer, Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd) {
+    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    let (w, h) = (pic.width(), pic.height());
+    let mut av = Box::new(AvDrmFrameDescriptor { nb_objects: 1, ..Default::default() });
+    let mut buf;
+    if sw == "yuv420p" {
+        let l = planar_layout(w, h);
+        buf = Buffer::vgem(vgem, l.len);
+        for i in 0..3 {
+            write_plane(buf.bytes_mut(), pic, i, l.offset[i], l.pitch[i], 0);
+        }
+        av.nb_layers = 1;
+        av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::Yuv420 as u32, nb_planes: 3, ..Default::default() };
+        for i in 0..3 {
+            av.layers[0].planes[i] = AvDrmPlaneDescriptor { object_index: 0, offset: l.offset[i] as isize, pitch: l.pitch[i] as isize };
+        }
+    } else {
+        assert_eq!(sw, "nv12");
+        let (pitch, coff) = (w.next_multiple_of(64), w.next_multiple_of(64) * h);
+        buf = Buffer::vgem(vgem, coff + pitch * h.div_ceil(2));
+        write_plane(buf.bytes_mut(), pic, 0, 0, pitch, 0);
+        write_interleaved(buf.bytes_mut(), pic, coff, pitch, 0);
+        av.nb_layers = 2;
+        av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::R8 as u32, nb_planes: 1, ..Default::default() };
+        av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 0, pitch: pitch as isize };
+        av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
+        av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: coff as isize, pitch: pitch as isize };
+    }
+    let fd = buf.dup_fd();
+    av.objects[0] = AvDrmObjectDescriptor { fd: fd.as_raw_fd(), size: buf.len, format_modifier: 0 };
+    (buf, av, fd)
+}
+
+/// Per-frame metadata of one filter run over `frames`, each input software
+/// or DRM_PRIME (`drm_main`, `drm_ref`). The first DRM frame's buffer has an
+/// unsignalled write fence that another thread signals after 100 ms: the
+/// push waits for it. Returns the metadata per output frame (values parsed
+/// to f64 bits) and the host-copy counter.
+fn filter_run(frames: &[(OwnedPicture, OwnedPicture)], sw: &str, drm_main: bool, drm_ref: bool) -> (Vec<Vec<(String, u64)>>, u64) {
+    use vmafx::avfilter::ffi::*;
+    let sw_c = std::ffi::CString::new(sw).unwrap();
+    let (w, h) = (frames[0].0.width(), frames[0].0.height());
+    let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let vgem = Vgem::open();
+    let f = new_filter(1_000_000);
+    // SAFETY: a live filter, NUL-terminated names.
+    assert_eq!(unsafe { vmafx_filter_configure(f, w as i32, h as i32, sw_c.as_ptr(), w as i32, h as i32, sw_c.as_ptr()) }, 0, "{}", last_error(f));
+    let mut buffers = Vec::new();
+    let mut outputs = Vec::new();
+    let mut fenced = false;
+    // Set just before the fence signals: a push that returns with it unset
+    // did not wait.
+    let signalling = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut signaller = None;
+    for (r, d) in frames {
+        let mut make = |pic: &OwnedPicture, drm: bool| -> *mut HostFrame {
+            if !drm {
+                return host_frame(&live, Some(pic.clone()), None);
+            }
+            let (buf, desc, fd) = drm_frame(&vgem, pic, sw);
+            if !fenced {
+                fenced = true;
+                let (fence, flag) = (buf.attach_fence(), signalling.clone());
+                signaller = Some(std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    fence.signal();
+                }));
+            }
+            buffers.push(buf);
+            host_frame(&live, None, Some((desc, fd)))
+        };
+        let (mh, rh) = (make(d, drm_main), make(r, drm_ref));
+        let out = host_frame(&live, None, None);
+        let (mf, rf) = (vmafx_frame(mh, w, h, &sw_c), vmafx_frame(rh, w, h, &sw_c));
+        // SAFETY: filled frames whose planes live as long as their handles.
+        let ret = unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) };
+        assert_eq!(ret, 0, "{}", last_error(f));
+        if let Some(s) = signaller.take() {
+            assert!(signalling.load(std::sync::atomic::Ordering::SeqCst), "the push did not wait for the fence");
+            s.join().unwrap();
+        }
+    }
+    // SAFETY: a live filter.
+    assert_eq!(unsafe { vmafx_filter_finish(f, frames.len() as i64, 0) }, 0, "{}", last_error(f));
+    loop {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: a live filter, a writable pointer.
+        let n = unsafe { vmafx_filter_pop(f, &mut out) };
+        assert!(n >= 0, "{}", last_error(f));
+        if n == 0 {
+            break;
+        }
+        // SAFETY: the HostFrame we handed over as output, now ours again.
+        let of = unsafe { Box::from_raw(out as *mut HostFrame) };
+        of.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        let meta = of.meta.lock().unwrap().iter().map(|(k, v)| (k.clone(), v.parse::<f64>().unwrap().to_bits())).collect();
+        outputs.push(meta);
+    }
+    // SAFETY: a live filter.
+    let (scored, copies) = unsafe { (vmafx_filter_frames_scored(f), vmafx_filter_host_copies(f)) };
+    assert_eq!(scored, frames.len() as u64);
+    // SAFETY: freed once.
+    unsafe { vmafx_filter_free(f) };
+    assert_eq!(live.load(std::sync::atomic::Ordering::SeqCst), 0, "every frame handed over was released");
+    (outputs, copies)
+}
+
+/// The filter's C interface with DRM_PRIME inputs (the route FFmpeg's glue
+/// takes: AVDRMFrameDescriptor + sw_format): on either input, mixed with a
+/// software input, or both; yuv420p (one YUV420 layer) and nv12 (VAAPI's
+/// R8 + GR88). Every per-frame value equals the all-software run as f64
+/// bits; a pending fence is waited for; planar layouts make no host copy.
+#[test]
+fn vm_filter_drm_prime_inputs_score_like_software() {
+    if !in_vm() {
+        return;
+    }
+    for sw in ["yuv420p", "nv12"] {
+        let frames = synth::clip(Chroma::Yuv420, 8, 70, 42, 4, 23);
+        let (want, copies) = filter_run(&frames, sw, false, false);
+        assert_eq!(want.len(), frames.len());
+        assert!(want[0].iter().any(|(k, _)| k == "lavfi.vmafx.vmaf"), "{want:?}");
+        assert!(want[0].iter().any(|(k, _)| k.contains("motion")));
+        assert_eq!(copies, 0, "{sw} software frames, luma-only features: read in place");
+        for (drm_main, drm_ref) in [(true, false), (false, true), (true, true)] {
+            let (got, copies) = filter_run(&frames, sw, drm_main, drm_ref);
+            assert_eq!(got, want, "{sw} drm main {drm_main} ref {drm_ref}: differs from the software run (bits)");
+            assert_eq!(copies, 0, "{sw} drm_prime frames read in place (luma-only features)");
+        }
+    }
+}
+
+/// A fence never signalled: past fence_timeout the push fails with an error
+/// naming the frame and the fence, nothing is scored from that buffer, and
+/// every frame handed over is released.
+#[test]
+fn vm_filter_drm_fence_timeout_is_a_clear_error() {
+    use vmafx::avfilter::ffi::*;
+    if !in_vm() {
+        return;
+    }
+    let frames = synth::clip(Chroma::Yuv420, 8, 64, 36, 1, 5);
+    let (r, d) = &frames[0];
+    let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let vgem = Vgem::open();
+    let f = new_filter(200_000);
+    // SAFETY: a live filter, NUL-terminated names.
+    assert_eq!(unsafe { vmafx_filter_configure(f, 64, 36, c"yuv420p".as_ptr(), 64, 36, c"yuv420p".as_ptr()) }, 0);
+    let (buf, desc, fd) = drm_frame(&vgem, d, "yuv420p");
+    let fence = buf.attach_fence();
+    let mh = host_frame(&live, None, Some((desc, fd)));
+    let rh = host_frame(&live, Some(r.clone()), None);
+    let out = host_frame(&live, None, None);
+    let (mf, rf) = (vmafx_frame(mh, 64, 36, c"yuv420p"), vmafx_frame(rh, 64, 36, c"yuv420p"));
+    let t0 = std::time::Instant::now();
+    // SAFETY: filled frames whose planes live as long as their handles.
+    let ret = unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) };
+    let waited = t0.elapsed();
+    assert!(ret < 0, "a never-signalled fence must fail the push");
+    let msg = last_error(f);
+    eprintln!("fence timeout error: {msg}");
+    assert!(msg.contains("main frame 0") && msg.contains("implicit write fence of object 0") && msg.contains("gave up after 200ms"), "{msg}");
+    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2), "waited {waited:?}");
+    assert_eq!(live.load(std::sync::atomic::Ordering::SeqCst), 0, "the frames of a failed push are released");
+    // SAFETY: a live filter.
+    unsafe {
+        assert_eq!(vmafx_filter_frames_scored(f), 0, "nothing scored from the unsignalled buffer");
+        assert_eq!(vmafx_filter_finish(f, 0, 0), 0);
+        let mut o = std::ptr::null_mut();
+        assert_eq!(vmafx_filter_pop(f, &mut o), 0, "no output frame for the failed pair");
+        vmafx_filter_free(f);
+    }
+    fence.signal();
+    drop(buf);
+}
+
 /// Boots the VM with this test binary (its `vm_*` tests); outside the VM
 /// this is the test that stands for them.
 #[test]
@@ -752,7 +1017,7 @@ fn runs_the_dmabuf_tests_in_a_vm() {
     let tests_ran = stdout.contains("running ") || stdout.contains("test result:");
     match out.status.code() {
         Some(0) => {
-            assert!(stdout.contains("test result: ok. 7 passed"), "the VM ran other than the 7 vm_ tests");
+            assert!(stdout.contains("test result: ok. 9 passed"), "the VM ran other than the 9 vm_ tests");
         }
         _ if tests_ran => panic!("the dmabuf VM tests failed (exit {:?})", out.status.code()),
         code if require => panic!("the dmabuf VM could not start (exit {code:?}) and VMAFX_REQUIRE_VM=1"),

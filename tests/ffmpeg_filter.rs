@@ -293,6 +293,30 @@ fn bad_input_is_refused_clearly() {
     }
 }
 
+/// DRM_PRIME support on the FFmpeg side: the `fence_timeout` option (a
+/// duration, 1 s by default, at least 1 us) and software inputs scoring as
+/// before with it set. DRM_PRIME frames themselves need a dma-buf exporter
+/// this machine lacks: tests/dmabuf_vm.rs drives the same C interface with
+/// real dma-bufs and fences in a VM.
+#[test]
+fn fence_timeout_option() {
+    let Some(bin) = ffmpeg_bin() else { return };
+    let help = std::process::Command::new(&bin).args(["-hide_banner", "-h", "filter=vmafx"]).output().expect("ffmpeg -h");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let line = help.lines().find(|l| l.contains("fence_timeout")).unwrap_or_else(|| panic!("no fence_timeout option:\n{help}"));
+    assert!(line.contains("<duration>") && line.contains("(default 1)"), "{line}");
+
+    let dir = workdir("fence-timeout");
+    let frames = clip(Chroma::Yuv420, 8, 32, 24, 4, 3);
+    let (dist, reference) = write_clips(&dir, &frames);
+    let m = "model='':feature=name=motion";
+    let (_, want, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, PLAIN, m, &[]);
+    let (n, got, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, PLAIN, &format!("{m}:fence_timeout=0.25"), &[]);
+    assert_eq!(n, 4);
+    assert_same_bits("fence_timeout=0.25", ("with", &got), ("without", &want));
+    expect_error(&bin, &dist, &reference, &format!("[0:v][1:v]vmafx={m}:fence_timeout=0"), "fence_timeout");
+}
+
 /// Unequal frame counts are an error by default; shortest=1 accepts them
 /// with a warning and scores the common frames.
 #[test]

@@ -29,6 +29,7 @@
 
 #include "libavutil/dict.h"
 #include "libavutil/frame.h"
+#include "libavutil/hwcontext.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
 #include "avfilter.h"
@@ -45,6 +46,7 @@ typedef struct VMAFXContext {
     char *pool;
     int n_threads;
     int n_subsample;
+    int64_t fence_timeout;
     char *model_cfg;
     char *feature_cfg;
     VmafxFilter *vx;
@@ -61,6 +63,7 @@ static const AVOption vmafx_options[] = {
     {"pool",  "Set the pool method to be used for computing vmaf.",                     OFFSET(pool), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
     {"n_threads", "Set number of threads to be used when computing vmaf.",              OFFSET(n_threads), AV_OPT_TYPE_INT, {.i64=0}, 0, UINT_MAX, FLAGS},
     {"n_subsample", "Set interval for frame subsampling used when computing vmaf.",     OFFSET(n_subsample), AV_OPT_TYPE_INT, {.i64=1}, 1, UINT_MAX, FLAGS},
+    {"fence_timeout", "Set how long to wait for a DRM_PRIME frame's fences.",              OFFSET(fence_timeout), AV_OPT_TYPE_DURATION, {.i64=1000000}, 1, INT64_MAX, FLAGS},
     {"model",  "Set the model to be used for computing vmaf.",                          OFFSET(model_cfg), AV_OPT_TYPE_STRING, {.str="version=vmaf_v0.6.1"}, 0, 1, FLAGS},
     {"feature",  "Set the feature to be used for computing vmaf.",                      OFFSET(feature_cfg), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
     { NULL }
@@ -76,6 +79,9 @@ static const enum AVPixelFormat pix_fmts[] = {
     AV_PIX_FMT_YUV444P16LE, AV_PIX_FMT_YUV422P16LE, AV_PIX_FMT_YUV420P16LE,
     AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY10LE, AV_PIX_FMT_GRAY12LE, AV_PIX_FMT_GRAY16LE,
     AV_PIX_FMT_NV12, AV_PIX_FMT_P010LE, AV_PIX_FMT_P016LE,
+    /* dma-bufs, read in place on the CPU; the layout is the input link's
+     * hw_frames_ctx sw_format (one of the above). */
+    AV_PIX_FMT_DRM_PRIME,
     AV_PIX_FMT_NONE
 };
 
@@ -122,6 +128,20 @@ static void log_warnings(AVFilterContext *ctx)
         av_log(ctx, AV_LOG_WARNING, "%s", w);
 }
 
+/* The format vmafx reads from a link: its own, or for DRM_PRIME the
+ * sw_format of its hw_frames_ctx (NULL when it has none). */
+static const char *link_format_name(AVFilterLink *link)
+{
+    FilterLink *l = ff_filter_link(link);
+    if (link->format != AV_PIX_FMT_DRM_PRIME)
+        return av_get_pix_fmt_name(link->format);
+    if (!l->hw_frames_ctx)
+        return NULL;
+    return av_get_pix_fmt_name(((AVHWFramesContext *)l->hw_frames_ctx->data)->sw_format);
+}
+
+/* DRM_PRIME frames: data[0] is the AVDRMFrameDescriptor, the sw format
+ * comes from the frame's own hw_frames_ctx. */
 static void fill_frame(VmafxFrame *dst, AVFrame *src)
 {
     for (int i = 0; i < 4; i++) {
@@ -132,6 +152,10 @@ static void fill_frame(VmafxFrame *dst, AVFrame *src)
     dst->height  = src->height;
     dst->pix_fmt = av_get_pix_fmt_name(src->format);
     dst->handle  = src;
+    dst->sw_format = NULL;
+    if (src->format == AV_PIX_FMT_DRM_PRIME && src->hw_frames_ctx)
+        dst->sw_format = av_get_pix_fmt_name(
+            ((AVHWFramesContext *)src->hw_frames_ctx->data)->sw_format);
 }
 
 static int do_vmafx(FFFrameSync *fs)
@@ -220,6 +244,7 @@ static av_cold int init(AVFilterContext *ctx)
         .pool        = s->pool,
         .n_threads   = s->n_threads,
         .n_subsample = s->n_subsample,
+        .fence_timeout_us = s->fence_timeout,
     };
     const VmafxHost host = {
         .frame_free         = host_frame_free,
@@ -240,9 +265,18 @@ static int config_input_ref(AVFilterLink *inlink)
     AVFilterContext *ctx = inlink->dst;
     VMAFXContext *s = ctx->priv;
     AVFilterLink *m = ctx->inputs[0], *r = ctx->inputs[1];
-    int err = vmafx_filter_configure(s->vx,
-                                     m->w, m->h, av_get_pix_fmt_name(m->format),
-                                     r->w, r->h, av_get_pix_fmt_name(r->format));
+    const char *mf = link_format_name(m), *rf = link_format_name(r);
+    int err;
+
+    if (!mf || !rf) {
+        av_log(ctx, AV_LOG_ERROR, "a drm_prime input has no hw_frames_ctx (no sw_format to read it as)\n");
+        return AVERROR(EINVAL);
+    }
+    if (m->format == AV_PIX_FMT_DRM_PRIME || r->format == AV_PIX_FMT_DRM_PRIME)
+        av_log(ctx, AV_LOG_VERBOSE, "main %s%s, reference %s%s: dma-bufs read in place on the CPU\n",
+               m->format == AV_PIX_FMT_DRM_PRIME ? "drm_prime/" : "", mf,
+               r->format == AV_PIX_FMT_DRM_PRIME ? "drm_prime/" : "", rf);
+    err = vmafx_filter_configure(s->vx, m->w, m->h, mf, r->w, r->h, rf);
     return err < 0 ? vmafx_error(ctx, err) : 0;
 }
 
@@ -263,6 +297,13 @@ static int config_output(AVFilterLink *outlink)
     outlink->time_base = mainlink->time_base;
     outlink->sample_aspect_ratio = mainlink->sample_aspect_ratio;
     ol->frame_rate = il->frame_rate;
+    /* DRM_PRIME output (main passes through): same frames context. */
+    if (il->hw_frames_ctx) {
+        av_buffer_unref(&ol->hw_frames_ctx);
+        ol->hw_frames_ctx = av_buffer_ref(il->hw_frames_ctx);
+        if (!ol->hw_frames_ctx)
+            return AVERROR(ENOMEM);
+    }
     return ff_framesync_configure(&s->fs);
 }
 

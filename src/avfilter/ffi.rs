@@ -44,6 +44,7 @@ pub struct VmafxFilterOptions {
     pub pool: *const c_char,
     pub n_threads: c_int,
     pub n_subsample: c_int,
+    pub fence_timeout_us: i64,
 }
 
 /// `VmafxFrame`.
@@ -55,6 +56,7 @@ pub struct VmafxFrame {
     pub height: c_int,
     pub pix_fmt: *const c_char,
     pub handle: *mut c_void,
+    pub sw_format: *const c_char,
 }
 
 /// The opaque `VmafxFilter`.
@@ -169,8 +171,10 @@ pub unsafe extern "C" fn vmafx_filter_new(
                 n_subsample: o.n_subsample as i64,
             }
         };
+        let mut filter = Filter::new(&raw)?;
+        filter.set_fence_timeout(std::time::Duration::from_micros(o.fence_timeout_us.max(0) as u64));
         Ok(Box::new(VmafxFilter {
-            filter: Filter::new(&raw)?,
+            filter,
             frame_free,
             set_metadata,
             last_error: CString::default(),
@@ -194,7 +198,7 @@ pub unsafe extern "C" fn vmafx_filter_new(
 /// NULL-terminated list of the accepted pixel format names.
 #[no_mangle]
 pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
-    struct List([*const c_char; 20]);
+    struct List([*const c_char; 21]);
     // SAFETY: the pointers are to 'static C string literals.
     unsafe impl Sync for List {}
     static NAMES: List = List([
@@ -204,9 +208,10 @@ pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
         c"yuv420p16le".as_ptr(), c"yuv422p16le".as_ptr(), c"yuv444p16le".as_ptr(),
         c"gray".as_ptr(), c"gray10le".as_ptr(), c"gray12le".as_ptr(), c"gray16le".as_ptr(),
         c"nv12".as_ptr(), c"p010le".as_ptr(), c"p016le".as_ptr(),
+        c"drm_prime".as_ptr(),
         ptr::null(),
     ]);
-    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 1);
+    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 2);
     NAMES.0.as_ptr()
 }
 
@@ -247,7 +252,13 @@ unsafe fn take_frame<'a>(
 ) -> Result<(FrameHandle, RawPlanes, &'a str), Error> {
     let fr = &*frame;
     let handle = FrameHandle::new(fr.handle, free);
-    let fmt = opt_str(fr.pix_fmt, "pixel format")?.unwrap_or("none");
+    let mut fmt = opt_str(fr.pix_fmt, "pixel format")?.unwrap_or("none");
+    // DRM_PRIME: read as its sw_format, from the descriptor in data[0].
+    let drm = fmt == "drm_prime";
+    if drm {
+        fmt = opt_str(fr.sw_format, "sw_format")?
+            .ok_or_else(|| Error::invalid("drm_prime frame without a sw_format (no hw_frames_ctx?)"))?;
+    }
     if fr.width <= 0 || fr.height <= 0 {
         return Err(Error::invalid(format!("frame size {}x{}", fr.width, fr.height)));
     }
@@ -256,6 +267,7 @@ unsafe fn take_frame<'a>(
         linesize: fr.linesize,
         width: fr.width as usize,
         height: fr.height as usize,
+        drm,
     };
     Ok((handle, raw, fmt))
 }

@@ -14,6 +14,13 @@
 //! `<name>` as libvmaf's logs print it (`integer_vif_scale0`, `vmaf`).
 //! At end of stream the tail is flushed, the log written in libvmaf's
 //! format, and the pooled score returned as libvmaf logs it.
+//!
+//! DRM_PRIME frames (either input, or both) arrive as FFmpeg's
+//! `AVDRMFrameDescriptor` plus the hw frames context's sw_format: the fds
+//! are duplicated ([`FrameDescriptor::from_av_drm`]), the buffers' implicit
+//! write fences waited for up to the `fence_timeout`, and the planes read
+//! in place by the CPU device ([`CpuDevice`]); the AVFrame stays referenced
+//! until the imported picture is dropped. docs/drm-prime.md.
 
 pub mod ffi;
 pub mod frame;
@@ -22,16 +29,37 @@ pub mod options;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::{Context, ContextConfig, PictureSource};
 use crate::feature::{find_extractor, FeatureOptions};
+use crate::import::cpu::{CpuDevice, CpuFrame};
+use crate::import::drm::AvDrmFrameDescriptor;
+use crate::import::FrameDescriptor;
+use crate::picture::Picture;
 use crate::model::Model;
 use crate::score::log::{write_log, LogInput};
 use crate::{Error, Result};
 
 use frame::{FrameHandle, HostFormat, HostPicture, RawPlanes};
 use options::{FilterOptions, ModelSource, RawOptions};
+
+/// How long a DRM_PRIME frame's fences are waited for by default.
+pub const DEFAULT_FENCE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// An imported DRM_PRIME frame and the AVFrame behind it: the import (its
+/// mappings and duplicated fds, SYNC bracket) ends before the frame is
+/// released (fields drop in declaration order).
+struct DrmPicture {
+    imported: CpuFrame,
+    _frame: FrameHandle,
+}
+
+impl PictureSource for DrmPicture {
+    fn picture(&self) -> Picture<'_> {
+        self.imported.picture()
+    }
+}
 
 /// Prefix of every metadata key the filter writes.
 pub const METADATA_PREFIX: &str = "lavfi.vmafx.";
@@ -63,6 +91,9 @@ pub struct Filter {
     pairs: u32,
     unscored: u32,
     host_copies: u64,
+    /// Reads DRM_PRIME frames (dma-bufs) in place.
+    device: CpuDevice,
+    fence_timeout: Duration,
     started: Option<Instant>,
     finished: bool,
     summary: Option<String>,
@@ -123,6 +154,8 @@ impl Filter {
             pairs: 0,
             unscored: 0,
             host_copies: 0,
+            device: CpuDevice::new(read_chroma),
+            fence_timeout: DEFAULT_FENCE_TIMEOUT,
             started: None,
             finished: false,
             summary: None,
@@ -157,7 +190,12 @@ impl Filter {
         Ok(())
     }
 
-    fn wrap(&mut self, frame: FrameHandle, raw: &RawPlanes, fmt: &str, what: &str) -> Result<HostPicture> {
+    /// How long DRM_PRIME frames' fences are waited for (zero: the default).
+    pub fn set_fence_timeout(&mut self, timeout: Duration) {
+        self.fence_timeout = if timeout.is_zero() { DEFAULT_FENCE_TIMEOUT } else { timeout };
+    }
+
+    fn wrap(&mut self, frame: FrameHandle, raw: &RawPlanes, fmt: &str, what: &str) -> Result<Arc<dyn PictureSource>> {
         let g = self
             .geometry
             .ok_or_else(|| Error::Internal("frame before the inputs were configured".into()))?;
@@ -167,11 +205,34 @@ impl Filter {
                 self.pairs, raw.width, raw.height, g.width, g.height, g.format.name
             )));
         }
+        if raw.drm {
+            return self.import_drm(frame, raw, what);
+        }
         // SAFETY: the glue fills RawPlanes from the AVFrame behind `frame`
         // (vmafx.h contract), whose buffers stay referenced by `frame`.
         let (pic, copied) = unsafe { HostPicture::wrap(frame, raw, g.format, self.read_chroma) }?;
         self.host_copies += copied as u64;
-        Ok(pic)
+        Ok(Arc::new(pic))
+    }
+
+    /// Imports a DRM_PRIME frame on the CPU device, waiting for its fences.
+    fn import_drm(&mut self, frame: FrameHandle, raw: &RawPlanes, what: &str) -> Result<Arc<dyn PictureSource>> {
+        let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
+        if raw.data[0].is_null() {
+            return Err(Error::invalid(format!("{what} frame {}: drm_prime frame without a descriptor", self.pairs)));
+        }
+        // SAFETY: vmafx.h: data[0] of a DRM_PRIME frame is its
+        // AVDRMFrameDescriptor, valid while `frame` is referenced (it is,
+        // until after this read and the fd duplication).
+        let av = unsafe { std::ptr::read_unaligned(raw.data[0] as *const AvDrmFrameDescriptor) };
+        let label = format!("{what} frame {} (drm_prime {})", self.pairs, g.format.name);
+        let desc = FrameDescriptor::from_av_drm(&av, label, raw.width, raw.height, g.format.bits)?;
+        let copies_before = self.device.stats().host_copies();
+        let imported = self.device.wait_and_import(desc, self.fence_timeout)?;
+        // Host copies of this frame (planes deinterleaved or shifted):
+        // counted per frame, as for software frames.
+        self.host_copies += (self.device.stats().host_copies() != copies_before) as u64;
+        Ok(Arc::new(DrmPicture { imported, _frame: frame }))
     }
 
     /// Queues one pair; `output` leaves through [`Filter::pop`] once final.
@@ -188,8 +249,6 @@ impl Filter {
         let distorted = self.wrap(main.0, &main.1, main.2, "main")?;
         let reference = self.wrap(reference.0, &reference.1, reference.2, "reference")?;
         self.started.get_or_insert_with(Instant::now);
-        let distorted: Arc<dyn PictureSource> = Arc::new(distorted);
-        let reference: Arc<dyn PictureSource> = Arc::new(reference);
         self.context.push(reference, distorted)?;
         self.pending.push_back(Pending { frame: output, index: Some(self.pairs) });
         self.pairs += 1;
@@ -351,7 +410,7 @@ mod tests {
             data[i] = v.plane(i).data().as_ptr();
             linesize[i] = v.plane(i).stride() as i32;
         }
-        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height() };
+        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height(), drm: false };
         (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
     }
 
