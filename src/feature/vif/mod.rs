@@ -20,6 +20,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod scalar;
 
 use std::sync::OnceLock;
@@ -355,8 +357,14 @@ pub struct Kernels {
 /// The kernels for `cpu` (the best at or below it).
 pub fn kernels(cpu: CpuLevel) -> Kernels {
     #[cfg(target_arch = "x86_64")]
-    if cpu >= CpuLevel::Avx2 && CpuLevel::detect_host() >= CpuLevel::Avx2 {
-        return avx2::KERNELS;
+    {
+        let host = CpuLevel::detect_host();
+        if cpu >= CpuLevel::Avx512 && host >= CpuLevel::Avx512 {
+            return avx512::KERNELS;
+        }
+        if cpu >= CpuLevel::Avx2 && host >= CpuLevel::Avx2 {
+            return avx2::KERNELS;
+        }
     }
     let _ = cpu;
     scalar::KERNELS

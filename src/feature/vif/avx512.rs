@@ -1,0 +1,246 @@
+//! AVX-512 twin of the VIF statistic kernel (`vif_statistic_8/16` in
+//! libvmaf's `integer_vif.c`, vectorised like `x86/vif_avx512.c`), bit for
+//! bit with `scalar.rs`.
+//!
+//! It is `avx2.rs`'s `stat` with both filter passes on 16 columns per
+//! register (`vpmaddwd` on zmm): the vertical pass joins two of the AVX2
+//! pair blocks' 8-column chunks into one zmm; the horizontal pass reads 32
+//! i16 row values (16 pairs) at once. The per-pixel statistic (logs,
+//! divides) runs as the AVX2 one on each 8-lane half — its sums are
+//! integer, so the order of lanes does not change them. Subsampling and the
+//! slice statistic reuse the AVX2 kernels (compiled code shared, no change
+//! of results).
+
+use std::arch::x86_64::*;
+
+use super::avx2::{
+    self, build_block, coef, log2_lut, mirror, statistic, terms, Avx2Sample, StatAcc, MAX_TERMS,
+    ROW_QUANTITIES,
+};
+use super::scalar;
+use super::{Kernels, Plane, Scratch, StatParams, VifSums, FILTERS, MAX_HALF};
+
+pub const KERNELS: Kernels = Kernels {
+    stat_u8,
+    stat_u16,
+    subsample_u8: avx2::KERNELS.subsample_u8,
+    subsample_u16: avx2::KERNELS.subsample_u16,
+    statistic: avx2::KERNELS.statistic,
+};
+
+fn available() -> bool {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512dq")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx2")
+}
+
+fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+    // The 8-bit kernel is vif_statistic_8's: means >> 8, squares unshifted.
+    if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
+        return scalar::stat(r, d, p, s);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { stat::<u8, 5>(r, d, p, s) }
+}
+
+fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+    if !available() || p.sq.shift > 16 {
+        return scalar::stat(r, d, p, s);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { stat::<u16, 8>(r, d, p, s) }
+}
+
+/// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
+#[inline(always)]
+unsafe fn mul_q32(a: __m512i, b: __m512i) -> __m512i {
+    let round = _mm512_set1_epi64(1 << 31);
+    let even = _mm512_mul_epu32(a, b);
+    let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b));
+    let even = _mm512_srli_epi64::<32>(_mm512_add_epi64(even, round));
+    let odd = _mm512_add_epi64(odd, round);
+    _mm512_mask_blend_epi32(0xAAAA, even, odd)
+}
+
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn stat<T: Avx2Sample, const NQ: usize>(
+    r: &Plane<T>,
+    d: &Plane<T>,
+    p: &StatParams,
+    scratch: &mut Scratch,
+) -> VifSums {
+    let filt = FILTERS[p.scale];
+    let half = filt.len() / 2;
+    let (w, h) = (r.width, r.height);
+    if w == 0 || h == 0 {
+        return VifSums::default();
+    }
+    let (terms, n_terms) = terms(filt);
+    let terms = &terms[..n_terms];
+    let coefs: [__m512i; MAX_TERMS] =
+        std::array::from_fn(|t| _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)]))));
+    let chunks16 = w.div_ceil(16);
+    let chunks8 = 2 * chunks16;
+    let block_len = chunks8 * NQ * 8;
+    // Even rows then odd ones when every term's offset has one parity (as
+    // in avx2.rs): a pass reads blocks of one parity, the ring is half size.
+    let one_parity = terms.iter().all(|t| (t.off - terms[0].off) % 2 == 0);
+    let (passes, step, ring) = if one_parity { (2, 2, half + 1) } else { (1, 1, 2 * half + 1) };
+    let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
+    // Room for 32-element reads past the last column.
+    let xlen = MAX_HALF + 16 * chunks16 + 96;
+    scratch.i32s.resize(ring * block_len, 0);
+    scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
+    let blocks = &mut scratch.i32s;
+    let xs = &mut scratch.i16s;
+    let lut = log2_lut();
+    let egl = _mm256_set1_pd(p.enhn_gain_limit);
+    let mut acc = StatAcc::new();
+
+    let bias31 = _mm512_set1_epi32(i32::MIN);
+    let off16 = _mm512_set1_epi32(0x8000);
+    let low16 = _mm512_set1_epi32(0xffff);
+    let mu_round = _mm512_set1_epi32(p.mu.round as i32);
+    let mu_shift = _mm_cvtsi32_si128(p.mu.shift as i32);
+    let sq_round = _mm512_set1_epi32(p.sq.round as i32);
+    let sq_shift = _mm_cvtsi32_si128(p.sq.shift as i32);
+    let sq_up = _mm_cvtsi32_si128(16 - p.sq.shift as i32);
+    let lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+
+    for pass in 0..passes {
+        let mut built = pass as isize - half as isize - step as isize;
+        for i in (pass..h).step_by(step) {
+            let top = (i + half) as isize;
+            while built < top {
+                built += step as isize;
+                let slot = slot_of(built);
+                build_block::<T, NQ>(
+                    r,
+                    d,
+                    built,
+                    chunks16,
+                    &mut blocks[slot * block_len..(slot + 1) * block_len],
+                );
+            }
+            // Vertical pass, 16 columns (two 8-column block chunks) a step.
+            let slots: [usize; MAX_TERMS] =
+                std::array::from_fn(|t| slot_of(i as isize + terms[t.min(n_terms - 1)].off));
+            let bp = blocks.as_ptr();
+            let xp = xs.as_mut_ptr();
+            for c2 in 0..chunks16 {
+                let c = 2 * c2;
+                let mut a = [_mm512_setzero_si512(); NQ];
+                for t in 0..n_terms {
+                    // SAFETY: slot < ring and c + 1 < chunks8: inside the ring.
+                    let src = bp.add(slots[t] * block_len + c * NQ * 8);
+                    for (k, a) in a.iter_mut().enumerate() {
+                        let lo = _mm256_loadu_si256(src.add(k * 8) as *const __m256i);
+                        let hi = _mm256_loadu_si256(src.add((NQ + k) * 8) as *const __m256i);
+                        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+                        *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+                    }
+                }
+                let mut x = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                if !T::WIDE {
+                    for k in 0..2 {
+                        let mu = _mm512_srli_epi32::<8>(_mm512_add_epi32(a[k], _mm512_set1_epi32(128)));
+                        x[k] = _mm512_xor_si512(mu, off16);
+                    }
+                    for s in 0..3 {
+                        let t = _mm512_xor_si512(a[2 + s], bias31);
+                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                    }
+                } else {
+                    for k in 0..2 {
+                        let sum = _mm512_add_epi32(a[k], bias31);
+                        let mu = _mm512_srl_epi32(_mm512_add_epi32(sum, mu_round), mu_shift);
+                        x[k] = _mm512_xor_si512(_mm512_and_si512(mu, low16), off16);
+                    }
+                    for s in 0..3 {
+                        let hi = _mm512_add_epi32(a[2 + 2 * s], bias31);
+                        let lo = _mm512_add_epi32(a[3 + 2 * s], bias31);
+                        let t = _mm512_add_epi32(
+                            _mm512_sll_epi32(hi, sq_up),
+                            _mm512_srl_epi32(_mm512_add_epi32(lo, sq_round), sq_shift),
+                        );
+                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                    }
+                }
+                for (k, &v) in x.iter().enumerate() {
+                    // Every lane is < 65536: the truncating pack is exact.
+                    // SAFETY: MAX_HALF + 8 * c + 16 <= xlen.
+                    _mm256_storeu_si256(
+                        xp.add(k * xlen + MAX_HALF + 8 * c) as *mut __m256i,
+                        _mm512_cvtepi32_epi16(v),
+                    );
+                }
+            }
+            for k in 0..ROW_QUANTITIES {
+                mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
+            }
+
+            // Horizontal pass and statistic: even columns, then odd ones,
+            // 16 a step.
+            let xp = xs.as_ptr();
+            for parity in 0..2 {
+                let count = (w + 1 - parity) / 2;
+                let mut x0 = 0;
+                while x0 < count {
+                    let j0 = 2 * x0 + parity;
+                    let mut a = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                    for t in 0..n_terms {
+                        let e = (MAX_HALF + j0) as isize + terms[t].off;
+                        for (k, a) in a.iter_mut().enumerate() {
+                            // SAFETY: e >= 0 (off >= -MAX_HALF) and the 32
+                            // elements read end below MAX_HALF + w + 48 <= xlen.
+                            let v = _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _);
+                            *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+                        }
+                    }
+                    let mu1 = _mm512_add_epi32(a[0], bias31);
+                    let mu2 = _mm512_add_epi32(a[1], bias31);
+                    // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
+                    let q16 = |hi: __m512i, lo: __m512i| {
+                        let lo = _mm512_add_epi32(_mm512_add_epi32(lo, bias31), _mm512_set1_epi32(32768));
+                        _mm512_add_epi32(_mm512_add_epi32(hi, bias31), _mm512_srli_epi32::<16>(lo))
+                    };
+                    let xx = q16(a[2], a[3]);
+                    let yy = q16(a[4], a[5]);
+                    let xy = q16(a[6], a[7]);
+                    let s1 = _mm512_sub_epi32(xx, mul_q32(mu1, mu1));
+                    let s2 = _mm512_sub_epi32(yy, mul_q32(mu2, mu2));
+                    let s12 = _mm512_sub_epi32(xy, mul_q32(mu1, mu2));
+                    let left = (count - x0).min(16) as i32;
+                    let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
+                    statistic(
+                        &mut acc,
+                        _mm512_castsi512_si256(s1),
+                        _mm512_castsi512_si256(s2),
+                        _mm512_castsi512_si256(s12),
+                        valid_lo,
+                        egl,
+                        lut,
+                    );
+                    if left > 8 {
+                        let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
+                        statistic(
+                            &mut acc,
+                            _mm512_extracti64x4_epi64::<1>(s1),
+                            _mm512_extracti64x4_epi64::<1>(s2),
+                            _mm512_extracti64x4_epi64::<1>(s12),
+                            valid_hi,
+                            egl,
+                            lut,
+                        );
+                    }
+                    x0 += 16;
+                }
+            }
+        }
+    }
+    acc.sums()
+}
