@@ -232,10 +232,10 @@ pub(super) fn mirror(row: &mut [i16], w: usize, half: usize) {
 
 /// Vector sums of the statistic (i64 lanes).
 pub(super) struct StatAcc {
-    num_log: __m256i,
-    den_log: __m256i,
-    num_non_log: __m256i,
-    den_non_log: i64,
+    pub(super) num_log: __m256i,
+    pub(super) den_log: __m256i,
+    pub(super) num_non_log: __m256i,
+    pub(super) den_non_log: i64,
 }
 
 impl StatAcc {
@@ -274,7 +274,7 @@ impl StatAcc {
 pub(super) struct Log2Lut {
     /// Entry b: base | p1 << 16 | p2 << 24 for m = 32768 + 16 b + i:
     /// value = base + (i >= p1) + (i >= p2), p = 16 for "no step".
-    blocks: Option<Box<[u32; 2048]>>,
+    pub(super) blocks: Option<Box<[u32; 2048]>>,
     table: &'static [u16; 65537],
 }
 

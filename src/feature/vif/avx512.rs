@@ -64,6 +64,140 @@ unsafe fn mul_q32(a: __m512i, b: __m512i) -> __m512i {
     _mm512_mask_blend_epi32(0xAAAA, even, odd)
 }
 
+/// Eight i32 lanes of `v` where `mask` is set, widened, added to the four
+/// i64 lanes of `sum` pairwise (the sum of all lanes is what counts).
+#[inline(always)]
+unsafe fn add_masked_i64(sum: __m256i, v: __m512i, mask: __mmask16) -> __m256i {
+    let wide = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_mov_epi32(mask, v)));
+    let wide = _mm512_add_epi64(
+        wide,
+        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(_mm512_maskz_mov_epi32(mask, v))),
+    );
+    _mm256_add_epi64(
+        sum,
+        _mm256_add_epi64(_mm512_castsi512_si256(wide), _mm512_extracti64x4_epi64::<1>(wide)),
+    )
+}
+
+/// table[m] for sixteen lanes of m in 32768..65536, through the block code
+/// of `avx2::Log2Lut` (see there).
+#[inline(always)]
+unsafe fn lookup16(blocks: &[u32; 2048], m: __m512i) -> __m512i {
+    let index = _mm512_and_si512(
+        _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
+        _mm512_set1_epi32(2047),
+    );
+    let mut at = [0u32; 16];
+    _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
+    let mut e = [0u32; 16];
+    for l in 0..16 {
+        // SAFETY: every index < 2048 = blocks.len().
+        e[l] = *blocks.get_unchecked(at[l] as usize);
+    }
+    let e = _mm512_loadu_si512(e.as_ptr() as *const _);
+    let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
+    let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
+    let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
+    let p2 = _mm512_srli_epi32::<24>(e);
+    // value = base + (i >= p1) + (i >= p2)
+    let one = _mm512_set1_epi32(1);
+    let v = _mm512_mask_add_epi32(base, _mm512_cmpge_epi32_mask(i, p1), base, one);
+    _mm512_mask_add_epi32(v, _mm512_cmpge_epi32_mask(i, p2), v, one)
+}
+
+/// `log2_32` on sixteen u32 lanes (>= 2^17), as `avx2::log2_u32`.
+#[inline(always)]
+unsafe fn log2_u32(x: __m512i, blocks: &[u32; 2048]) -> __m512i {
+    let f = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(x)));
+    let k = _mm512_sub_epi32(_mm512_srli_epi32::<23>(f), _mm512_set1_epi32(134));
+    let m = _mm512_srlv_epi32(x, k);
+    _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k))
+}
+
+/// For eight exact integer doubles (>= 2^17, < 2^53): m | k << 16 as i32
+/// lanes (see `avx2::log2_parts_f64`).
+#[inline(always)]
+unsafe fn log2_parts_f64(y: __m512d) -> __m256i {
+    let bits = _mm512_castpd_si512(y);
+    let m = _mm512_or_si512(
+        _mm512_and_si512(_mm512_srli_epi64::<37>(bits), _mm512_set1_epi64(0x7fff)),
+        _mm512_set1_epi64(0x8000),
+    );
+    let k = _mm512_sub_epi64(_mm512_srli_epi64::<52>(bits), _mm512_set1_epi64(1038));
+    _mm512_cvtepi64_epi32(_mm512_or_si512(m, _mm512_slli_epi64::<16>(k)))
+}
+
+/// `accumulate` on sixteen pixels (lanes in `valid`), the same operations
+/// as `avx2::statistic` (no FMA; sums are integer, so lane order is free).
+#[inline(always)]
+unsafe fn statistic16(
+    acc: &mut StatAcc,
+    s1: __m512i,
+    s2: __m512i,
+    s12: __m512i,
+    valid: __mmask16,
+    egl: f64,
+    blocks: &[u32; 2048],
+) {
+    use super::SIGMA_NSQ;
+    let zero = _mm512_setzero_si512();
+    let s2 = _mm512_max_epi32(s2, zero);
+    let log = _mm512_cmpgt_epi32_mask(s1, _mm512_set1_epi32(SIGMA_NSQ - 1)) & valid;
+    let non = valid & !log;
+    if non != 0 {
+        acc.den_non_log += non.count_ones() as i64;
+        acc.num_non_log = add_masked_i64(acc.num_non_log, s2, non);
+    }
+    if log == 0 {
+        return;
+    }
+    let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+    let den = _mm512_sub_epi32(log2_u32(_mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
+    acc.den_log = add_masked_i64(acc.den_log, den, log);
+    let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
+    if num == 0 {
+        return;
+    }
+    const EPS: f64 = 65536.0 * 1.0e-10;
+    let egl = _mm512_set1_pd(egl);
+    let mut sv = [_mm256_setzero_si256(); 2];
+    let mut parts = [_mm256_setzero_si256(); 2];
+    for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
+        let half_lanes = |v: __m512i| {
+            if h == 1 {
+                _mm512_extracti64x4_epi64::<1>(v)
+            } else {
+                _mm512_castsi512_si256(v)
+            }
+        };
+        let s1d = _mm512_cvtepi32_pd(half_lanes(s1));
+        let s12d = _mm512_cvtepi32_pd(half_lanes(s12));
+        let s2d = _mm512_cvtepi32_pd(half_lanes(s2));
+        let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
+        // (int32_t)(sigma2_sq - g * sigma12) clamped at 0; out of range the
+        // conversion gives INT_MIN, which clamps to 0 as in Rust.
+        *sv = _mm256_max_epi32(
+            _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d))),
+            _mm256_setzero_si256(),
+        );
+        let g = _mm512_min_pd(g, egl);
+        let numer1 = _mm512_cvtepu32_pd(_mm256_add_epi32(*sv, _mm256_set1_epi32(SIGMA_NSQ)));
+        let gg = _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm512_mul_pd(
+            _mm512_mul_pd(g, g),
+            s1d,
+        ));
+        *parts = log2_parts_f64(_mm512_add_pd(gg, numer1));
+    }
+    let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+    let numer1 = _mm512_add_epi32(join(sv[0], sv[1]), nsq);
+    let parts = join(parts[0], parts[1]);
+    let m = _mm512_and_si512(parts, _mm512_set1_epi32(0xffff));
+    let k = _mm512_srai_epi32::<16>(parts);
+    let log_tmp = _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k));
+    let v = _mm512_sub_epi32(log_tmp, log2_u32(numer1, blocks));
+    acc.num_log = add_masked_i64(acc.num_log, v, num);
+}
+
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     r: &Plane<T>,
@@ -215,6 +349,12 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                     let s2 = _mm512_sub_epi32(yy, mul_q32(mu2, mu2));
                     let s12 = _mm512_sub_epi32(xy, mul_q32(mu1, mu2));
                     let left = (count - x0).min(16) as i32;
+                    if let Some(blocks) = &lut.blocks {
+                        let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
+                        statistic16(&mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
+                        x0 += 16;
+                        continue;
+                    }
                     let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
                     statistic(
                         &mut acc,
