@@ -1,15 +1,17 @@
-//! AVX-512 twin of the VIF statistic kernel (`vif_statistic_8/16` in
-//! libvmaf's `integer_vif.c`, vectorised like `x86/vif_avx512.c`), bit for
-//! bit with `scalar.rs`.
+//! AVX-512 twins of the VIF kernels (libvmaf `integer_vif.c`:
+//! `vif_statistic_8/16` and `vif_subsample_rd_8/16`), bit for bit with
+//! `scalar.rs`, built on `avx2.rs` (same pair blocks, offsets and log2
+//! block table; read that module's doc first).
 //!
-//! It is `avx2.rs`'s `stat` with both filter passes on 16 columns per
-//! register (`vpmaddwd` on zmm): the vertical pass joins two of the AVX2
-//! pair blocks' 8-column chunks into one zmm; the horizontal pass reads 32
-//! i16 row values (16 pairs) at once. The per-pixel statistic (logs,
-//! divides) runs as the AVX2 one on each 8-lane half — its sums are
-//! integer, so the order of lanes does not change them. Subsampling and the
-//! slice statistic reuse the AVX2 kernels (compiled code shared, no change
-//! of results).
+//! Statistic: both filter passes on 16 columns per register (`vpmaddwd` on
+//! zmm): the vertical pass joins two of the AVX2 pair blocks' 8-column
+//! chunks into one zmm; the horizontal pass reads 32 i16 row values (16
+//! pairs) at once. The per-pixel statistic runs on 16 lanes with mask
+//! registers (same operations as the AVX2 one, no FMA; its sums are
+//! integer, so lane order does not matter); with an irregular log2 table it
+//! falls back to the AVX2 statistic on each 8-lane half. Subsampling runs
+//! on 32 columns (vertical) and 16 outputs (horizontal). The slice
+//! statistic reuses the AVX2 kernel.
 
 use std::arch::x86_64::*;
 
@@ -18,13 +20,13 @@ use super::avx2::{
     ROW_QUANTITIES,
 };
 use super::scalar;
-use super::{Kernels, Plane, Scratch, StatParams, VifSums, FILTERS, MAX_HALF};
+use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
 
 pub const KERNELS: Kernels = Kernels {
     stat_u8,
     stat_u16,
-    subsample_u8: avx2::KERNELS.subsample_u8,
-    subsample_u16: avx2::KERNELS.subsample_u16,
+    subsample_u8,
+    subsample_u16,
     statistic: avx2::KERNELS.statistic,
 };
 
@@ -51,6 +53,51 @@ fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> 
     }
     // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
     unsafe { stat::<u16, 8>(r, d, p, s) }
+}
+
+fn subsample_u8(
+    r: &Plane<u8>,
+    d: &Plane<u8>,
+    p: &SubsampleParams,
+    s: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    if !available() {
+        return scalar::subsample(r, d, p, s, out_r, out_d);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { subsample(r, d, p, s, out_r, out_d) }
+}
+
+fn subsample_u16(
+    r: &Plane<u16>,
+    d: &Plane<u16>,
+    p: &SubsampleParams,
+    s: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    if !available() {
+        return scalar::subsample(r, d, p, s, out_r, out_d);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { subsample(r, d, p, s, out_r, out_d) }
+}
+
+/// Samples 32 at a time as u16 lanes (16-bit ones offset by -32768), the
+/// 64-bit chunks ordered (0, 4, 1, 5, 2, 6, 3, 7) so that unpacklo/hi of
+/// two give columns 0..15 and 16..31 in order.
+#[inline(always)]
+unsafe fn load32<T: Avx2Sample>(row: &[T], j: usize) -> __m512i {
+    // Past the row's end: zero samples, as load16 gives them.
+    let hi = if j + 16 < row.len() {
+        T::load16(row, j + 16)
+    } else {
+        _mm256_set1_epi16(if T::WIDE { i16::MIN } else { 0 })
+    };
+    let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(T::load16(row, j)), hi);
+    _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), v)
 }
 
 /// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
@@ -383,4 +430,107 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
         }
     }
     acc.sums()
+}
+
+/// `avx2.rs`'s subsample (filter, then keep even rows and columns) on 32
+/// columns per vertical step and 16 outputs per horizontal one.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn subsample<T: Avx2Sample>(
+    r: &Plane<T>,
+    d: &Plane<T>,
+    p: &SubsampleParams,
+    scratch: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    let filt = FILTERS[p.scale + 1];
+    let half = filt.len() / 2;
+    let (w, h) = (r.width, r.height);
+    let (ow, oh) = (w / 2, h / 2);
+    if ow == 0 || oh == 0 {
+        return;
+    }
+    assert!(out_r.len() >= ow * oh && out_d.len() >= ow * oh, "vif subsample: output too small");
+    let (terms, n_terms) = terms(filt);
+    let terms = &terms[..n_terms];
+    let coefs: [__m512i; MAX_TERMS] =
+        std::array::from_fn(|t| _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)]))));
+    let chunks32 = w.div_ceil(32);
+    let xlen = MAX_HALF + 32 * chunks32 + 96;
+    scratch.i16s.resize(2 * xlen, 0);
+    let (xr, xd) = scratch.i16s.split_at_mut(xlen);
+    let bias31 = _mm512_set1_epi32(i32::MIN);
+    let round = _mm512_set1_epi32(p.mu.round as i32);
+    let shift = _mm_cvtsi32_si128(p.mu.shift as i32);
+    let low16 = _mm512_set1_epi32(0xffff);
+    let off16 = _mm512_set1_epi32(0x8000);
+    let post = |acc: __m512i| {
+        let sum = if T::WIDE { _mm512_add_epi32(acc, bias31) } else { acc };
+        let v = _mm512_and_si512(_mm512_srl_epi32(_mm512_add_epi32(sum, round), shift), low16);
+        // < 65536: the truncating pack below is exact.
+        _mm512_cvtepi32_epi16(_mm512_xor_si512(v, off16))
+    };
+    for y in 0..oh {
+        let i = (2 * y) as isize;
+        let rows: [(usize, usize); MAX_TERMS] = std::array::from_fn(|t| {
+            let off = terms[t.min(n_terms - 1)].off;
+            (reflect(i + off, h), reflect(i + off + 1, h))
+        });
+        for c in 0..chunks32 {
+            let j = 32 * c;
+            let mut acc = [_mm512_setzero_si512(); 4];
+            for t in 0..n_terms {
+                let (a, b) = rows[t];
+                let ra = load32(r.row(a), j);
+                let rb = load32(r.row(b), j);
+                let da = load32(d.row(a), j);
+                let db = load32(d.row(b), j);
+                let f = coefs[t];
+                acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(_mm512_unpacklo_epi16(ra, rb), f));
+                acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(_mm512_unpackhi_epi16(ra, rb), f));
+                acc[2] = _mm512_add_epi32(acc[2], _mm512_madd_epi16(_mm512_unpacklo_epi16(da, db), f));
+                acc[3] = _mm512_add_epi32(acc[3], _mm512_madd_epi16(_mm512_unpackhi_epi16(da, db), f));
+            }
+            // SAFETY: MAX_HALF + j + 32 <= xlen.
+            let (pr, pd) = (xr.as_mut_ptr().add(MAX_HALF + j), xd.as_mut_ptr().add(MAX_HALF + j));
+            _mm256_storeu_si256(pr as *mut __m256i, post(acc[0]));
+            _mm256_storeu_si256(pr.add(16) as *mut __m256i, post(acc[1]));
+            _mm256_storeu_si256(pd as *mut __m256i, post(acc[2]));
+            _mm256_storeu_si256(pd.add(16) as *mut __m256i, post(acc[3]));
+        }
+        mirror(xr, w, half);
+        mirror(xd, w, half);
+        // Horizontal pass on even columns only: those decimation keeps.
+        let mut x0 = 0;
+        while x0 < ow {
+            let mut acc = [_mm512_setzero_si512(); 2];
+            for t in 0..n_terms {
+                let e = (MAX_HALF + 2 * x0) as isize + terms[t].off;
+                // SAFETY: e >= 0; the 32 elements read end below
+                // MAX_HALF + w + 48 <= xlen.
+                let vr = _mm512_loadu_si512(xr.as_ptr().offset(e) as *const _);
+                let vd = _mm512_loadu_si512(xd.as_ptr().offset(e) as *const _);
+                acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(vr, coefs[t]));
+                acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(vd, coefs[t]));
+            }
+            let fin = |a: __m512i| {
+                let sum = _mm512_add_epi32(_mm512_add_epi32(a, bias31), _mm512_set1_epi32(32768));
+                _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(sum))
+            };
+            let n = (ow - x0).min(16);
+            let dst = y * ow + x0;
+            if n == 16 {
+                // SAFETY: dst + 16 <= ow * oh <= out lengths (asserted).
+                _mm256_storeu_si256(out_r.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[0]));
+                _mm256_storeu_si256(out_d.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[1]));
+            } else {
+                let mut tmp = [0u16; 16];
+                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[0]));
+                out_r[dst..dst + n].copy_from_slice(&tmp[..n]);
+                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[1]));
+                out_d[dst..dst + n].copy_from_slice(&tmp[..n]);
+            }
+            x0 += 16;
+        }
+    }
 }
