@@ -22,13 +22,8 @@ use super::avx2::{
 use super::scalar;
 use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
 
-pub const KERNELS: Kernels = Kernels {
-    stat_u8,
-    stat_u16,
-    subsample_u8,
-    subsample_u16,
-    statistic: avx2::KERNELS.statistic,
-};
+pub const KERNELS: Kernels =
+    Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: avx2::KERNELS.statistic };
 
 fn available() -> bool {
     is_x86_feature_detected!("avx512f")
@@ -260,8 +255,9 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     }
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
-    let coefs: [__m512i; MAX_TERMS] =
-        std::array::from_fn(|t| _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)]))));
+    let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+    });
     let chunks16 = w.div_ceil(16);
     let chunks8 = 2 * chunks16;
     let block_len = chunks8 * NQ * 8;
@@ -453,8 +449,9 @@ unsafe fn subsample<T: Avx2Sample>(
     assert!(out_r.len() >= ow * oh && out_d.len() >= ow * oh, "vif subsample: output too small");
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
-    let coefs: [__m512i; MAX_TERMS] =
-        std::array::from_fn(|t| _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)]))));
+    let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+    });
     let chunks32 = w.div_ceil(32);
     let xlen = MAX_HALF + 32 * chunks32 + 96;
     scratch.i16s.resize(2 * xlen, 0);
