@@ -516,7 +516,7 @@ fn vif_timing() {
     }
 }
 
-/// Our AVX2 VIF alone, for a profiler: `VMAFX_PROFILE_BITS` (8) bits,
+/// Our VIF alone at the host's best level, for a profiler: `VMAFX_PROFILE_BITS` (8) bits,
 /// `VMAFX_PROFILE_REPS` (20) frames.
 #[test]
 #[ignore = "profiling loop"]

@@ -9,8 +9,9 @@
 //! `VMAF_integer_feature_vif_scale0..3_score` = num / den (as floats), plus
 //! the debug sums when `debug=true`.
 //!
-//! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` is its twin, bit
-//! for bit, chosen by [`kernels`] when the CPU level allows (libvmaf's own
+//! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` and `avx512.rs`
+//! are its twins, bit for bit, chosen by [`kernels`] when the CPU level
+//! allows (libvmaf's own
 //! AVX2/AVX-512 code gives the C results, which the golden tests check).
 //!
 //! Edges: libvmaf mirrors rows and columns in its buffers; [`reflect`] gives
