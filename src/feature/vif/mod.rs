@@ -11,8 +11,8 @@
 //!
 //! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` and `avx512.rs`
 //! are its twins, bit for bit, chosen by [`kernels`] when the CPU level
-//! allows (libvmaf's own
-//! AVX2/AVX-512 code gives the C results, which the golden tests check).
+//! allows (libvmaf's own AVX2/AVX-512 code gives the C results, which the
+//! golden tests check).
 //!
 //! Edges: libvmaf mirrors rows and columns in its buffers; [`reflect`] gives
 //! the same indices while every scale is at least 2x2. Below 16x16 luma
