@@ -202,6 +202,23 @@ fn seeds() -> Vec<u64> {
     vec![base, base ^ 0xdead_beef]
 }
 
+/// Every level the host has gets its own statistic kernel, so the checks
+/// below compare each of them (AVX-512 too, where present) with scalar.
+#[test]
+fn checkasm_vif_levels_cover_host() {
+    let levels = levels();
+    println!("vif checkasm levels: {:?}", levels.iter().map(|(l, _)| *l).collect::<Vec<_>>());
+    let host = CpuLevel::detect_host();
+    assert_eq!(levels.last().map(|(l, _)| *l).unwrap_or(CpuLevel::Scalar), host);
+    let scalar = kernels(CpuLevel::Scalar).stat_u8 as usize;
+    let mut seen = vec![scalar];
+    for (level, k) in &levels {
+        let f = k.stat_u8 as usize;
+        assert!(!seen.contains(&f), "{level:?} has no stat kernel of its own");
+        seen.push(f);
+    }
+}
+
 #[test]
 fn checkasm_vif_stat_u8() {
     let s = kernels(CpuLevel::Scalar);
@@ -499,7 +516,7 @@ fn vif_timing() {
     }
 }
 
-/// Our AVX2 VIF alone, for a profiler: `VMAFX_PROFILE_BITS` (8) bits,
+/// Our VIF alone at the host's best level, for a profiler: `VMAFX_PROFILE_BITS` (8) bits,
 /// `VMAFX_PROFILE_REPS` (20) frames.
 #[test]
 #[ignore = "profiling loop"]

@@ -123,7 +123,7 @@ unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSu
 
 /// Samples as the kernels load them: 16 at a time, widened to u16 lanes,
 /// 16-bit ones offset by -32768 (so they fit i16).
-trait Avx2Sample: Sample {
+pub(super) trait Avx2Sample: Sample {
     const WIDE: bool;
     /// `row[j..j + 16]` (zeros past the end of `row`).
     unsafe fn load16(row: &[Self], j: usize) -> __m256i;
@@ -165,17 +165,17 @@ impl Avx2Sample for u16 {
 /// One `vpmaddwd` term of a filter: taps `off` and `off + 1` (relative to
 /// the output), weighted `c0` and `c1`.
 #[derive(Clone, Copy, Debug, Default)]
-struct Term {
-    off: isize,
+pub(super) struct Term {
+    pub(super) off: isize,
     c0: u16,
     c1: u16,
 }
 
-const MAX_TERMS: usize = 12;
+pub(super) const MAX_TERMS: usize = 12;
 
 /// The filter as pair terms: (f[0], f[1]), (f[2], f[3]), ..., (f[n-1], 0),
 /// with coefficients above i16::MAX split in two terms.
-fn terms(filt: &[u16]) -> ([Term; MAX_TERMS], usize) {
+pub(super) fn terms(filt: &[u16]) -> ([Term; MAX_TERMS], usize) {
     let half = (filt.len() / 2) as isize;
     let mut out = [Term::default(); MAX_TERMS];
     let mut n = 0;
@@ -199,7 +199,7 @@ fn terms(filt: &[u16]) -> ([Term; MAX_TERMS], usize) {
 }
 
 #[inline(always)]
-unsafe fn coef(t: &Term) -> __m256i {
+pub(super) unsafe fn coef(t: &Term) -> __m256i {
     _mm256_set1_epi32(((t.c1 as u32) << 16 | t.c0 as u32) as i32)
 }
 
@@ -212,7 +212,7 @@ unsafe fn in_order(x: __m256i) -> __m256i {
 
 /// Stores eight u32 lanes (each < 65536) as eight u16.
 #[inline(always)]
-unsafe fn store8_u16(dst: *mut u16, v: __m256i) {
+pub(super) unsafe fn store8_u16(dst: *mut u16, v: __m256i) {
     let packed = _mm256_permute4x64_epi64::<0x08>(_mm256_packus_epi32(v, v));
     _mm_storeu_si128(dst as *mut __m128i, _mm256_castsi256_si128(packed));
 }
@@ -220,7 +220,7 @@ unsafe fn store8_u16(dst: *mut u16, v: __m256i) {
 /// libvmaf's `PADDING_SQ_DATA` (reflect form, as `scalar::pad_row`) on an
 /// i16 row whose column 0 is at `MAX_HALF`.
 #[inline(always)]
-fn mirror(row: &mut [i16], w: usize, half: usize) {
+pub(super) fn mirror(row: &mut [i16], w: usize, half: usize) {
     let o = MAX_HALF;
     for f in 1..=half {
         row[o - f] = row[o + reflect(-(f as isize), w)];
@@ -231,16 +231,16 @@ fn mirror(row: &mut [i16], w: usize, half: usize) {
 // ---- statistic ------------------------------------------------------------
 
 /// Vector sums of the statistic (i64 lanes).
-struct StatAcc {
-    num_log: __m256i,
-    den_log: __m256i,
-    num_non_log: __m256i,
-    den_non_log: i64,
+pub(super) struct StatAcc {
+    pub(super) num_log: __m256i,
+    pub(super) den_log: __m256i,
+    pub(super) num_non_log: __m256i,
+    pub(super) den_non_log: i64,
 }
 
 impl StatAcc {
     #[inline(always)]
-    unsafe fn new() -> Self {
+    pub(super) unsafe fn new() -> Self {
         StatAcc {
             num_log: _mm256_setzero_si256(),
             den_log: _mm256_setzero_si256(),
@@ -250,7 +250,7 @@ impl StatAcc {
     }
 
     #[inline(always)]
-    unsafe fn sums(&self) -> VifSums {
+    pub(super) unsafe fn sums(&self) -> VifSums {
         let lanes = |v: __m256i| {
             let mut a = [0i64; 4];
             _mm256_storeu_si256(a.as_mut_ptr() as *mut __m256i, v);
@@ -271,14 +271,14 @@ impl StatAcc {
 /// 32 bits: the first value and the (at most two) positions where the value
 /// steps up. 8 KiB, checked against the table when built; if some libm made
 /// the table irregular, the full table is read instead.
-struct Log2Lut {
+pub(super) struct Log2Lut {
     /// Entry b: base | p1 << 16 | p2 << 24 for m = 32768 + 16 b + i:
     /// value = base + (i >= p1) + (i >= p2), p = 16 for "no step".
-    blocks: Option<Box<[u32; 2048]>>,
+    pub(super) blocks: Option<Box<[u32; 2048]>>,
     table: &'static [u16; 65537],
 }
 
-fn log2_lut() -> &'static Log2Lut {
+pub(super) fn log2_lut() -> &'static Log2Lut {
     static LUT: std::sync::OnceLock<Log2Lut> = std::sync::OnceLock::new();
     LUT.get_or_init(|| {
         let table = log2_table();
@@ -397,7 +397,7 @@ unsafe fn add_masked_i64(sum: __m256i, v: __m256i, mask: __m256i) -> __m256i {
 
 /// `accumulate` on eight pixels; lanes outside `valid` add nothing.
 #[inline(always)]
-unsafe fn statistic(
+pub(super) unsafe fn statistic(
     acc: &mut StatAcc,
     s1: __m256i,
     s2: __m256i,
@@ -484,11 +484,11 @@ unsafe fn mul_q32(a: __m256i, b: __m256i) -> __m256i {
 /// rd (squares offset); 16-bit blocks: r, d (offset), then each square as
 /// high and low halves (offset). Row arrays (horizontal input), always:
 /// mu1, mu2, rr_hi, rr_lo, dd_hi, dd_lo, rd_hi, rd_lo.
-const ROW_QUANTITIES: usize = 8;
+pub(super) const ROW_QUANTITIES: usize = 8;
 
 /// Builds the pair block of virtual row `v`: rows reflect(v), reflect(v+1).
 #[inline(always)]
-unsafe fn build_block<T: Avx2Sample, const NQ: usize>(
+pub(super) unsafe fn build_block<T: Avx2Sample, const NQ: usize>(
     r: &Plane<T>,
     d: &Plane<T>,
     v: isize,

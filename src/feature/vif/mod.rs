@@ -9,9 +9,10 @@
 //! `VMAF_integer_feature_vif_scale0..3_score` = num / den (as floats), plus
 //! the debug sums when `debug=true`.
 //!
-//! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` is its twin, bit
-//! for bit, chosen by [`kernels`] when the CPU level allows (libvmaf's own
-//! AVX2/AVX-512 code gives the C results, which the golden tests check).
+//! Kernels: [`scalar`] mirrors libvmaf's C loops; `avx2.rs` and `avx512.rs`
+//! are its twins, bit for bit, chosen by [`kernels`] when the CPU level
+//! allows (libvmaf's own AVX2/AVX-512 code gives the C results, which the
+//! golden tests check).
 //!
 //! Edges: libvmaf mirrors rows and columns in its buffers; [`reflect`] gives
 //! the same indices while every scale is at least 2x2. Below 16x16 luma
@@ -20,6 +21,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod scalar;
 
 use std::sync::OnceLock;
@@ -355,8 +358,14 @@ pub struct Kernels {
 /// The kernels for `cpu` (the best at or below it).
 pub fn kernels(cpu: CpuLevel) -> Kernels {
     #[cfg(target_arch = "x86_64")]
-    if cpu >= CpuLevel::Avx2 && CpuLevel::detect_host() >= CpuLevel::Avx2 {
-        return avx2::KERNELS;
+    {
+        let host = CpuLevel::detect_host();
+        if cpu >= CpuLevel::Avx512 && host >= CpuLevel::Avx512 {
+            return avx512::KERNELS;
+        }
+        if cpu >= CpuLevel::Avx2 && host >= CpuLevel::Avx2 {
+            return avx2::KERNELS;
+        }
     }
     let _ = cpu;
     scalar::KERNELS

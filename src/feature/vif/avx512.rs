@@ -1,0 +1,533 @@
+//! AVX-512 twins of the VIF kernels (libvmaf `integer_vif.c`:
+//! `vif_statistic_8/16` and `vif_subsample_rd_8/16`), bit for bit with
+//! `scalar.rs`, built on `avx2.rs` (same pair blocks, offsets and log2
+//! block table; read that module's doc first).
+//!
+//! Statistic: both filter passes on 16 columns per register (`vpmaddwd` on
+//! zmm): the vertical pass joins two of the AVX2 pair blocks' 8-column
+//! chunks into one zmm; the horizontal pass reads 32 i16 row values (16
+//! pairs) at once. The per-pixel statistic runs on 16 lanes with mask
+//! registers (same operations as the AVX2 one, no FMA; its sums are
+//! integer, so lane order does not matter); with an irregular log2 table it
+//! falls back to the AVX2 statistic on each 8-lane half. Subsampling runs
+//! on 32 columns (vertical) and 16 outputs (horizontal). The slice
+//! statistic reuses the AVX2 kernel.
+
+use std::arch::x86_64::*;
+
+use super::avx2::{
+    self, build_block, coef, log2_lut, mirror, statistic, terms, Avx2Sample, StatAcc, MAX_TERMS,
+    ROW_QUANTITIES,
+};
+use super::scalar;
+use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
+
+pub const KERNELS: Kernels =
+    Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: avx2::KERNELS.statistic };
+
+fn available() -> bool {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512dq")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx2")
+}
+
+fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+    // The 8-bit kernel is vif_statistic_8's: means >> 8, squares unshifted.
+    if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
+        return scalar::stat(r, d, p, s);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { stat::<u8, 5>(r, d, p, s) }
+}
+
+fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+    if !available() || p.sq.shift > 16 {
+        return scalar::stat(r, d, p, s);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { stat::<u16, 8>(r, d, p, s) }
+}
+
+fn subsample_u8(
+    r: &Plane<u8>,
+    d: &Plane<u8>,
+    p: &SubsampleParams,
+    s: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    if !available() {
+        return scalar::subsample(r, d, p, s, out_r, out_d);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { subsample(r, d, p, s, out_r, out_d) }
+}
+
+fn subsample_u16(
+    r: &Plane<u16>,
+    d: &Plane<u16>,
+    p: &SubsampleParams,
+    s: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    if !available() {
+        return scalar::subsample(r, d, p, s, out_r, out_d);
+    }
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    unsafe { subsample(r, d, p, s, out_r, out_d) }
+}
+
+/// Samples 32 at a time as u16 lanes (16-bit ones offset by -32768), the
+/// 64-bit chunks ordered (0, 4, 1, 5, 2, 6, 3, 7) so that unpacklo/hi of
+/// two give columns 0..15 and 16..31 in order.
+#[inline(always)]
+unsafe fn load32<T: Avx2Sample>(row: &[T], j: usize) -> __m512i {
+    // Past the row's end: zero samples, as load16 gives them.
+    let hi = if j + 16 < row.len() {
+        T::load16(row, j + 16)
+    } else {
+        _mm256_set1_epi16(if T::WIDE { i16::MIN } else { 0 })
+    };
+    let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(T::load16(row, j)), hi);
+    _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), v)
+}
+
+/// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
+#[inline(always)]
+unsafe fn mul_q32(a: __m512i, b: __m512i) -> __m512i {
+    let round = _mm512_set1_epi64(1 << 31);
+    let even = _mm512_mul_epu32(a, b);
+    let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b));
+    let even = _mm512_srli_epi64::<32>(_mm512_add_epi64(even, round));
+    let odd = _mm512_add_epi64(odd, round);
+    _mm512_mask_blend_epi32(0xAAAA, even, odd)
+}
+
+/// Eight i32 lanes of `v` where `mask` is set, widened, added to the four
+/// i64 lanes of `sum` pairwise (the sum of all lanes is what counts).
+#[inline(always)]
+unsafe fn add_masked_i64(sum: __m256i, v: __m512i, mask: __mmask16) -> __m256i {
+    let wide = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_mov_epi32(mask, v)));
+    let wide = _mm512_add_epi64(
+        wide,
+        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(_mm512_maskz_mov_epi32(mask, v))),
+    );
+    _mm256_add_epi64(
+        sum,
+        _mm256_add_epi64(_mm512_castsi512_si256(wide), _mm512_extracti64x4_epi64::<1>(wide)),
+    )
+}
+
+/// table[m] for sixteen lanes of m in 32768..65536, through the block code
+/// of `avx2::Log2Lut` (see there).
+#[inline(always)]
+unsafe fn lookup16(blocks: &[u32; 2048], m: __m512i) -> __m512i {
+    let index = _mm512_and_si512(
+        _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
+        _mm512_set1_epi32(2047),
+    );
+    let mut at = [0u32; 16];
+    _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
+    let mut e = [0u32; 16];
+    for l in 0..16 {
+        // SAFETY: every index < 2048 = blocks.len().
+        e[l] = *blocks.get_unchecked(at[l] as usize);
+    }
+    let e = _mm512_loadu_si512(e.as_ptr() as *const _);
+    let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
+    let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
+    let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
+    let p2 = _mm512_srli_epi32::<24>(e);
+    // value = base + (i >= p1) + (i >= p2)
+    let one = _mm512_set1_epi32(1);
+    let v = _mm512_mask_add_epi32(base, _mm512_cmpge_epi32_mask(i, p1), base, one);
+    _mm512_mask_add_epi32(v, _mm512_cmpge_epi32_mask(i, p2), v, one)
+}
+
+/// `log2_32` on sixteen u32 lanes (>= 2^17), as `avx2::log2_u32`.
+#[inline(always)]
+unsafe fn log2_u32(x: __m512i, blocks: &[u32; 2048]) -> __m512i {
+    let f = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(x)));
+    let k = _mm512_sub_epi32(_mm512_srli_epi32::<23>(f), _mm512_set1_epi32(134));
+    let m = _mm512_srlv_epi32(x, k);
+    _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k))
+}
+
+/// For eight exact integer doubles (>= 2^17, < 2^53): m | k << 16 as i32
+/// lanes (see `avx2::log2_parts_f64`).
+#[inline(always)]
+unsafe fn log2_parts_f64(y: __m512d) -> __m256i {
+    let bits = _mm512_castpd_si512(y);
+    let m = _mm512_or_si512(
+        _mm512_and_si512(_mm512_srli_epi64::<37>(bits), _mm512_set1_epi64(0x7fff)),
+        _mm512_set1_epi64(0x8000),
+    );
+    let k = _mm512_sub_epi64(_mm512_srli_epi64::<52>(bits), _mm512_set1_epi64(1038));
+    _mm512_cvtepi64_epi32(_mm512_or_si512(m, _mm512_slli_epi64::<16>(k)))
+}
+
+/// `accumulate` on sixteen pixels (lanes in `valid`), the same operations
+/// as `avx2::statistic` (no FMA; sums are integer, so lane order is free).
+#[inline(always)]
+unsafe fn statistic16(
+    acc: &mut StatAcc,
+    s1: __m512i,
+    s2: __m512i,
+    s12: __m512i,
+    valid: __mmask16,
+    egl: f64,
+    blocks: &[u32; 2048],
+) {
+    use super::SIGMA_NSQ;
+    let zero = _mm512_setzero_si512();
+    let s2 = _mm512_max_epi32(s2, zero);
+    let log = _mm512_cmpgt_epi32_mask(s1, _mm512_set1_epi32(SIGMA_NSQ - 1)) & valid;
+    let non = valid & !log;
+    if non != 0 {
+        acc.den_non_log += non.count_ones() as i64;
+        acc.num_non_log = add_masked_i64(acc.num_non_log, s2, non);
+    }
+    if log == 0 {
+        return;
+    }
+    let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+    let den = _mm512_sub_epi32(log2_u32(_mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
+    acc.den_log = add_masked_i64(acc.den_log, den, log);
+    let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
+    if num == 0 {
+        return;
+    }
+    const EPS: f64 = 65536.0 * 1.0e-10;
+    let egl = _mm512_set1_pd(egl);
+    let mut sv = [_mm256_setzero_si256(); 2];
+    let mut parts = [_mm256_setzero_si256(); 2];
+    for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
+        let half_lanes = |v: __m512i| {
+            if h == 1 {
+                _mm512_extracti64x4_epi64::<1>(v)
+            } else {
+                _mm512_castsi512_si256(v)
+            }
+        };
+        let s1d = _mm512_cvtepi32_pd(half_lanes(s1));
+        let s12d = _mm512_cvtepi32_pd(half_lanes(s12));
+        let s2d = _mm512_cvtepi32_pd(half_lanes(s2));
+        let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
+        // (int32_t)(sigma2_sq - g * sigma12) clamped at 0; out of range the
+        // conversion gives INT_MIN, which clamps to 0 as in Rust.
+        *sv = _mm256_max_epi32(
+            _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d))),
+            _mm256_setzero_si256(),
+        );
+        let g = _mm512_min_pd(g, egl);
+        let numer1 = _mm512_cvtepu32_pd(_mm256_add_epi32(*sv, _mm256_set1_epi32(SIGMA_NSQ)));
+        let gg = _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm512_mul_pd(
+            _mm512_mul_pd(g, g),
+            s1d,
+        ));
+        *parts = log2_parts_f64(_mm512_add_pd(gg, numer1));
+    }
+    let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+    let numer1 = _mm512_add_epi32(join(sv[0], sv[1]), nsq);
+    let parts = join(parts[0], parts[1]);
+    let m = _mm512_and_si512(parts, _mm512_set1_epi32(0xffff));
+    let k = _mm512_srai_epi32::<16>(parts);
+    let log_tmp = _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k));
+    let v = _mm512_sub_epi32(log_tmp, log2_u32(numer1, blocks));
+    acc.num_log = add_masked_i64(acc.num_log, v, num);
+}
+
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn stat<T: Avx2Sample, const NQ: usize>(
+    r: &Plane<T>,
+    d: &Plane<T>,
+    p: &StatParams,
+    scratch: &mut Scratch,
+) -> VifSums {
+    let filt = FILTERS[p.scale];
+    let half = filt.len() / 2;
+    let (w, h) = (r.width, r.height);
+    if w == 0 || h == 0 {
+        return VifSums::default();
+    }
+    let (terms, n_terms) = terms(filt);
+    let terms = &terms[..n_terms];
+    let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+    });
+    let chunks16 = w.div_ceil(16);
+    let chunks8 = 2 * chunks16;
+    let block_len = chunks8 * NQ * 8;
+    // Even rows then odd ones when every term's offset has one parity (as
+    // in avx2.rs): a pass reads blocks of one parity, the ring is half size.
+    let one_parity = terms.iter().all(|t| (t.off - terms[0].off) % 2 == 0);
+    let (passes, step, ring) = if one_parity { (2, 2, half + 1) } else { (1, 1, 2 * half + 1) };
+    let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
+    // Room for 32-element reads past the last column.
+    let xlen = MAX_HALF + 16 * chunks16 + 96;
+    scratch.i32s.resize(ring * block_len, 0);
+    scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
+    let blocks = &mut scratch.i32s;
+    let xs = &mut scratch.i16s;
+    let lut = log2_lut();
+    let egl = _mm256_set1_pd(p.enhn_gain_limit);
+    let mut acc = StatAcc::new();
+
+    let bias31 = _mm512_set1_epi32(i32::MIN);
+    let off16 = _mm512_set1_epi32(0x8000);
+    let low16 = _mm512_set1_epi32(0xffff);
+    let mu_round = _mm512_set1_epi32(p.mu.round as i32);
+    let mu_shift = _mm_cvtsi32_si128(p.mu.shift as i32);
+    let sq_round = _mm512_set1_epi32(p.sq.round as i32);
+    let sq_shift = _mm_cvtsi32_si128(p.sq.shift as i32);
+    let sq_up = _mm_cvtsi32_si128(16 - p.sq.shift as i32);
+    let lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+
+    for pass in 0..passes {
+        let mut built = pass as isize - half as isize - step as isize;
+        for i in (pass..h).step_by(step) {
+            let top = (i + half) as isize;
+            while built < top {
+                built += step as isize;
+                let slot = slot_of(built);
+                build_block::<T, NQ>(
+                    r,
+                    d,
+                    built,
+                    chunks16,
+                    &mut blocks[slot * block_len..(slot + 1) * block_len],
+                );
+            }
+            // Vertical pass, 16 columns (two 8-column block chunks) a step.
+            let slots: [usize; MAX_TERMS] =
+                std::array::from_fn(|t| slot_of(i as isize + terms[t.min(n_terms - 1)].off));
+            let bp = blocks.as_ptr();
+            let xp = xs.as_mut_ptr();
+            for c2 in 0..chunks16 {
+                let c = 2 * c2;
+                let mut a = [_mm512_setzero_si512(); NQ];
+                for t in 0..n_terms {
+                    // SAFETY: slot < ring and c + 1 < chunks8: inside the ring.
+                    let src = bp.add(slots[t] * block_len + c * NQ * 8);
+                    for (k, a) in a.iter_mut().enumerate() {
+                        let lo = _mm256_loadu_si256(src.add(k * 8) as *const __m256i);
+                        let hi = _mm256_loadu_si256(src.add((NQ + k) * 8) as *const __m256i);
+                        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+                        *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+                    }
+                }
+                let mut x = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                if !T::WIDE {
+                    for k in 0..2 {
+                        let mu = _mm512_srli_epi32::<8>(_mm512_add_epi32(a[k], _mm512_set1_epi32(128)));
+                        x[k] = _mm512_xor_si512(mu, off16);
+                    }
+                    for s in 0..3 {
+                        let t = _mm512_xor_si512(a[2 + s], bias31);
+                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                    }
+                } else {
+                    for k in 0..2 {
+                        let sum = _mm512_add_epi32(a[k], bias31);
+                        let mu = _mm512_srl_epi32(_mm512_add_epi32(sum, mu_round), mu_shift);
+                        x[k] = _mm512_xor_si512(_mm512_and_si512(mu, low16), off16);
+                    }
+                    for s in 0..3 {
+                        let hi = _mm512_add_epi32(a[2 + 2 * s], bias31);
+                        let lo = _mm512_add_epi32(a[3 + 2 * s], bias31);
+                        let t = _mm512_add_epi32(
+                            _mm512_sll_epi32(hi, sq_up),
+                            _mm512_srl_epi32(_mm512_add_epi32(lo, sq_round), sq_shift),
+                        );
+                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                    }
+                }
+                for (k, &v) in x.iter().enumerate() {
+                    // Every lane is < 65536: the truncating pack is exact.
+                    // SAFETY: MAX_HALF + 8 * c + 16 <= xlen.
+                    _mm256_storeu_si256(
+                        xp.add(k * xlen + MAX_HALF + 8 * c) as *mut __m256i,
+                        _mm512_cvtepi32_epi16(v),
+                    );
+                }
+            }
+            for k in 0..ROW_QUANTITIES {
+                mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
+            }
+
+            // Horizontal pass and statistic: even columns, then odd ones,
+            // 16 a step.
+            let xp = xs.as_ptr();
+            for parity in 0..2 {
+                let count = (w + 1 - parity) / 2;
+                let mut x0 = 0;
+                while x0 < count {
+                    let j0 = 2 * x0 + parity;
+                    let mut a = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                    for t in 0..n_terms {
+                        let e = (MAX_HALF + j0) as isize + terms[t].off;
+                        for (k, a) in a.iter_mut().enumerate() {
+                            // SAFETY: e >= 0 (off >= -MAX_HALF) and the 32
+                            // elements read end below MAX_HALF + w + 48 <= xlen.
+                            let v = _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _);
+                            *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+                        }
+                    }
+                    let mu1 = _mm512_add_epi32(a[0], bias31);
+                    let mu2 = _mm512_add_epi32(a[1], bias31);
+                    // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
+                    let q16 = |hi: __m512i, lo: __m512i| {
+                        let lo = _mm512_add_epi32(_mm512_add_epi32(lo, bias31), _mm512_set1_epi32(32768));
+                        _mm512_add_epi32(_mm512_add_epi32(hi, bias31), _mm512_srli_epi32::<16>(lo))
+                    };
+                    let xx = q16(a[2], a[3]);
+                    let yy = q16(a[4], a[5]);
+                    let xy = q16(a[6], a[7]);
+                    let s1 = _mm512_sub_epi32(xx, mul_q32(mu1, mu1));
+                    let s2 = _mm512_sub_epi32(yy, mul_q32(mu2, mu2));
+                    let s12 = _mm512_sub_epi32(xy, mul_q32(mu1, mu2));
+                    let left = (count - x0).min(16) as i32;
+                    if let Some(blocks) = &lut.blocks {
+                        let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
+                        statistic16(&mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
+                        x0 += 16;
+                        continue;
+                    }
+                    let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
+                    statistic(
+                        &mut acc,
+                        _mm512_castsi512_si256(s1),
+                        _mm512_castsi512_si256(s2),
+                        _mm512_castsi512_si256(s12),
+                        valid_lo,
+                        egl,
+                        lut,
+                    );
+                    if left > 8 {
+                        let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
+                        statistic(
+                            &mut acc,
+                            _mm512_extracti64x4_epi64::<1>(s1),
+                            _mm512_extracti64x4_epi64::<1>(s2),
+                            _mm512_extracti64x4_epi64::<1>(s12),
+                            valid_hi,
+                            egl,
+                            lut,
+                        );
+                    }
+                    x0 += 16;
+                }
+            }
+        }
+    }
+    acc.sums()
+}
+
+/// `avx2.rs`'s subsample (filter, then keep even rows and columns) on 32
+/// columns per vertical step and 16 outputs per horizontal one.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn subsample<T: Avx2Sample>(
+    r: &Plane<T>,
+    d: &Plane<T>,
+    p: &SubsampleParams,
+    scratch: &mut Scratch,
+    out_r: &mut [u16],
+    out_d: &mut [u16],
+) {
+    let filt = FILTERS[p.scale + 1];
+    let half = filt.len() / 2;
+    let (w, h) = (r.width, r.height);
+    let (ow, oh) = (w / 2, h / 2);
+    if ow == 0 || oh == 0 {
+        return;
+    }
+    assert!(out_r.len() >= ow * oh && out_d.len() >= ow * oh, "vif subsample: output too small");
+    let (terms, n_terms) = terms(filt);
+    let terms = &terms[..n_terms];
+    let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+    });
+    let chunks32 = w.div_ceil(32);
+    let xlen = MAX_HALF + 32 * chunks32 + 96;
+    scratch.i16s.resize(2 * xlen, 0);
+    let (xr, xd) = scratch.i16s.split_at_mut(xlen);
+    let bias31 = _mm512_set1_epi32(i32::MIN);
+    let round = _mm512_set1_epi32(p.mu.round as i32);
+    let shift = _mm_cvtsi32_si128(p.mu.shift as i32);
+    let low16 = _mm512_set1_epi32(0xffff);
+    let off16 = _mm512_set1_epi32(0x8000);
+    let post = |acc: __m512i| {
+        let sum = if T::WIDE { _mm512_add_epi32(acc, bias31) } else { acc };
+        let v = _mm512_and_si512(_mm512_srl_epi32(_mm512_add_epi32(sum, round), shift), low16);
+        // < 65536: the truncating pack below is exact.
+        _mm512_cvtepi32_epi16(_mm512_xor_si512(v, off16))
+    };
+    for y in 0..oh {
+        let i = (2 * y) as isize;
+        let rows: [(usize, usize); MAX_TERMS] = std::array::from_fn(|t| {
+            let off = terms[t.min(n_terms - 1)].off;
+            (reflect(i + off, h), reflect(i + off + 1, h))
+        });
+        for c in 0..chunks32 {
+            let j = 32 * c;
+            let mut acc = [_mm512_setzero_si512(); 4];
+            for t in 0..n_terms {
+                let (a, b) = rows[t];
+                let ra = load32(r.row(a), j);
+                let rb = load32(r.row(b), j);
+                let da = load32(d.row(a), j);
+                let db = load32(d.row(b), j);
+                let f = coefs[t];
+                acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(_mm512_unpacklo_epi16(ra, rb), f));
+                acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(_mm512_unpackhi_epi16(ra, rb), f));
+                acc[2] = _mm512_add_epi32(acc[2], _mm512_madd_epi16(_mm512_unpacklo_epi16(da, db), f));
+                acc[3] = _mm512_add_epi32(acc[3], _mm512_madd_epi16(_mm512_unpackhi_epi16(da, db), f));
+            }
+            // SAFETY: MAX_HALF + j + 32 <= xlen.
+            let (pr, pd) = (xr.as_mut_ptr().add(MAX_HALF + j), xd.as_mut_ptr().add(MAX_HALF + j));
+            _mm256_storeu_si256(pr as *mut __m256i, post(acc[0]));
+            _mm256_storeu_si256(pr.add(16) as *mut __m256i, post(acc[1]));
+            _mm256_storeu_si256(pd as *mut __m256i, post(acc[2]));
+            _mm256_storeu_si256(pd.add(16) as *mut __m256i, post(acc[3]));
+        }
+        mirror(xr, w, half);
+        mirror(xd, w, half);
+        // Horizontal pass on even columns only: those decimation keeps.
+        let mut x0 = 0;
+        while x0 < ow {
+            let mut acc = [_mm512_setzero_si512(); 2];
+            for t in 0..n_terms {
+                let e = (MAX_HALF + 2 * x0) as isize + terms[t].off;
+                // SAFETY: e >= 0; the 32 elements read end below
+                // MAX_HALF + w + 48 <= xlen.
+                let vr = _mm512_loadu_si512(xr.as_ptr().offset(e) as *const _);
+                let vd = _mm512_loadu_si512(xd.as_ptr().offset(e) as *const _);
+                acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(vr, coefs[t]));
+                acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(vd, coefs[t]));
+            }
+            let fin = |a: __m512i| {
+                let sum = _mm512_add_epi32(_mm512_add_epi32(a, bias31), _mm512_set1_epi32(32768));
+                _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(sum))
+            };
+            let n = (ow - x0).min(16);
+            let dst = y * ow + x0;
+            if n == 16 {
+                // SAFETY: dst + 16 <= ow * oh <= out lengths (asserted).
+                _mm256_storeu_si256(out_r.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[0]));
+                _mm256_storeu_si256(out_d.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[1]));
+            } else {
+                let mut tmp = [0u16; 16];
+                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[0]));
+                out_r[dst..dst + n].copy_from_slice(&tmp[..n]);
+                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[1]));
+                out_d[dst..dst + n].copy_from_slice(&tmp[..n]);
+            }
+            x0 += 16;
+        }
+    }
+}
