@@ -172,6 +172,7 @@ fn run_libvmaf(
     names: &[String],
     cpumask: u64,
 ) -> Vec<Vec<Option<f64>>> {
+    let _libvmaf = reference::libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
         let cfg = sys::VmafConfiguration {

@@ -438,6 +438,7 @@ fn time_libvmaf(cpumask: u64, frame: &(OwnedPicture, OwnedPicture), reps: u32) -
     use std::ffi::CString;
     use std::ptr;
     use vmaf_head_sys as sys;
+    let _libvmaf = common::reference::libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
         let cfg = sys::VmafConfiguration {

@@ -52,10 +52,13 @@ const FORMATS: [(LogFormat, sys::VmafOutputFormat, &str); 4] = [
 struct Reference {
     ctx: *mut sys::VmafContext,
     model: *mut sys::VmafModel,
+    /// Held while the context lives (see `reference::libvmaf_lock`).
+    _libvmaf: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Reference {
     fn new(s: &Scenario) -> Reference {
+        let libvmaf = common::reference::libvmaf_lock();
         unsafe {
             let mut ctx = ptr::null_mut();
             let cfg = sys::VmafConfiguration {
@@ -89,7 +92,7 @@ impl Reference {
                     assert_eq!(sys::vmaf_score_at_index(ctx, model, &mut score, i), 0);
                 }
             }
-            Reference { ctx, model }
+            Reference { ctx, model, _libvmaf: libvmaf }
         }
     }
 

@@ -46,6 +46,7 @@ enum Source<'a> {
 
 /// libvmaf's scores for `vectors`, frame i getting vectors[i].
 fn libvmaf_scores(source: &Source<'_>, flags: u64, names: &[&str], vectors: &[Vec<f64>]) -> Vec<f64> {
+    let _libvmaf = common::reference::libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
         let cfg = sys::VmafConfiguration {

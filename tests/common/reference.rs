@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::ptr;
+use std::sync::{Mutex, MutexGuard};
 
 use vmaf_head_sys as sys;
 use vmafx::picture::{Chroma, OwnedPicture};
@@ -81,9 +82,23 @@ fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
     pic
 }
 
+/// libvmaf keeps its cpumask in one process-wide static: `vmaf_init` writes
+/// it and each extractor reads it when it initialises, which may be at the
+/// first frame. Tests run on parallel threads, so a run that asked for the C
+/// code (`cpumask` all ones) could get the SIMD chosen by another test's
+/// `vmaf_init` in between. Every libvmaf run holds this lock from
+/// `vmaf_init` to `vmaf_close`.
+pub fn libvmaf_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A test that panicked while holding it left libvmaf in no shared state
+    // worth refusing over.
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Runs libvmaf on `frames` (reference, distorted) and reads back every name
 /// in `query` plus every name the models and features produce.
 pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[String]) -> RefScores {
+    let _libvmaf = libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
         let cfg = sys::VmafConfiguration {
