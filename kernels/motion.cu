@@ -15,31 +15,31 @@ __device__ inline int vx_mirror(int idx, int size) {
     return idx;
 }
 
-// One thread per pixel: grid (ceil(w/256), h). stride in bytes; y_stride in
-// elements.
-VMAFX_KERNEL void motion_blur_y_8(const vx_u8 *prev, const vx_u8 *cur, int stride, int w, int h,
-                                  vx_i32 *y, int y_stride) {
+// One thread per pixel: grid (ceil(w/256), h). Pitches in bytes (the two
+// planes may come from different producers); y_stride in elements.
+VMAFX_KERNEL void motion_blur_y_8(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch,
+                                  int w, int h, vx_i32 *y, int y_stride) {
     int j = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
     int i = blockIdx.y;
     if (j >= w) return;
     vx_i32 acc = 0;
     for (int k = 0; k < 5; k++) {
         long long r = vx_mirror(i - 2 + k, h);
-        acc += VX_MOTION_FILTER[k] * ((vx_i32)prev[r * stride + j] - (vx_i32)cur[r * stride + j]);
+        acc += VX_MOTION_FILTER[k] * ((vx_i32)prev[r * prev_pitch + j] - (vx_i32)cur[r * cur_pitch + j]);
     }
     y[(long long)i * y_stride + j] = (acc + (1 << 7)) >> 8;
 }
 
-VMAFX_KERNEL void motion_blur_y_16(const vx_u8 *prev, const vx_u8 *cur, int stride, int w, int h,
-                                   int bits, vx_i32 *y, int y_stride) {
+VMAFX_KERNEL void motion_blur_y_16(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch,
+                                   int w, int h, int bits, vx_i32 *y, int y_stride) {
     int j = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
     int i = blockIdx.y;
     if (j >= w) return;
     vx_i64 acc = 0;
     for (int k = 0; k < 5; k++) {
         long long r = vx_mirror(i - 2 + k, h);
-        const vx_u16 *p = (const vx_u16 *)(prev + r * stride);
-        const vx_u16 *c = (const vx_u16 *)(cur + r * stride);
+        const vx_u16 *p = (const vx_u16 *)(prev + r * prev_pitch);
+        const vx_u16 *c = (const vx_u16 *)(cur + r * cur_pitch);
         acc += (vx_i64)VX_MOTION_FILTER[k] * (vx_i64)((vx_i32)p[j] - (vx_i32)c[j]);
     }
     y[(long long)i * y_stride + j] = (vx_i32)((acc + (1LL << (bits - 1))) >> bits);

@@ -17,9 +17,11 @@ use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::picture::PlaneView;
 
 type Launch = unsafe extern "C" fn(i32, u32, u32, *mut *mut c_void) -> i32;
+type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;
 
 struct Emulator {
     launch: Launch,
+    find: Find,
     _lib: libloading::Library,
     memory: HashMap<u64, Vec<u64>>,
 }
@@ -59,9 +61,12 @@ fn build_emulator() -> Option<Emulator> {
     let lib = unsafe { libloading::Library::new(&out) }.unwrap();
     // SAFETY: kernel_emu.cpp defines vx_emu_launch with this signature.
     let launch = unsafe { *lib.get::<Launch>(b"vx_emu_launch\0").unwrap() };
+    // SAFETY: kernel_emu.cpp defines vx_emu_find with this signature.
+    let find = unsafe { *lib.get::<Find>(b"vx_emu_find\0").unwrap() };
     std::fs::remove_file(&out).ok();
     Some(Emulator {
         launch,
+        find,
         _lib: lib,
         memory: HashMap::new(),
     })
@@ -70,11 +75,21 @@ fn build_emulator() -> Option<Emulator> {
 impl Backend for Emulator {
     type Function = i32;
     fn load(&mut self, kernel: &KernelSource) -> vmafx::Result<Vec<i32>> {
-        Ok(match kernel.name {
-            "motion.cu" => vec![0, 1, 2],
-            "psnr.cu" => vec![3, 4],
-            other => panic!("no emulation for {other}"),
-        })
+        Ok(kernel
+            .entries
+            .iter()
+            .map(|entry| {
+                let name = std::ffi::CString::new(*entry).unwrap();
+                // SAFETY: a NUL-terminated name.
+                let id = unsafe { (self.find)(name.as_ptr()) };
+                assert!(
+                    id >= 0,
+                    "{}: no emulation for entry {entry} (add it to kernel_emu.cpp)",
+                    kernel.name
+                );
+                id
+            })
+            .collect())
     }
     fn alloc(&mut self, bytes: usize) -> vmafx::Result<u64> {
         let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8)];

@@ -149,6 +149,7 @@ fn compiled_kernels_are_cached_on_disk() {
     let key = cache::key(
         kernels::PSNR.source,
         &headers,
+        &nvrtc::options("compute_90"),
         "compute_90",
         "nvrtc",
         c.version().unwrap(),

@@ -63,14 +63,33 @@ template <class F> static void vx_emu_run(unsigned gx, unsigned gy, F body) {
 template <class T> static T arg(void **args, int i) { T v; std::memcpy(&v, args[i], sizeof v); return v; }
 template <class T> static T *ptr(void **args, int i) { return (T *)(uintptr_t)arg<uint64_t>(args, i); }
 
-// Entry ids follow kernels::ALL order: motion (0..2), then psnr (3..4).
-extern "C" int vx_emu_launch(int id, unsigned gx, unsigned gy, void **a) {
-    switch (id) {
-    case 0: vx_emu_run(gx, gy, [&] { motion_blur_y_8(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6)); }); return 0;
-    case 1: vx_emu_run(gx, gy, [&] { motion_blur_y_16(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7)); }); return 0;
-    case 2: vx_emu_run(gx, gy, [&] { motion_row_sad(ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)); }); return 0;
-    case 3: vx_emu_run(gx, gy, [&] { psnr_sse_row_8(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)); }); return 0;
-    case 4: vx_emu_run(gx, gy, [&] { psnr_sse_row_16(ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)); }); return 0;
-    }
+// Every entry the engine may launch, by its name in kernels/: a new kernel
+// adds its #include above and a row here.
+using vx_emu_fn = void (*)(unsigned, unsigned, void **);
+struct vx_emu_entry {
+    const char *name;
+    vx_emu_fn run;
+};
+#define VX_EMU(entry, ...) \
+    {#entry, [](unsigned gx, unsigned gy, void **a) { vx_emu_run(gx, gy, [&] { entry(__VA_ARGS__); }); }}
+
+static const vx_emu_entry vx_emu_entries[] = {
+    VX_EMU(motion_blur_y_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7)),
+    VX_EMU(motion_blur_y_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_i32>(a, 7), arg<int>(a, 8)),
+    VX_EMU(motion_row_sad, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)),
+    VX_EMU(psnr_sse_row_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
+    VX_EMU(psnr_sse_row_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
+};
+
+// The id of entry `name`, or -1 when it has no row above.
+extern "C" int vx_emu_find(const char *name) {
+    for (unsigned i = 0; i < sizeof vx_emu_entries / sizeof vx_emu_entries[0]; i++)
+        if (std::strcmp(vx_emu_entries[i].name, name) == 0) return (int)i;
     return -1;
+}
+
+extern "C" int vx_emu_launch(int id, unsigned gx, unsigned gy, void **a) {
+    if (id < 0 || id >= (int)(sizeof vx_emu_entries / sizeof vx_emu_entries[0])) return -1;
+    vx_emu_entries[id].run(gx, gy, a);
+    return 0;
 }

@@ -39,6 +39,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 pub fn key(
     source: &str,
     headers: &[(&str, &str)],
+    options: &[String],
     arch: &str,
     compiler: &str,
     version: (i32, i32),
@@ -47,6 +48,9 @@ pub fn key(
     for (name, text) in headers {
         parts.push(name.as_bytes());
         parts.push(text.as_bytes());
+    }
+    for option in options {
+        parts.push(option.as_bytes());
     }
     let hash = fnv1a64(&parts);
     let safe_arch: String = arch
@@ -101,28 +105,85 @@ pub fn get_or_compile_in(
 
 #[cfg(test)]
 mod tests {
+    fn opts() -> Vec<String> {
+        vec!["--fmad=false".into()]
+    }
+
     #[test]
     fn key_changes_with_every_input() {
-        let base = super::key("src", &[("h", "x")], "compute_90", "nvrtc", (13, 0));
-        assert_ne!(
-            base,
-            super::key("src2", &[("h", "x")], "compute_90", "nvrtc", (13, 0))
+        let base = super::key(
+            "src",
+            &[("h", "x")],
+            &opts(),
+            "compute_90",
+            "nvrtc",
+            (13, 0),
         );
         assert_ne!(
             base,
-            super::key("src", &[("h", "y")], "compute_90", "nvrtc", (13, 0))
+            super::key(
+                "src2",
+                &[("h", "x")],
+                &opts(),
+                "compute_90",
+                "nvrtc",
+                (13, 0)
+            )
         );
         assert_ne!(
             base,
-            super::key("src", &[("h", "x")], "compute_80", "nvrtc", (13, 0))
+            super::key(
+                "src",
+                &[("h", "y")],
+                &opts(),
+                "compute_90",
+                "nvrtc",
+                (13, 0)
+            )
         );
         assert_ne!(
             base,
-            super::key("src", &[("h", "x")], "compute_90", "nvrtc", (12, 8))
+            super::key(
+                "src",
+                &[("h", "x")],
+                &opts(),
+                "compute_80",
+                "nvrtc",
+                (13, 0)
+            )
+        );
+        assert_ne!(
+            base,
+            super::key(
+                "src",
+                &[("h", "x")],
+                &opts(),
+                "compute_90",
+                "nvrtc",
+                (12, 8)
+            )
+        );
+        assert_ne!(
+            base,
+            super::key(
+                "src",
+                &[("h", "x")],
+                &["--fmad=true".into()],
+                "compute_90",
+                "nvrtc",
+                (13, 0)
+            )
         );
         assert_eq!(
             base,
-            super::key("src", &[("h", "x")], "compute_90", "nvrtc", (13, 0))
+            super::key(
+                "src",
+                &[("h", "x")],
+                &opts(),
+                "compute_90",
+                "nvrtc",
+                (13, 0)
+            )
         );
     }
 }

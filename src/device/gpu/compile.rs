@@ -9,7 +9,14 @@ use crate::{Error, Result};
 pub fn cuda_ptx(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     let compiler = nvrtc::nvrtc()?;
     let headers = [COMPAT_HEADER];
-    let key = cache::key(kernel.source, &headers, arch, "nvrtc", compiler.version()?);
+    let key = cache::key(
+        kernel.source,
+        &headers,
+        &nvrtc::options(arch),
+        arch,
+        "nvrtc",
+        compiler.version()?,
+    );
     cache::get_or_compile(&key, || {
         compiler.compile_ptx(kernel.name, kernel.source, &headers, arch)
     })
@@ -22,7 +29,14 @@ pub fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     // Checked before the cache too: a refused target never compiles.
     hip::check_offload_arch(arch, version)?;
     let headers = [COMPAT_HEADER];
-    let key = cache::key(kernel.source, &headers, arch, "hiprtc", version);
+    let key = cache::key(
+        kernel.source,
+        &headers,
+        &hip::options(arch),
+        arch,
+        "hiprtc",
+        version,
+    );
     cache::get_or_compile(&key, || {
         compiler.compile(kernel.name, kernel.source, &headers, arch)
     })
@@ -62,13 +76,23 @@ pub fn run_rtc(
     options: &[String],
     arch: &str,
 ) -> Result<Vec<u8>> {
-    let cstr = |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source or option"));
+    let cstr =
+        |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source or option"));
     let (c_source, c_name) = (cstr(source)?, cstr(name)?);
-    let header_texts = headers.iter().map(|h| cstr(h.1)).collect::<Result<Vec<_>>>()?;
-    let header_names = headers.iter().map(|h| cstr(h.0)).collect::<Result<Vec<_>>>()?;
+    let header_texts = headers
+        .iter()
+        .map(|h| cstr(h.1))
+        .collect::<Result<Vec<_>>>()?;
+    let header_names = headers
+        .iter()
+        .map(|h| cstr(h.0))
+        .collect::<Result<Vec<_>>>()?;
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
     let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
-    let c_options = options.iter().map(|s| cstr(s)).collect::<Result<Vec<_>>>()?;
+    let c_options = options
+        .iter()
+        .map(|s| cstr(s))
+        .collect::<Result<Vec<_>>>()?;
     let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
     let call = |what: &str| format!("{}{what}", calls.prefix);
 
@@ -90,19 +114,28 @@ pub fn run_rtc(
     )?;
     let out = (|| {
         // SAFETY: prog is live; the options outlive the call.
-        let compiled = unsafe { (calls.compile)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
+        let compiled =
+            unsafe { (calls.compile)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
         if compiled != 0 {
             let log = program_log(calls, prog);
             check(compiled, &call("CompileProgram")).map_err(|e| match e {
-                Error::Device(s) => Error::Device(format!("{s} compiling {name} for {arch}:\n{log}")),
+                Error::Device(s) => {
+                    Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
+                }
                 other => other,
             })?;
         }
         let mut size = 0usize;
         // SAFETY: prog compiled; the buffer has the size the compiler reported.
-        check(unsafe { (calls.code_size)(prog, &mut size) }, &call("GetCodeSize"))?;
+        check(
+            unsafe { (calls.code_size)(prog, &mut size) },
+            &call("GetCodeSize"),
+        )?;
         let mut code = vec![0u8; size];
-        check(unsafe { (calls.code)(prog, code.as_mut_ptr().cast()) }, &call("GetCode"))?;
+        check(
+            unsafe { (calls.code)(prog, code.as_mut_ptr().cast()) },
+            &call("GetCode"),
+        )?;
         Ok(code)
     })();
     // SAFETY: prog was created above and is destroyed once.
@@ -119,6 +152,8 @@ fn program_log(calls: &RtcCalls, prog: *mut c_void) -> String {
         }
         let mut buf = vec![0u8; size];
         (calls.log)(prog, buf.as_mut_ptr().cast());
-        String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
+        String::from_utf8_lossy(&buf)
+            .trim_end_matches('\0')
+            .to_string()
     }
 }

@@ -6,6 +6,7 @@
 use super::kernels::{self, KernelSource, BLOCK};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
+use std::collections::HashMap;
 use std::ffi::c_void;
 
 /// What a vendor lane provides: memory, copies, modules, launches. Device
@@ -63,188 +64,290 @@ struct Buffer {
     bytes: usize,
 }
 
+/// A plane in device memory (a `CUdeviceptr`, a HIP pointer), read in
+/// place: `pitch` bytes from one row to the next, `width` samples of
+/// `bytes_per_sample` bytes each per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevPlane {
+    pub ptr: u64,
+    pub pitch: usize,
+    pub width: usize,
+    pub height: usize,
+    pub bytes_per_sample: usize,
+}
+
+impl DevPlane {
+    /// Bytes the plane spans: up to the end of its last row.
+    pub fn span(&self) -> usize {
+        (self.height.max(1) - 1) * self.pitch + self.width * self.bytes_per_sample
+    }
+}
+
+/// Kernel arguments, each in its own 8-byte slot, in parameter order; the
+/// launch passes a pointer to each slot, as `cuLaunchKernel` wants.
+#[derive(Default)]
+pub struct Args {
+    slots: Vec<[u8; 8]>,
+}
+
+impl Args {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    fn push(mut self, bytes: &[u8]) -> Self {
+        let mut slot = [0u8; 8];
+        slot[..bytes.len()].copy_from_slice(bytes);
+        self.slots.push(slot);
+        self
+    }
+    /// A device pointer parameter (`T *`).
+    pub fn ptr(self, p: u64) -> Self {
+        self.push(&p.to_ne_bytes())
+    }
+    pub fn i32(self, v: i32) -> Self {
+        self.push(&v.to_ne_bytes())
+    }
+    pub fn u32(self, v: u32) -> Self {
+        self.push(&v.to_ne_bytes())
+    }
+    pub fn i64(self, v: i64) -> Self {
+        self.push(&v.to_ne_bytes())
+    }
+    pub fn f64(self, v: f64) -> Self {
+        self.push(&v.to_ne_bytes())
+    }
+    pub fn f32(self, v: f32) -> Self {
+        self.push(&v.to_ne_bytes())
+    }
+    fn pointers(&mut self) -> Vec<*mut c_void> {
+        self.slots
+            .iter_mut()
+            .map(|s| s.as_mut_ptr().cast())
+            .collect()
+    }
+}
+
 pub struct Engine<B: Backend> {
     backend: B,
-    motion: Vec<B::Function>,
-    psnr: Vec<B::Function>,
-    // prev/ref, cur/dis, blurred rows, per-row sums.
-    buffers: [Buffer; 4],
+    /// Loaded kernel entries by source name, in `KernelSource::entries` order.
+    functions: HashMap<&'static str, Vec<B::Function>>,
+    /// Grow-only scratch buffers by name.
+    buffers: HashMap<&'static str, Buffer>,
 }
 
 // SAFETY: the functions are module handles valid in the backend's context
 // from any thread; the backend (Send) makes that context current per call.
 unsafe impl<B: Backend + Send> Send for Engine<B> {}
 
-/// Bytes a plane view spans: up to the end of its last row.
-fn plane_bytes(p: &PlaneView) -> usize {
-    (p.height() - 1) * p.stride() + p.width() * p.bytes_per_sample()
-}
-
-fn int(v: usize, what: &str) -> Result<i32> {
+/// `v` as an i32 kernel parameter, or NOT SUPPORTED.
+pub fn int(v: usize, what: &str) -> Result<i32> {
     i32::try_from(v)
         .map_err(|_| Error::NotSupported(format!("{what} {v} is too large for the GPU kernels")))
 }
 
 impl<B: Backend> Engine<B> {
-    pub fn new(mut backend: B) -> Result<Self> {
-        let motion = backend.load(&kernels::MOTION)?;
-        let psnr = backend.load(&kernels::PSNR)?;
-        Ok(Self {
+    pub fn new(backend: B) -> Result<Self> {
+        let mut engine = Self {
             backend,
-            motion,
-            psnr,
-            buffers: Default::default(),
-        })
+            functions: HashMap::new(),
+            buffers: HashMap::new(),
+        };
+        // Load what every context needs now, so a broken compiler or driver
+        // shows at open, not at the first frame.
+        engine.functions(&kernels::MOTION)?;
+        engine.functions(&kernels::PSNR)?;
+        Ok(engine)
     }
 
     pub fn backend(&self) -> &B {
         &self.backend
     }
 
-    fn reserve(&mut self, slot: usize, bytes: usize) -> Result<u64> {
-        let b = &mut self.buffers[slot];
-        if b.bytes < bytes {
-            if b.ptr != 0 {
-                self.backend.free(b.ptr);
-                *b = Buffer::default();
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// `kernel`'s entries (compiled and loaded on first use), in the order
+    /// of `kernel.entries`.
+    pub fn functions(&mut self, kernel: &KernelSource) -> Result<Vec<B::Function>> {
+        if let Some(f) = self.functions.get(kernel.name) {
+            return Ok(f.clone());
+        }
+        let f = self.backend.load(kernel)?;
+        self.functions.insert(kernel.name, f.clone());
+        Ok(f)
+    }
+
+    /// The scratch buffer `name`, grown to at least `bytes` (contents are
+    /// kept only while it does not grow).
+    pub fn scratch(&mut self, name: &'static str, bytes: usize) -> Result<u64> {
+        let have = self.buffers.get(name).map_or(0, |b| b.bytes);
+        if have < bytes.max(1) {
+            if let Some(old) = self.buffers.remove(name) {
+                self.backend.free(old.ptr);
             }
             let ptr = self.backend.alloc(bytes.max(1))?;
-            self.buffers[slot] = Buffer { ptr, bytes };
+            self.buffers.insert(
+                name,
+                Buffer {
+                    ptr,
+                    bytes: bytes.max(1),
+                },
+            );
         }
-        Ok(self.buffers[slot].ptr)
+        Ok(self.buffers[name].ptr)
     }
 
-    fn upload_plane(&mut self, slot: usize, p: &PlaneView) -> Result<u64> {
-        let data = &p.data()[..plane_bytes(p)];
-        let ptr = self.reserve(slot, data.len())?;
+    /// Copies a host plane into scratch buffer `name`, rows kept at the
+    /// host stride.
+    pub fn upload_plane(&mut self, name: &'static str, p: &PlaneView) -> Result<DevPlane> {
+        let plane = DevPlane {
+            ptr: 0,
+            pitch: p.stride(),
+            width: p.width(),
+            height: p.height(),
+            bytes_per_sample: p.bytes_per_sample(),
+        };
+        let data = &p.data()[..plane.span()];
+        let ptr = self.scratch(name, data.len())?;
         self.backend.upload(ptr, data)?;
-        Ok(ptr)
+        Ok(DevPlane { ptr, ..plane })
     }
 
-    /// Motion SAD of two luma planes: [`crate::feature::motion::sad_scalar`].
+    /// Launches `f` on `grid` with `args`.
+    ///
+    /// # Safety
+    /// `args` match `f`'s parameter list in kernels/ (types and order), and
+    /// every pointer among them spans what `f` touches for this grid.
+    pub unsafe fn launch(
+        &mut self,
+        f: B::Function,
+        grid: (u32, u32),
+        mut args: Args,
+    ) -> Result<()> {
+        let mut pointers = args.pointers();
+        // SAFETY: forwarded contract; `args` outlives the call.
+        unsafe { self.backend.launch(f, grid, &mut pointers) }
+    }
+
+    /// Reads `count` values of `T` from device memory at `src`, after the
+    /// work queued so far.
+    pub fn download_vec<T: DeviceScalar>(&mut self, src: u64, count: usize) -> Result<Vec<T>> {
+        let mut bytes = vec![0u8; count * std::mem::size_of::<T>()];
+        self.backend.download(&mut bytes, src)?;
+        self.backend.synchronize()?;
+        Ok(bytes
+            .chunks_exact(std::mem::size_of::<T>())
+            .map(T::from_ne_bytes)
+            .collect())
+    }
+
+    /// Motion SAD of two host luma planes (copied to the device first).
     pub fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64> {
-        let (w, h) = (cur.width(), cur.height());
-        if prev.width() != w || prev.height() != h || prev.stride() != cur.stride() {
+        let p = self.upload_plane("motion.prev", prev)?;
+        let c = self.upload_plane("motion.cur", cur)?;
+        self.motion_sad_dev(p, c, bits)
+    }
+
+    /// SSE of two host planes over the top-left `w` x `h`.
+    pub fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
+        let a = self.upload_plane("psnr.ref", r)?;
+        let b = self.upload_plane("psnr.dis", d)?;
+        self.psnr_sse_dev(a, b, w, h)
+    }
+
+    /// Motion SAD of two luma planes in device memory:
+    /// [`crate::feature::motion::sad_scalar`].
+    pub fn motion_sad_dev(&mut self, prev: DevPlane, cur: DevPlane, bits: u32) -> Result<u64> {
+        let (w, h) = (cur.width, cur.height);
+        if prev.width != w || prev.height != h || prev.bytes_per_sample != cur.bytes_per_sample {
             return Err(Error::Mismatch(
-                "motion: planes differ in size or stride".into(),
+                "motion: planes differ in size or depth".into(),
             ));
         }
-        let (wi, hi, stride) = (
-            int(w, "width")?,
-            int(h, "height")?,
-            int(cur.stride(), "stride")?,
-        );
-        let p = self.upload_plane(0, prev)?;
-        let c = self.upload_plane(1, cur)?;
-        let y = self.reserve(2, w * h * 4)?;
-        let rows = self.reserve(3, h * 4)?;
-        let (mut p, mut c, mut y, mut rows) = (p, c, y, rows);
-        let (mut wi, mut hi, mut stride, mut bits_i, mut y_stride) =
-            (wi, hi, stride, bits as i32, wi);
+        let f = self.functions(&kernels::MOTION)?;
+        let (wi, hi) = (int(w, "width")?, int(h, "height")?);
+        let y = self.scratch("motion.y", w * h * 4)?;
+        let rows = self.scratch("motion.rows", h * 4)?;
         let grid_x = (w as u32).div_ceil(BLOCK);
-        if bits == 8 {
-            let mut args = [
-                &mut p as *mut u64 as *mut c_void,
-                &mut c as *mut u64 as _,
-                &mut stride as *mut i32 as _,
-                &mut wi as *mut i32 as _,
-                &mut hi as *mut i32 as _,
-                &mut y as *mut u64 as _,
-                &mut y_stride as *mut i32 as _,
-            ];
-            // SAFETY: args follow the kernel signatures in kernels/; buffers were
-            // reserved for the plane sizes above.
-            unsafe {
-                self.backend
-                    .launch(self.motion[0], (grid_x, h as u32), &mut args)
-            }?;
+        let args = Args::new()
+            .ptr(prev.ptr)
+            .ptr(cur.ptr)
+            .i32(int(prev.pitch, "pitch")?)
+            .i32(int(cur.pitch, "pitch")?)
+            .i32(wi)
+            .i32(hi);
+        let (entry, args) = if bits == 8 {
+            (f[0], args.ptr(y).i32(wi))
         } else {
-            let mut args = [
-                &mut p as *mut u64 as *mut c_void,
-                &mut c as *mut u64 as _,
-                &mut stride as *mut i32 as _,
-                &mut wi as *mut i32 as _,
-                &mut hi as *mut i32 as _,
-                &mut bits_i as *mut i32 as _,
-                &mut y as *mut u64 as _,
-                &mut y_stride as *mut i32 as _,
-            ];
-            // SAFETY: args follow the kernel signatures in kernels/; buffers were
-            // reserved for the plane sizes above.
-            unsafe {
-                self.backend
-                    .launch(self.motion[1], (grid_x, h as u32), &mut args)
-            }?;
-        }
-        let mut args = [
-            &mut y as *mut u64 as *mut c_void,
-            &mut y_stride as *mut i32 as _,
-            &mut wi as *mut i32 as _,
-            &mut rows as *mut u64 as _,
-        ];
-        // SAFETY: args follow the kernel signatures in kernels/; buffers were
-        // reserved for the plane sizes above.
+            (f[1], args.i32(bits as i32).ptr(y).i32(wi))
+        };
+        // SAFETY: motion_blur_y_8 (prev, cur, prev_pitch, cur_pitch, w, h, y,
+        // y_stride) and motion_blur_y_16 (.., h, bits, y, y_stride); each
+        // plane spans h rows of its pitch, y holds w * h i32.
+        unsafe { self.launch(entry, (grid_x, h as u32), args) }?;
+        // SAFETY: motion_row_sad (y, y_stride, w, row_sad); rows holds h u32.
         unsafe {
-            self.backend
-                .launch(self.motion[2], (1, h as u32), &mut args)
+            self.launch(
+                f[2],
+                (1, h as u32),
+                Args::new().ptr(y).i32(wi).i32(wi).ptr(rows),
+            )
         }?;
-        let mut out = vec![0u8; h * 4];
-        self.backend.download(&mut out, rows)?;
-        self.backend.synchronize()?;
-        Ok(out
-            .chunks_exact(4)
-            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u64)
+        Ok(self
+            .download_vec::<u32>(rows, h)?
+            .into_iter()
+            .map(u64::from)
             .sum())
     }
 
-    /// SSE over the top-left `w` x `h`: [`crate::feature::psnr::sse_u8`] /
-    /// [`crate::feature::psnr::sse_u16`].
-    pub fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        if w > r.width().min(d.width()) || h > r.height().min(d.height()) || w == 0 || h == 0 {
+    /// SSE over the top-left `w` x `h` of two planes in device memory:
+    /// [`crate::feature::psnr::sse_u8`] / [`crate::feature::psnr::sse_u16`].
+    pub fn psnr_sse_dev(&mut self, r: DevPlane, d: DevPlane, w: usize, h: usize) -> Result<u64> {
+        if w > r.width.min(d.width) || h > r.height.min(d.height) || w == 0 || h == 0 {
             return Err(Error::invalid(format!(
                 "psnr: region {w}x{h} outside the planes"
             )));
         }
-        let wide = r.bytes_per_sample() == 2;
-        let (mut wi, mut sr, mut sd) = (
-            int(w, "width")?,
-            int(r.stride(), "stride")?,
-            int(d.stride(), "stride")?,
-        );
-        let mut a = self.upload_plane(0, r)?;
-        let mut b = self.upload_plane(1, d)?;
-        let mut rows = self.reserve(3, h * 8)?;
-        let mut args = [
-            &mut a as *mut u64 as *mut c_void,
-            &mut b as *mut u64 as _,
-            &mut sr as *mut i32 as _,
-            &mut sd as *mut i32 as _,
-            &mut wi as *mut i32 as _,
-            &mut rows as *mut u64 as _,
-        ];
-        // SAFETY: args follow the kernel signatures in kernels/; buffers were
-        // reserved for the plane sizes above.
-        unsafe {
-            self.backend
-                .launch(self.psnr[usize::from(wide)], (1, h as u32), &mut args)
-        }?;
-        let mut out = vec![0u8; h * 8];
-        self.backend.download(&mut out, rows)?;
-        self.backend.synchronize()?;
-        Ok(out
-            .chunks_exact(8)
-            .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
-            .sum())
+        let f = self.functions(&kernels::PSNR)?;
+        let wide = r.bytes_per_sample == 2;
+        let rows = self.scratch("psnr.rows", h * 8)?;
+        let args = Args::new()
+            .ptr(r.ptr)
+            .ptr(d.ptr)
+            .i32(int(r.pitch, "pitch")?)
+            .i32(int(d.pitch, "pitch")?)
+            .i32(int(w, "width")?)
+            .ptr(rows);
+        // SAFETY: psnr_sse_row_8/16 (ref, dis, ref_stride, dis_stride, w,
+        // row_sse); each plane spans h rows; rows holds h u64.
+        unsafe { self.launch(f[usize::from(wide)], (1, h as u32), args) }?;
+        Ok(self.download_vec::<u64>(rows, h)?.into_iter().sum())
     }
 }
 
+/// Plain integers read back from the device.
+pub trait DeviceScalar: Copy {
+    fn from_ne_bytes(b: &[u8]) -> Self;
+}
+
+macro_rules! device_scalar {
+    ($($t:ty),*) => {$(
+        impl DeviceScalar for $t {
+            fn from_ne_bytes(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_ne_bytes(a)
+            }
+        }
+    )*};
+}
+device_scalar!(u32, i32, u64, i64);
+
 impl<B: Backend> Drop for Engine<B> {
     fn drop(&mut self) {
-        for b in &mut self.buffers {
-            if b.ptr != 0 {
-                self.backend.free(b.ptr);
-                b.ptr = 0;
-            }
+        for (_, b) in self.buffers.drain() {
+            self.backend.free(b.ptr);
         }
     }
 }

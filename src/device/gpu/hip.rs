@@ -268,7 +268,7 @@ impl Hiprtc {
         arch: &str,
     ) -> Result<Vec<u8>> {
         check_offload_arch(arch, self.version()?)?;
-        let options = [format!("--offload-arch={arch}"), "-O3".into()];
+        let options = options(arch);
         let calls = RtcCalls {
             prefix: "hiprtc",
             create: self.hiprtcCreateProgram,
@@ -279,8 +279,27 @@ impl Hiprtc {
             log_size: self.hiprtcGetProgramLogSize,
             log: self.hiprtcGetProgramLog,
         };
-        run_rtc(&calls, &|code, call| self.check(code, call), name, source, headers, &options, arch)
+        run_rtc(
+            &calls,
+            &|code, call| self.check(code, call),
+            name,
+            source,
+            headers,
+            &options,
+            arch,
+        )
     }
+}
+
+/// hiprtc's options for `arch`; part of the cache key.
+pub fn options(arch: &str) -> Vec<String> {
+    // -ffp-contract=off: no FMA contraction, so float steps round as on the
+    // CPU (see nvrtc.rs's --fmad=false).
+    vec![
+        format!("--offload-arch={arch}"),
+        "-O3".into(),
+        "-ffp-contract=off".into(),
+    ]
 }
 
 #[cfg(test)]

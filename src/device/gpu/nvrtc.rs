@@ -105,11 +105,7 @@ impl Nvrtc {
         headers: &[(&str, &str)],
         arch: &str,
     ) -> Result<Vec<u8>> {
-        let options = [
-            format!("--gpu-architecture={arch}"),
-            "--std=c++17".into(),
-            "-default-device".into(),
-        ];
+        let options = options(arch);
         let calls = RtcCalls {
             prefix: "nvrtc",
             create: self.nvrtcCreateProgram,
@@ -120,6 +116,26 @@ impl Nvrtc {
             log_size: self.nvrtcGetProgramLogSize,
             log: self.nvrtcGetProgramLog,
         };
-        run_rtc(&calls, &|code, call| self.check(code, call), name, source, headers, &options, arch)
+        run_rtc(
+            &calls,
+            &|code, call| self.check(code, call),
+            name,
+            source,
+            headers,
+            &options,
+            arch,
+        )
     }
+}
+
+/// NVRTC's options for `arch`; part of the cache key.
+pub fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "-default-device".into(),
+        // No a*b+c contracted into one FMA: the float steps of the twins
+        // (VIF's gain, ADM's angle test) must round as the CPU's do.
+        "--fmad=false".into(),
+    ]
 }
