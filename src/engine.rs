@@ -16,6 +16,7 @@ use std::thread::JoinHandle;
 use crate::feature::{
     ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput, FrameScores,
 };
+use crate::device::DeviceFrame;
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
 use crate::score::pool::{pool_frames, PoolMethod};
@@ -24,14 +25,22 @@ use crate::simd::CpuLevel;
 use crate::{Error, Result};
 
 /// Something that holds a picture for as long as the engine needs it:
-/// an [`OwnedPicture`], or a wrapper around a reference-counted frame.
+/// an [`OwnedPicture`], or a wrapper around a reference-counted frame. Its
+/// samples are in host memory ([`PictureSource::host`]), in a GPU lane's
+/// memory ([`PictureSource::device_frame`]), or both. Dropping the last
+/// reference is the release: every reader is done with it then.
 pub trait PictureSource: Send + Sync {
-    fn picture(&self) -> Picture<'_>;
+    /// The host planes; `None` for a picture that lives only on a device.
+    fn host(&self) -> Option<Picture<'_>>;
+    /// The planes in device memory, when the picture is there.
+    fn device_frame(&self) -> Option<&DeviceFrame> {
+        None
+    }
 }
 
 impl PictureSource for OwnedPicture {
-    fn picture(&self) -> Picture<'_> {
-        self.view()
+    fn host(&self) -> Option<Picture<'_>> {
+        Some(self.view())
     }
 }
 
@@ -259,9 +268,8 @@ impl Context {
         }
         let index = self.frames_in;
         {
-            let (r, d) = (reference.picture(), distorted.picture());
-            let g = Geometry { width: r.width(), height: r.height(), format: r.format() };
-            let gd = Geometry { width: d.width(), height: d.height(), format: d.format() };
+            let g = host_geometry(reference.as_ref(), index, "reference")?;
+            let gd = host_geometry(distorted.as_ref(), index, "distorted")?;
             if g != gd {
                 return Err(Error::Mismatch(format!(
                     "frame {index}: reference is {}x{} {}, distorted is {}x{} {}",
@@ -444,15 +452,30 @@ impl Drop for Context {
     }
 }
 
+/// The size and format of a picture the CPU extractors can read.
+fn host_geometry(p: &dyn PictureSource, index: u32, which: &str) -> Result<Geometry> {
+    match (p.host(), p.device_frame()) {
+        (Some(h), _) => Ok(Geometry { width: h.width(), height: h.height(), format: h.format() }),
+        (None, Some(DeviceFrame { memory, .. })) => Err(Error::NotSupported(format!(
+            "frame {index}: the {which} picture is in {:?} device memory, and this context scores on the CPU",
+            memory.kind
+        ))),
+        (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
+    }
+}
+
 fn run_job(
     uses: &[ExtractorUse],
     instances: &mut [Box<dyn Extractor>],
     subsample: u32,
     job: &Job,
 ) -> Result<Vec<FrameScores>> {
-    let reference = job.reference.picture();
-    let distorted = job.distorted.picture();
-    let prev = job.prev_reference.as_ref().map(|p| p.picture());
+    fn host(p: &Arc<dyn PictureSource>, index: u32) -> Result<Picture<'_>> {
+        p.host().ok_or_else(|| Error::Internal(format!("frame {index}: host planes vanished")))
+    }
+    let reference = host(&job.reference, job.index)?;
+    let distorted = host(&job.distorted, job.index)?;
+    let prev = job.prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
     let input = FrameInput {
         index: job.index,
         reference: &reference,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nix::libc;
-use vmafx::engine::{Context, ContextConfig, PictureSource};
+use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::FeatureOptions;
 use vmafx::import::cpu::CpuDevice;
 use vmafx::import::{

@@ -10,7 +10,6 @@ mod synth;
 use std::sync::Arc;
 use std::time::Duration;
 
-use vmafx::engine::PictureSource;
 use vmafx::import::cpu::CpuDevice;
 use vmafx::import::{
     AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,

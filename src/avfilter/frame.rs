@@ -334,11 +334,17 @@ fn host_plane(ptr: *const u8, linesize: i32, w: usize, h: usize, bps: usize) -> 
     Ok(PlaneSource::Host { ptr, stride, len: (h - 1) * stride + w * bps })
 }
 
-impl PictureSource for HostPicture {
-    fn picture(&self) -> Picture<'_> {
+impl HostPicture {
+    pub fn picture(&self) -> Picture<'_> {
         // `wrap` built this view once already; the same inputs give the
         // same result.
         self.view().expect("host picture validated in wrap")
+    }
+}
+
+impl PictureSource for HostPicture {
+    fn host(&self) -> Option<Picture<'_>> {
+        Some(self.picture())
     }
 }
 

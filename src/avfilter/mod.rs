@@ -56,8 +56,8 @@ struct DrmPicture {
 }
 
 impl PictureSource for DrmPicture {
-    fn picture(&self) -> Picture<'_> {
-        self.imported.picture()
+    fn host(&self) -> Option<Picture<'_>> {
+        Some(self.imported.picture())
     }
 }
 

@@ -5,13 +5,16 @@
 //! step stays on the host, in the CPU's code. See docs/gpu.md.
 
 pub mod cpu;
+pub mod frame;
 pub mod gpu;
+
+pub use frame::{DeviceFrame, DeviceMemoryId};
 
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 
 /// The lanes vmafx can compute on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
     Cpu,
     Cuda,

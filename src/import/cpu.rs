@@ -590,7 +590,15 @@ impl CpuFrame {
 }
 
 impl PictureSource for CpuFrame {
-    fn picture(&self) -> Picture<'_> {
+    fn host(&self) -> Option<Picture<'_>> {
+        Some(self.picture())
+    }
+}
+
+impl CpuFrame {
+    /// The imported planes, read in place (or from the copy made for
+    /// semi-planar chroma).
+    pub fn picture(&self) -> Picture<'_> {
         let bps = self.format.bytes_per_sample();
         let copied = self.copy.as_ref().map(|c| c.view());
         let mut views = Vec::with_capacity(3);
