@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use crate::feature::{
     ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput, FrameScores,
 };
-use crate::device::DeviceFrame;
+use crate::device::{DeviceFrame, DeviceKind};
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
 use crate::score::pool::{pool_frames, PoolMethod};
@@ -53,12 +53,30 @@ pub struct ContextConfig {
     pub subsample: u32,
     /// Highest SIMD level to use.
     pub cpu: CpuLevel,
+    /// Where the features are computed.
+    pub device: DeviceChoice,
 }
 
 impl Default for ContextConfig {
     fn default() -> Self {
-        ContextConfig { threads: 0, subsample: 1, cpu: CpuLevel::detect() }
+        ContextConfig { threads: 0, subsample: 1, cpu: CpuLevel::detect(), device: DeviceChoice::Cpu }
     }
+}
+
+/// Where a context computes its features. On a GPU every extractor runs
+/// its device twin (identical values); host pictures are copied to the
+/// device once per frame, device pictures ([`PictureSource::device_frame`])
+/// are read in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    #[default]
+    Cpu,
+    /// Device `index` of `kind` (CUDA or HIP), on streams of vmafx's own.
+    Gpu { kind: DeviceKind, index: usize },
+    /// The caller's CUDA context and stream (`CUcontext`, `CUstream` as
+    /// integers; FFmpeg's `AVCUDADeviceContext`); work is queued after what
+    /// the caller queued there. Both must outlive the context.
+    CudaStream { context: u64, stream: u64 },
 }
 
 /// One extractor the context runs, with the options it runs under.
@@ -117,6 +135,9 @@ impl Context {
     pub fn new(config: ContextConfig) -> Result<Self> {
         if config.subsample == 0 {
             return Err(Error::invalid("subsample must be at least 1"));
+        }
+        if config.device != DeviceChoice::Cpu {
+            return Err(Error::NotSupported(format!("scoring on {:?}: not in this build yet", config.device)));
         }
         Ok(Context {
             config: ContextConfig { cpu: CpuLevel::capped(config.cpu), ..config },

@@ -51,7 +51,7 @@ fn run_ours(
     threads: usize,
     cpu: CpuLevel,
 ) -> vmafx::Result<Context> {
-    let mut ctx = Context::new(ContextConfig { threads, subsample: 1, cpu })?;
+    let mut ctx = Context::new(ContextConfig { threads, subsample: 1, cpu, ..Default::default() })?;
     for (version, name) in MODELS {
         let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
         ctx.use_model(Model::builtin(version, &cfg)?)?;

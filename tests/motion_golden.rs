@@ -17,7 +17,7 @@ fn check(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, opts: &[(&str, 
     for (k, v) in opts {
         options.set_text(desc.options, k, v).unwrap();
     }
-    let mut ctx = Context::new(ContextConfig { threads, subsample, cpu }).unwrap();
+    let mut ctx = Context::new(ContextConfig { threads, subsample, cpu, ..Default::default() }).unwrap();
     ctx.use_feature("motion", options).unwrap();
     for (r, d) in &frames {
         ctx.push(Arc::new(r.clone()), Arc::new(d.clone())).unwrap();

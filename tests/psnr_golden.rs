@@ -20,7 +20,7 @@ fn ours(frames: &Clip, opts: &[(&str, &str)], threads: usize, subsample: u32) ->
     for (k, v) in opts {
         o.set_text(DESCRIPTOR.options, k, v).unwrap();
     }
-    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host() };
+    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host(), ..Default::default() };
     let mut ctx = Context::new(cfg).unwrap();
     ctx.use_feature("psnr", o).unwrap();
     for (r, d) in frames {

@@ -412,7 +412,7 @@ fn score(
     dist_in: &mut dyn FrameReader,
     log_file: Option<&std::fs::File>,
 ) -> Result<(), Error> {
-    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu })?;
+    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, ..Default::default() })?;
     let mut labels = Vec::new();
     for spec in model_specs {
         let model = match (&spec.version, &spec.path) {
