@@ -7,16 +7,28 @@
 //! with its own extractor instances) and at most `2 * N` are in flight.
 //! Results are committed to the collector in frame order, so the log's
 //! feature order never depends on scheduling.
+//!
+//! On a GPU ([`DeviceChoice::Gpu`], [`DeviceChoice::CudaStream`],
+//! [`Context::with_lanes`]) every worker (or the caller's thread, with 0
+//! threads) owns one lane: a [`GpuDevice`] with its own stream and scratch.
+//! Per frame the worker puts each picture on its lane once (a host picture
+//! is copied into the lane's scratch, a device picture of the lane's memory
+//! is read in place after its `ready` event) and every extractor's device
+//! twin reads those planes. The twins compute integer sums on the device
+//! and finish with the CPU code, so the values are the CPU context's.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use crate::device::gpu::GpuDevice;
+use crate::device::{Device, DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::feature::{
-    ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput, FrameScores,
+    DeviceFrameInput, ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput,
+    FrameScores,
 };
-use crate::device::{DeviceFrame, DeviceKind};
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
 use crate::score::pool::{pool_frames, PoolMethod};
@@ -76,7 +88,152 @@ pub enum DeviceChoice {
     /// The caller's CUDA context and stream (`CUcontext`, `CUstream` as
     /// integers; FFmpeg's `AVCUDADeviceContext`); work is queued after what
     /// the caller queued there. Both must outlive the context.
+    ///
+    /// Every lane (one per worker thread) queues on this one stream: stream
+    /// order puts the reads after the producer's writes queued there, and
+    /// no stream of ours enters the caller's context. With N threads the
+    /// workers overlap their uploads and host work; their kernels run in
+    /// stream order.
     CudaStream { context: u64, stream: u64 },
+}
+
+impl DeviceChoice {
+    /// Opens one lane for this GPU choice.
+    fn open_lane(self) -> Result<GpuDevice> {
+        Ok(match self {
+            DeviceChoice::Cpu => return Err(Error::Internal("a GPU lane for the CPU".into())),
+            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => GpuDevice::cuda(index)?,
+            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => GpuDevice::hip(index)?,
+            DeviceChoice::Gpu { kind: DeviceKind::Cpu, .. } => {
+                return Err(Error::invalid("DeviceChoice::Gpu of kind Cpu: use DeviceChoice::Cpu"))
+            }
+            // SAFETY: the variant's contract: a live context and a stream in
+            // it (or 0, its default stream), outliving the context.
+            DeviceChoice::CudaStream { context, stream } => unsafe {
+                GpuDevice::cuda_from_stream(context as usize as _, stream as usize as _)?
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceChoice::Cpu => write!(f, "the CPU"),
+            DeviceChoice::Gpu { kind, index } => write!(f, "{kind:?} device {index}"),
+            DeviceChoice::CudaStream { context, stream } => {
+                write!(f, "CUDA context {context:#x}, stream {stream:#x}")
+            }
+        }
+    }
+}
+
+/// Names of the lane scratch buffers host pictures are copied into: three
+/// pictures per frame at most (reference, distorted, previous reference),
+/// three planes each.
+const SLOTS: [[&str; 3]; 3] = [
+    ["frame.0.y", "frame.0.cb", "frame.0.cr"],
+    ["frame.1.y", "frame.1.cb", "frame.1.cr"],
+    ["frame.2.y", "frame.2.cb", "frame.2.cr"],
+];
+
+/// A worker's GPU lane and the pictures on it.
+struct LaneState {
+    device: GpuDevice,
+    /// Planes each picture needs there (chroma only when an extractor of
+    /// the context reads it).
+    planes: usize,
+    /// The last frame's reference, still in scratch slot `.2`: the next
+    /// frame's previous reference when this lane runs it, so a run on one
+    /// lane copies each picture once.
+    kept: Option<(Arc<dyn PictureSource>, DeviceFrame, usize)>,
+    /// Host pictures copied to a device, context-wide.
+    uploads: Arc<AtomicU64>,
+}
+
+impl LaneState {
+    /// `picture` on the lane: in place, kept from the last frame, or copied
+    /// into a scratch slot not in `used` (returned in the second field).
+    fn place(
+        &mut self,
+        picture: &Arc<dyn PictureSource>,
+        used: &mut [bool; 3],
+        index: u32,
+        which: &str,
+    ) -> Result<(DeviceFrame, Option<usize>)> {
+        let memory = self.device.memory();
+        if let Some(frame) = picture.device_frame().filter(|f| f.memory == memory) {
+            if frame.planes.len() < self.planes {
+                return Err(Error::invalid(format!(
+                    "frame {index}: the {which} device picture has luma only; this context's extractors read chroma"
+                )));
+            }
+            if let Some(event) = frame.ready {
+                self.device.wait_ready(event)?;
+            }
+            return Ok((frame.clone(), None));
+        }
+        if let Some((kept, frame, slot)) = &self.kept {
+            if same_picture(kept, picture) {
+                used[*slot] = true;
+                return Ok((frame.clone(), Some(*slot)));
+            }
+        }
+        let host = placed_host(picture.as_ref(), memory, index, which)?;
+        let kept_slot = self.kept.as_ref().map(|k| k.2);
+        let slot = (0..SLOTS.len())
+            .filter(|&i| !used[i])
+            .min_by_key(|&i| Some(i) == kept_slot)
+            .ok_or_else(|| Error::Internal("more than three pictures in one frame".into()))?;
+        if Some(slot) == kept_slot {
+            self.kept = None;
+        }
+        used[slot] = true;
+        let planes = (0..self.planes)
+            .map(|p| self.device.upload_plane(SLOTS[slot][p], &host.plane(p)))
+            .collect::<Result<Vec<_>>>()?;
+        self.uploads.fetch_add(1, Ordering::Relaxed);
+        let frame = DeviceFrame {
+            memory,
+            format: host.format(),
+            width: host.width(),
+            height: host.height(),
+            planes,
+            ready: None,
+        };
+        Ok((frame, Some(slot)))
+    }
+}
+
+fn same_picture(a: &Arc<dyn PictureSource>, b: &Arc<dyn PictureSource>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+}
+
+/// The host planes of a picture a lane of `memory` must copy; a device
+/// picture of another memory without host planes is refused, naming both.
+fn placed_host<'p>(
+    p: &'p dyn PictureSource,
+    memory: DeviceMemoryId,
+    index: u32,
+    which: &str,
+) -> Result<Picture<'p>> {
+    match (p.host(), p.device_frame()) {
+        (Some(h), _) => Ok(h),
+        (None, Some(f)) => Err(Error::Mismatch(format!(
+            "frame {index}: the {which} picture is in {}, and this context scores in {}",
+            describe_memory(f.memory),
+            describe_memory(memory)
+        ))),
+        (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
+    }
+}
+
+fn describe_memory(m: DeviceMemoryId) -> String {
+    match m.kind {
+        DeviceKind::Cuda => format!("CUDA context {:#x}", m.context),
+        DeviceKind::Hip => format!("HIP device {}", m.context),
+        DeviceKind::Cpu => "host memory".into(),
+    }
 }
 
 /// One extractor the context runs, with the options it runs under.
@@ -84,6 +241,12 @@ pub enum DeviceChoice {
 struct ExtractorUse {
     descriptor: &'static ExtractorDescriptor,
     options: FeatureOptions,
+}
+
+/// What a worker scores frames with: the CPU, or its own GPU lane.
+enum WorkerLane {
+    Cpu,
+    Device(LaneState),
 }
 
 struct Job {
@@ -116,6 +279,15 @@ pub struct Context {
     geometry: Option<Geometry>,
     /// Instances for the caller's thread (inline scoring and flush).
     local: Vec<Box<dyn Extractor>>,
+    /// GPU lanes opened by `new`, handed to the workers (or kept for the
+    /// caller's thread) at the first frame; empty on the CPU.
+    lanes: Vec<GpuDevice>,
+    /// The memory the lanes read in place (`None` on the CPU).
+    memory: Option<DeviceMemoryId>,
+    device_info: Option<crate::device::DeviceInfo>,
+    /// The caller's thread's lane (0 threads).
+    local_lane: WorkerLane,
+    uploads: Arc<AtomicU64>,
     workers: Option<Workers>,
     in_flight: usize,
     /// Results that arrived ahead of the next frame to commit.
@@ -132,14 +304,60 @@ pub struct Context {
 }
 
 impl Context {
+    /// A context on `config.device`. A GPU lane is opened per worker thread
+    /// (one for 0 threads) now, so a missing runtime, device or compiler is
+    /// an error here, naming it.
     pub fn new(config: ContextConfig) -> Result<Self> {
+        let device = config.device;
+        if device == DeviceChoice::Cpu {
+            return Self::open(config, || device.open_lane(), false);
+        }
+        Self::open(config, || device.open_lane(), true)
+            .map_err(|e| prefix_error(e, &format!("scoring on {device}")))
+    }
+
+    /// A context on lanes the caller opens: `open_lane` is called once per
+    /// worker thread (once for 0 threads). For backends vmafx does not
+    /// name, such as the kernel emulator of tests/device_emu.rs
+    /// ([`GpuDevice::from_backend`]); `config.device` is not used. Every
+    /// lane must read the same memory.
+    pub fn with_lanes(
+        config: ContextConfig,
+        open_lane: impl FnMut() -> Result<GpuDevice>,
+    ) -> Result<Self> {
+        Self::open(config, open_lane, true)
+    }
+
+    fn open(
+        config: ContextConfig,
+        mut open_lane: impl FnMut() -> Result<GpuDevice>,
+        on_device: bool,
+    ) -> Result<Self> {
         if config.subsample == 0 {
             return Err(Error::invalid("subsample must be at least 1"));
         }
-        if config.device != DeviceChoice::Cpu {
-            return Err(Error::NotSupported(format!("scoring on {:?}: not in this build yet", config.device)));
+        let mut lanes = Vec::new();
+        if on_device {
+            for _ in 0..config.threads.max(1) {
+                lanes.push(open_lane()?);
+            }
+        }
+        let memory = lanes.first().map(GpuDevice::memory);
+        if let Some(m) = memory {
+            if let Some(other) = lanes.iter().map(GpuDevice::memory).find(|&o| o != m) {
+                return Err(Error::invalid(format!(
+                    "lanes read different memories ({} and {})",
+                    describe_memory(m),
+                    describe_memory(other)
+                )));
+            }
         }
         Ok(Context {
+            device_info: lanes.first().map(|l| l.info().clone()),
+            lanes,
+            memory,
+            local_lane: WorkerLane::Cpu,
+            uploads: Arc::new(AtomicU64::new(0)),
             config: ContextConfig { cpu: CpuLevel::capped(config.cpu), ..config },
             uses: Vec::new(),
             models: Vec::new(),
@@ -160,6 +378,20 @@ impl Context {
 
     pub fn config(&self) -> &ContextConfig {
         &self.config
+    }
+
+    /// The lanes' device (`None` for a CPU context).
+    pub fn device_info(&self) -> Option<&crate::device::DeviceInfo> {
+        self.device_info.as_ref()
+    }
+
+    /// Host pictures copied to a GPU lane so far (a picture's planes count
+    /// once). A device picture read in place adds nothing; a frame scored
+    /// on one lane copies its reference and distorted pictures (its previous
+    /// reference is still there); on several lanes the previous reference
+    /// may be copied again by the lane that needs it.
+    pub fn host_uploads(&self) -> u64 {
+        self.uploads.load(Ordering::Relaxed)
     }
 
     fn check_configurable(&self) -> Result<()> {
@@ -234,8 +466,31 @@ impl Context {
             format: geometry.format,
             options: FeatureOptions::new(),
             cpu: self.config.cpu,
+            device: self.lanes.first().map_or(DeviceKind::Cpu, |l| l.info().kind),
         };
         self.local = Self::create_instances(&self.uses, &base)?;
+        if self.memory.is_some() {
+            if let Some((u, _)) =
+                self.uses.iter().zip(&self.local).find(|(_, inst)| !inst.has_device_twin())
+            {
+                return Err(Error::NotSupported(format!(
+                    "feature extractor {} has no device twin in this build: score it in a CPU context",
+                    u.descriptor.name
+                )));
+            }
+        }
+        // Chroma goes to the device only when some extractor reads it.
+        let planes = if self.uses.iter().any(|u| u.descriptor.reads_chroma) {
+            geometry.format.chroma.plane_count()
+        } else {
+            1
+        };
+        let mut lanes = std::mem::take(&mut self.lanes).into_iter().map(|device| {
+            WorkerLane::Device(LaneState { device, planes, kept: None, uploads: Arc::clone(&self.uploads) })
+        });
+        if self.config.threads == 0 {
+            self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
+        }
         if self.config.threads > 0 {
             let (job_tx, job_rx) = mpsc::sync_channel::<Job>(self.config.threads);
             let job_rx = Arc::new(Mutex::new(job_rx));
@@ -243,6 +498,7 @@ impl Context {
             let mut handles = Vec::new();
             for t in 0..self.config.threads {
                 let mut instances = Self::create_instances(&self.uses, &base)?;
+                let mut lane = lanes.next().unwrap_or(WorkerLane::Cpu);
                 let uses = self.uses.clone();
                 let subsample = self.config.subsample;
                 let job_rx = Arc::clone(&job_rx);
@@ -257,7 +513,7 @@ impl Context {
                         let Ok(job) = job else { return };
                         let index = job.index;
                         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            run_job(&uses, &mut instances, subsample, &job)
+                            run_job(&uses, &mut instances, &mut lane, subsample, &job)
                         }))
                         .unwrap_or_else(|p| Err(Error::Internal(panic_message(p))));
                         drop(job);
@@ -289,8 +545,8 @@ impl Context {
         }
         let index = self.frames_in;
         {
-            let g = host_geometry(reference.as_ref(), index, "reference")?;
-            let gd = host_geometry(distorted.as_ref(), index, "distorted")?;
+            let g = geometry_of(reference.as_ref(), self.memory, index, "reference")?;
+            let gd = geometry_of(distorted.as_ref(), self.memory, index, "distorted")?;
             if g != gd {
                 return Err(Error::Mismatch(format!(
                     "frame {index}: reference is {}x{} {}, distorted is {}x{} {}",
@@ -316,7 +572,8 @@ impl Context {
         self.frames_in += 1;
 
         if self.workers.is_none() {
-            let scores = run_job(&self.uses, &mut self.local, self.config.subsample, &job);
+            let scores =
+                run_job(&self.uses, &mut self.local, &mut self.local_lane, self.config.subsample, &job);
             return self.accept(index, scores);
         }
         while self.in_flight >= 2 * self.config.threads {
@@ -428,6 +685,10 @@ impl Context {
             self.receive_one()?;
         }
         self.stop_workers();
+        // The stream is over: release the picture the lane kept.
+        if let WorkerLane::Device(lane) = &mut self.local_lane {
+            lane.kept = None;
+        }
         self.flushed = true;
         if self.frames_in == 0 {
             return Err(Error::invalid("no frames were scored"));
@@ -473,19 +734,108 @@ impl Drop for Context {
     }
 }
 
-/// The size and format of a picture the CPU extractors can read.
-fn host_geometry(p: &dyn PictureSource, index: u32, which: &str) -> Result<Geometry> {
-    match (p.host(), p.device_frame()) {
-        (Some(h), _) => Ok(Geometry { width: h.width(), height: h.height(), format: h.format() }),
-        (None, Some(DeviceFrame { memory, .. })) => Err(Error::NotSupported(format!(
-            "frame {index}: the {which} picture is in {:?} device memory, and this context scores on the CPU",
-            memory.kind
-        ))),
-        (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
+/// The size and format of a picture, as the context will read it: its host
+/// planes on the CPU (`memory` None); on a GPU its device planes when they
+/// are in the lanes' memory, else its host planes (copied).
+fn geometry_of(p: &dyn PictureSource, memory: Option<DeviceMemoryId>, index: u32, which: &str) -> Result<Geometry> {
+    let Some(memory) = memory else {
+        return match (p.host(), p.device_frame()) {
+            (Some(h), _) => Ok(Geometry { width: h.width(), height: h.height(), format: h.format() }),
+            (None, Some(DeviceFrame { memory, .. })) => Err(Error::NotSupported(format!(
+                "frame {index}: the {which} picture is in {:?} device memory, and this context scores on the CPU",
+                memory.kind
+            ))),
+            (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
+        };
+    };
+    if let Some(f) = p.device_frame().filter(|f| f.memory == memory) {
+        check_device_frame(f, index, which)?;
+        return Ok(Geometry { width: f.width, height: f.height, format: f.format });
     }
+    let h = placed_host(p, memory, index, which)?;
+    Ok(Geometry { width: h.width(), height: h.height(), format: h.format() })
+}
+
+/// A device picture's planes cover its format's (the kernels read them
+/// without bounds checks): as many as the format has (luma alone is
+/// accepted; a context needing chroma refuses it when it reads it), each at
+/// least its plane's size, a pitch holding a row.
+fn check_device_frame(f: &DeviceFrame, index: u32, which: &str) -> Result<()> {
+    let bps = f.format.bytes_per_sample();
+    let count = f.format.chroma.plane_count();
+    if f.planes.is_empty() || f.planes.len() > count {
+        return Err(Error::invalid(format!(
+            "frame {index}: the {which} device picture has {} planes; {} has {count}",
+            f.planes.len(),
+            f.format
+        )));
+    }
+    for (i, plane) in f.planes.iter().enumerate() {
+        let (w, h) = f.format.plane_size(i, f.width, f.height);
+        if plane.width < w || plane.height < h || plane.bytes_per_sample != bps || plane.pitch < plane.width * bps
+        {
+            return Err(Error::invalid(format!(
+                "frame {index}: the {which} device picture's plane {i} is {}x{} at {} bytes a sample, pitch {}; \
+                 {} at {}x{} needs {w}x{h} at {bps}",
+                plane.width, plane.height, plane.bytes_per_sample, plane.pitch, f.format, f.width, f.height
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether extractor `u` runs on frame `index`: temporal extractors see
+/// every frame; the rest only scored ones.
+fn runs_on(u: &ExtractorUse, subsample: u32, index: u32) -> bool {
+    u.descriptor.needs_prev_reference || u.descriptor.every_frame || subsample <= 1 || index % subsample == 0
 }
 
 fn run_job(
+    uses: &[ExtractorUse],
+    instances: &mut [Box<dyn Extractor>],
+    lane: &mut WorkerLane,
+    subsample: u32,
+    job: &Job,
+) -> Result<Vec<FrameScores>> {
+    let lane = match lane {
+        WorkerLane::Cpu => return run_cpu_job(uses, instances, subsample, job),
+        WorkerLane::Device(lane) => lane,
+    };
+    let mut out: Vec<FrameScores> = uses.iter().map(|_| FrameScores::default()).collect();
+    let runs: Vec<bool> = uses.iter().map(|u| runs_on(u, subsample, job.index)).collect();
+    if !runs.contains(&true) {
+        return Ok(out);
+    }
+    // Each picture goes on the lane once, whatever reads it.
+    let mut used = [false; 3];
+    let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
+    let prev = match (&job.prev_reference, needs_prev) {
+        (Some(p), true) => Some(lane.place(p, &mut used, job.index, "previous reference")?.0),
+        _ => None,
+    };
+    let (reference, reference_slot) = lane.place(&job.reference, &mut used, job.index, "reference")?;
+    let distorted = if same_picture(&job.reference, &job.distorted) {
+        reference.clone()
+    } else {
+        lane.place(&job.distorted, &mut used, job.index, "distorted")?.0
+    };
+    let input = DeviceFrameInput {
+        index: job.index,
+        reference: &reference,
+        distorted: &distorted,
+        prev_reference: prev.as_ref(),
+    };
+    for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
+        if runs {
+            inst.extract_device(&input, &mut lane.device, scores)
+                .map_err(|e| prefix_error(e, &format!("feature extractor {} on the device", u.descriptor.name)))?;
+        }
+    }
+    lane.kept = reference_slot.map(|slot| (Arc::clone(&job.reference), reference, slot));
+    Ok(out)
+}
+
+fn run_cpu_job(
     uses: &[ExtractorUse],
     instances: &mut [Box<dyn Extractor>],
     subsample: u32,
@@ -505,12 +855,8 @@ fn run_job(
     };
     let mut out = Vec::with_capacity(uses.len());
     for (u, inst) in uses.iter().zip(instances.iter_mut()) {
-        // Temporal extractors see every frame; the rest only scored ones.
-        let skip = !(u.descriptor.needs_prev_reference || u.descriptor.every_frame)
-            && subsample > 1
-            && job.index % subsample != 0;
         let mut scores = FrameScores::default();
-        if !skip {
+        if runs_on(u, subsample, job.index) {
             inst.extract(&input, &mut scores)
                 .map_err(|e| prefix_error(e, &format!("feature extractor {}", u.descriptor.name)))?;
         }
@@ -525,6 +871,7 @@ fn prefix_error(e: Error, prefix: &str) -> Error {
         Error::NotSupported(m) => Error::NotSupported(format!("{prefix}: {m}")),
         Error::Internal(m) => Error::Internal(format!("{prefix}: {m}")),
         Error::Mismatch(m) => Error::Mismatch(format!("{prefix}: {m}")),
+        Error::Device(m) => Error::Device(format!("{prefix}: {m}")),
         other => other,
     }
 }

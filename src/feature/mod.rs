@@ -7,7 +7,10 @@
 //! ([`Extractor`]); `extract` turns one frame pair into feature values and
 //! `flush` runs once at the end on the whole collector (motion2/motion3 need
 //! the next frame). Device twins register under the same names, so the
-//! model never knows where a feature was computed.
+//! model never knows where a feature was computed: in a context on a GPU
+//! lane the engine calls `extract_device` instead of `extract`, with the
+//! frame pair's planes in the lane's memory; the twin computes the integer
+//! sums there and finishes with the CPU path's own code.
 
 pub mod adm;
 pub mod motion;
@@ -16,6 +19,8 @@ pub mod options;
 pub mod psnr;
 pub mod vif;
 
+use crate::device::gpu::GpuDevice;
+use crate::device::{DeviceFrame, DeviceKind};
 use crate::picture::{Picture, PixelFormat};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -33,6 +38,9 @@ pub struct ExtractorConfig {
     pub options: FeatureOptions,
     /// Highest SIMD level this instance may use.
     pub cpu: CpuLevel,
+    /// Where frames are scored: `Cpu` (`extract`), or a GPU lane of this
+    /// kind (`extract_device`; CPU scratch can be left out).
+    pub device: DeviceKind,
 }
 
 /// One frame pair handed to `extract`.
@@ -43,6 +51,19 @@ pub struct FrameInput<'a> {
     /// The previous frame's reference picture, for temporal extractors
     /// (`None` for the first frame).
     pub prev_reference: Option<&'a Picture<'a>>,
+}
+
+/// One frame pair in a GPU lane's memory, handed to `extract_device`: host
+/// pictures the engine copied into the lane's scratch (once per frame, for
+/// every extractor), or device pictures read in place. Every picture has
+/// the planes of the context's format (chroma too when any extractor of
+/// the context reads chroma), ready to read on the lane's stream.
+pub struct DeviceFrameInput<'a> {
+    pub index: u32,
+    pub reference: &'a DeviceFrame,
+    pub distorted: &'a DeviceFrame,
+    /// The previous frame's reference (`None` for the first frame).
+    pub prev_reference: Option<&'a DeviceFrame>,
 }
 
 /// Values an extractor produced for one frame, in the order written.
@@ -62,6 +83,26 @@ pub trait Extractor: Send {
     /// Scores one frame pair. Must be a pure function of its input (plus the
     /// options): the engine runs frames on several instances at once.
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()>;
+
+    /// Whether this extractor has a device twin (`extract_device`). A
+    /// context on a GPU lane refuses, at its first frame, an extractor
+    /// without one: features are never computed elsewhere behind the
+    /// caller's back.
+    fn has_device_twin(&self) -> bool {
+        false
+    }
+
+    /// Scores one frame pair whose planes are in `lane`'s memory, giving
+    /// the values `extract` gives for the same pictures, bit for bit (the
+    /// device computes integer sums; the float finish is the CPU path's).
+    fn extract_device(
+        &mut self,
+        _frame: &DeviceFrameInput<'_>,
+        _lane: &mut GpuDevice,
+        _out: &mut FrameScores,
+    ) -> Result<()> {
+        Err(Error::NotSupported("no device twin".into()))
+    }
 
     /// Writes the values that depend on later frames (motion2 needs the
     /// next frame's SAD) for every frame it now can. Frames `0..committed`

@@ -17,18 +17,128 @@ pub mod hip_lane;
 pub mod kernels;
 pub mod nvrtc;
 
-use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
+use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
-use crate::Result;
+use crate::{Error, Result};
+use engine::{Backend, DevPlane, Engine};
+use kernels::KernelSource;
+use std::ffi::c_void;
 
-enum Lane {
-    Cuda(engine::Engine<cuda_lane::CudaLane>),
-    Hip(engine::Engine<hip_lane::HipLane>),
+/// A lane's stream waiting on a producer's event (`cuStreamWaitEvent`,
+/// `hipStreamWaitEvent`): what is queued after it starts once the event
+/// has fired. Backends given to [`GpuDevice::from_backend`] provide it.
+pub trait StreamWait {
+    fn stream_wait(&mut self, event: u64) -> Result<()>;
 }
 
-/// A CUDA or HIP device behind the [`Device`] trait.
+/// Any backend as one type: its functions become indices, so a context can
+/// run on a backend this module does not name (the kernel emulator of
+/// tests/device_emu.rs, a future vendor).
+trait ErasedBackend: Backend<Function = u64> + StreamWait + Send {}
+impl<T: Backend<Function = u64> + StreamWait + Send> ErasedBackend for T {}
+
+struct Indexed<B: Backend> {
+    inner: B,
+    functions: Vec<B::Function>,
+}
+
+// SAFETY: as for `Engine`: the functions are module handles valid in the
+// backend's context from any thread, and the backend itself is Send.
+unsafe impl<B: Backend + Send> Send for Indexed<B> {}
+
+impl<B: Backend> Backend for Indexed<B> {
+    type Function = u64;
+    fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
+        let loaded = self.inner.load(kernel)?;
+        let first = self.functions.len() as u64;
+        self.functions.extend(loaded.iter().copied());
+        Ok((first..first + loaded.len() as u64).collect())
+    }
+    fn alloc(&mut self, bytes: usize) -> Result<u64> {
+        self.inner.alloc(bytes)
+    }
+    fn free(&mut self, ptr: u64) {
+        self.inner.free(ptr)
+    }
+    fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        self.inner.upload(dst, src)
+    }
+    fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
+        self.inner.download(dst, src)
+    }
+    unsafe fn launch(&mut self, f: u64, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
+        let f = *self
+            .functions
+            .get(f as usize)
+            .ok_or_else(|| Error::Internal(format!("GPU function {f} was never loaded")))?;
+        // SAFETY: forwarded contract.
+        unsafe { self.inner.launch(f, grid, args) }
+    }
+    fn synchronize(&mut self) -> Result<()> {
+        self.inner.synchronize()
+    }
+}
+
+impl<B: Backend + StreamWait> StreamWait for Indexed<B> {
+    fn stream_wait(&mut self, event: u64) -> Result<()> {
+        self.inner.stream_wait(event)
+    }
+}
+
+type DynBackend = Box<dyn ErasedBackend>;
+
+impl Backend for DynBackend {
+    type Function = u64;
+    fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
+        (**self).load(kernel)
+    }
+    fn alloc(&mut self, bytes: usize) -> Result<u64> {
+        (**self).alloc(bytes)
+    }
+    fn free(&mut self, ptr: u64) {
+        (**self).free(ptr)
+    }
+    fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        (**self).upload(dst, src)
+    }
+    fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
+        (**self).download(dst, src)
+    }
+    unsafe fn launch(&mut self, f: u64, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { (**self).launch(f, grid, args) }
+    }
+    fn synchronize(&mut self) -> Result<()> {
+        (**self).synchronize()
+    }
+}
+
+enum Lane {
+    Cuda(Engine<cuda_lane::CudaLane>),
+    Hip(Engine<hip_lane::HipLane>),
+    /// A backend given by the caller ([`GpuDevice::from_backend`]).
+    Dyn(Engine<DynBackend>),
+}
+
+/// Runs `$body` with `$e` bound to the lane's engine, whatever its vendor:
+/// a new twin is one line, `on_engine!(&mut self.lane, e => e.twin_dev(..))`.
+macro_rules! on_engine {
+    ($lane:expr, $e:ident => $body:expr) => {
+        match $lane {
+            Lane::Cuda($e) => $body,
+            Lane::Hip($e) => $body,
+            Lane::Dyn($e) => $body,
+        }
+    };
+}
+
+/// A CUDA or HIP device behind the [`Device`] trait, and a scoring
+/// context's lane: one engine (one stream, its own scratch and uploads),
+/// used by one thread at a time. The `*_dev` methods read planes already in
+/// the lane's memory ([`GpuDevice::memory`]).
 pub struct GpuDevice {
     info: DeviceInfo,
+    memory: DeviceMemoryId,
     lane: Lane,
 }
 
@@ -49,9 +159,11 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
+        let memory = DeviceMemoryId { kind: DeviceKind::Cuda, context: lane.context() as u64 };
         Ok(Self {
             info,
-            lane: Lane::Cuda(engine::Engine::new(lane)?),
+            memory,
+            lane: Lane::Cuda(Engine::new(lane)?),
         })
     }
 
@@ -77,9 +189,11 @@ impl GpuDevice {
             memory_kinds: vec![MemoryKind::Host, MemoryKind::CudaDevice],
             fence_kinds: vec![FenceKind::Stream],
         };
+        let memory = DeviceMemoryId { kind: DeviceKind::Cuda, context: ctx as u64 };
         Ok(Self {
             info,
-            lane: Lane::Cuda(engine::Engine::new(lane)?),
+            memory,
+            lane: Lane::Cuda(Engine::new(lane)?),
         })
     }
 
@@ -99,10 +213,69 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
+        // HIP pointers are valid on their device: the ordinal names the memory.
+        let memory = DeviceMemoryId { kind: DeviceKind::Hip, context: index as u64 };
         Ok(Self {
             info,
-            lane: Lane::Hip(engine::Engine::new(lane)?),
+            memory,
+            lane: Lane::Hip(Engine::new(lane)?),
         })
+    }
+
+    /// A lane on any [`Backend`]: the kernel emulator in CI, so a whole
+    /// scoring context runs the real engine and extractors without a GPU.
+    /// `memory` names the memory its device pointers are valid in (device
+    /// pictures of another memory are refused).
+    pub fn from_backend<B: Backend + StreamWait + Send + 'static>(
+        backend: B,
+        info: DeviceInfo,
+        memory: DeviceMemoryId,
+    ) -> Result<Self> {
+        let erased: DynBackend = Box::new(Indexed { inner: backend, functions: Vec::new() });
+        Ok(Self {
+            info,
+            memory,
+            lane: Lane::Dyn(Engine::new(erased)?),
+        })
+    }
+
+    /// The memory this lane's device pointers are valid in.
+    pub fn memory(&self) -> DeviceMemoryId {
+        self.memory
+    }
+
+    /// Copies a host plane into the lane's scratch buffer `slot` (grown as
+    /// needed, rows at the host stride); queued on the lane's stream.
+    pub fn upload_plane(&mut self, slot: &'static str, plane: &PlaneView) -> Result<DevPlane> {
+        on_engine!(&mut self.lane, e => e.upload_plane(slot, plane))
+    }
+
+    /// Makes the lane's later work wait for a producer's `event` (a
+    /// [`super::DeviceFrame`]'s `ready`).
+    pub fn wait_ready(&mut self, event: u64) -> Result<()> {
+        match &mut self.lane {
+            Lane::Dyn(e) => e.backend_mut().stream_wait(event),
+            // The stream wait of the CUDA and HIP lanes comes with the device
+            // import (cuStreamWaitEvent / hipStreamWaitEvent in its Backend);
+            // until then a frame with a pending event is refused, never read
+            // early.
+            Lane::Cuda(_) | Lane::Hip(_) => Err(Error::NotSupported(format!(
+                "{:?} lane: waiting on a device picture's ready event {event:#x} (this build has no stream wait; \
+                 pass pictures whose writes have finished, with ready: None)",
+                self.info.kind
+            ))),
+        }
+    }
+
+    /// [`Engine::motion_sad_dev`]: the SAD of two luma planes in the lane's memory.
+    pub fn motion_sad_dev(&mut self, prev: DevPlane, cur: DevPlane, bits: u32) -> Result<u64> {
+        on_engine!(&mut self.lane, e => e.motion_sad_dev(prev, cur, bits))
+    }
+
+    /// [`Engine::psnr_sse_dev`]: the SSE over the top-left `w` x `h` of two
+    /// planes in the lane's memory.
+    pub fn psnr_sse_dev(&mut self, r: DevPlane, d: DevPlane, w: usize, h: usize) -> Result<u64> {
+        on_engine!(&mut self.lane, e => e.psnr_sse_dev(r, d, w, h))
     }
 }
 
@@ -111,15 +284,9 @@ impl Device for GpuDevice {
         &self.info
     }
     fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64> {
-        match &mut self.lane {
-            Lane::Cuda(e) => e.motion_sad(prev, cur, bits),
-            Lane::Hip(e) => e.motion_sad(prev, cur, bits),
-        }
+        on_engine!(&mut self.lane, e => e.motion_sad(prev, cur, bits))
     }
     fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        match &mut self.lane {
-            Lane::Cuda(e) => e.psnr_sse(r, d, w, h),
-            Lane::Hip(e) => e.psnr_sse(r, d, w, h),
-        }
+        on_engine!(&mut self.lane, e => e.psnr_sse(r, d, w, h))
     }
 }

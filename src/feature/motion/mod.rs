@@ -14,7 +14,12 @@ mod scalar;
 mod avx2;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use super::{
+    DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
+    FrameScores,
+};
+use crate::device::gpu::GpuDevice;
+use crate::device::DeviceKind;
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -155,7 +160,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         debug: o.get_bool(&OPTIONS, "debug"),
         bits: cfg.format.bits as u32,
         sad: sad_fn(cfg.cpu),
-        y_row: vec![0; cfg.width],
+        // The device twin blurs on the device: no CPU row.
+        y_row: if cfg.device == DeviceKind::Cpu { vec![0; cfg.width] } else { Vec::new() },
         settled: 0,
         prev_processed: 0.0,
     }))
@@ -185,23 +191,27 @@ impl Motion {
     }
 }
 
-impl Extractor for Motion {
-    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+impl Motion {
+    /// Whether frame `index` gets a SAD (else its score is 0).
+    fn computes_sad(&self, index: u32) -> Result<bool> {
+        if self.force_zero || index < self.min_index() {
+            return Ok(false);
+        }
+        // The five-frame window compares with the frame two back; the
+        // engine hands extractors one frame of look-back.
+        if self.five_frame_window {
+            return Err(Error::NotSupported(
+                "motion_five_frame_window (needs two frames of look-back)".into(),
+            ));
+        }
+        Ok(true)
+    }
+
+    /// Writes frame values from the SAD of a `w` x `h` luma plane (`None`:
+    /// not computed, score 0). Shared by the CPU and device paths.
+    fn write(&self, sad: Option<u64>, w: usize, h: usize, out: &mut FrameScores) {
         let mut score = 0.0;
-        if !self.force_zero && frame.index >= self.min_index() {
-            // The five-frame window compares with the frame two back; the
-            // engine hands extractors one frame of look-back.
-            if self.five_frame_window {
-                return Err(Error::NotSupported(
-                    "motion_five_frame_window (needs two frames of look-back)".into(),
-                ));
-            }
-            let prev = frame.prev_reference.ok_or_else(|| {
-                Error::Internal(format!("motion: frame {} has no previous reference", frame.index))
-            })?;
-            let cur = frame.reference.luma();
-            let (w, h) = (cur.width(), cur.height());
-            let sad = (self.sad)(&prev.luma(), &cur, self.bits, &mut self.y_row);
+        if let Some(sad) = sad {
             let wh = (w as u32).wrapping_mul(h as u32);
             score = min(sad as f64 / 256.0 / wh as f64 * self.fps_weight, self.max_val);
         }
@@ -209,6 +219,42 @@ impl Extractor for Motion {
         if self.debug {
             out.push(&self.names.motion, score);
         }
+    }
+}
+
+fn no_prev(index: u32) -> Error {
+    Error::Internal(format!("motion: frame {index} has no previous reference"))
+}
+
+impl Extractor for Motion {
+    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+        let cur = frame.reference.luma();
+        let mut sad = None;
+        if self.computes_sad(frame.index)? {
+            let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
+            sad = Some((self.sad)(&prev.luma(), &cur, self.bits, &mut self.y_row));
+        }
+        self.write(sad, cur.width(), cur.height(), out);
+        Ok(())
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    fn extract_device(
+        &mut self,
+        frame: &DeviceFrameInput<'_>,
+        lane: &mut GpuDevice,
+        out: &mut FrameScores,
+    ) -> Result<()> {
+        let cur = frame.reference.luma();
+        let mut sad = None;
+        if self.computes_sad(frame.index)? {
+            let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
+            sad = Some(lane.motion_sad_dev(prev.luma(), cur, self.bits)?);
+        }
+        self.write(sad, cur.width, cur.height, out);
         Ok(())
     }
 

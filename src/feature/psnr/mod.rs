@@ -13,7 +13,11 @@
 mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use super::{
+    DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
+    FrameScores,
+};
+use crate::device::gpu::GpuDevice;
 use crate::picture::{Chroma, PixelFormat};
 use crate::score::collector::PRIVATE_PREFIX;
 use crate::score::FeatureCollector;
@@ -158,17 +162,19 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
     }))
 }
 
-impl Extractor for Psnr {
-    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+impl Psnr {
+    /// Scores every plane from its SSE over libvmaf's plane size, which
+    /// `sse(p, w, h)` computes (on the CPU or on a device). Shared by both
+    /// paths, so the values are the same given the same sums.
+    fn score(
+        &self,
+        out: &mut FrameScores,
+        mut sse: impl FnMut(usize, usize, usize) -> Result<u64>,
+    ) -> Result<()> {
         let n = if self.enable_chroma { 3 } else { 1 };
         for p in 0..n {
             let (w, h) = self.plane_size[p];
-            let r = frame.reference.plane(p);
-            let d = frame.distorted.plane(p);
-            if r.width() < w || r.height() < h || d.width() < w || d.height() < h {
-                return Err(Error::Internal(format!("psnr: plane {p} smaller than {w}x{h}")));
-            }
-            let sse = if self.bits == 8 { sse_u8(&r, &d, w, h) } else { sse_u16(&r, &d, w, h) };
+            let sse = sse(p, w, h)?;
             let pixels = (w as u32).wrapping_mul(h as u32);
             if self.enable_apsnr {
                 out.push(&apsnr_sse_name(p), sse as f64);
@@ -185,6 +191,50 @@ impl Extractor for Psnr {
             }
         }
         Ok(())
+    }
+}
+
+fn check_plane(p: usize, have: [(usize, usize); 2], w: usize, h: usize) -> Result<()> {
+    if have.iter().any(|&(pw, ph)| pw < w || ph < h) {
+        return Err(Error::Internal(format!("psnr: plane {p} smaller than {w}x{h}")));
+    }
+    Ok(())
+}
+
+impl Extractor for Psnr {
+    fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+        let bits = self.bits;
+        self.score(out, |p, w, h| {
+            let r = frame.reference.plane(p);
+            let d = frame.distorted.plane(p);
+            check_plane(p, [(r.width(), r.height()), (d.width(), d.height())], w, h)?;
+            Ok(if bits == 8 { sse_u8(&r, &d, w, h) } else { sse_u16(&r, &d, w, h) })
+        })
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    fn extract_device(
+        &mut self,
+        frame: &DeviceFrameInput<'_>,
+        lane: &mut GpuDevice,
+        out: &mut FrameScores,
+    ) -> Result<()> {
+        self.score(out, |p, w, h| {
+            let (r, d) = match (frame.reference.planes.get(p), frame.distorted.planes.get(p)) {
+                (Some(r), Some(d)) => (*r, *d),
+                _ => return Err(Error::Internal(format!("psnr: plane {p} is not on the device"))),
+            };
+            check_plane(p, [(r.width, r.height), (d.width, d.height)], w, h)?;
+            // An empty region (chroma of a 1-pixel-wide 4:2:x picture) sums
+            // to 0 on the CPU; the device is not asked.
+            if w == 0 || h == 0 {
+                return Ok(0);
+            }
+            lane.psnr_sse_dev(r, d, w, h)
+        })
     }
 
     fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
