@@ -120,7 +120,9 @@ impl std::fmt::Display for DeviceChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DeviceChoice::Cpu => write!(f, "the CPU"),
-            DeviceChoice::Gpu { kind, index } => write!(f, "{kind:?} device {index}"),
+            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => write!(f, "CUDA device {index}"),
+            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => write!(f, "HIP device {index}"),
+            DeviceChoice::Gpu { kind: DeviceKind::Cpu, index } => write!(f, "CPU device {index}"),
             DeviceChoice::CudaStream { context, stream } => {
                 write!(f, "CUDA context {context:#x}, stream {stream:#x}")
             }

@@ -404,6 +404,51 @@ fn bad_options_are_refused() {
 }
 
 #[test]
+fn device_option() {
+    use vmafx::device::{self, DeviceKind};
+    let p = pair("device", Chroma::Yuv420, 8, 33, 17, 3);
+    let (r, d) = (s(&p.reference), s(&p.distorted));
+    let log = |dev: &str| dir().join(format!("device_{dev}.json"));
+    let logs: Vec<PathBuf> = ["default", "cpu", "cuda", "hip", "bad"].iter().map(|d| log(d)).collect();
+    let on = |dev: &str, log: &Path| -> Vec<String> {
+        let mut args = vec!["-r", r, "-d", d, "-n", "--feature", "motion", "--feature", "psnr", "--json"];
+        args.extend(["-o", s(log)]);
+        if dev != "default" {
+            args.extend(["--device", dev]);
+        }
+        args.into_iter().map(String::from).collect()
+    };
+    let run_ok = |dev: &str, log: &Path| {
+        let args = on(dev, log);
+        ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        json_scores(&std::fs::read_to_string(log).unwrap())
+    };
+    let run_fails = |dev: &str| {
+        let args = on(dev, &logs[4]);
+        fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), 1)
+    };
+    assert_has(&run_fails("gpu"), &["--device gpu", "cuda:N"]);
+    assert_has(&run_fails("cuda:one"), &["--device cuda:one"]);
+    assert_has(&run_fails("cpu:1"), &["--device cpu:1"]);
+    let cpu = run_ok("default", &logs[0]);
+    assert_eq!(run_ok("cpu", &logs[1]), cpu);
+    // A GPU runtime that is missing is named; one that is there with no
+    // device says so; a GPU scores as the CPU does.
+    for (kind, name, log) in [(DeviceKind::Cuda, "cuda", &logs[2]), (DeviceKind::Hip, "hip", &logs[3])] {
+        match device::count(kind) {
+            // No driver (libcuda.so.1 named), or a runtime without a GPU
+            // (HIP's hipInit error): the CLI says what the library said.
+            Err(e) => {
+                let e = e.to_string();
+                assert_has(&run_fails(name), &[e.trim_start_matches("device: ")]);
+            }
+            Ok(0) => assert_has(&run_fails(name), &["device 0 requested, 0 present"]),
+            Ok(_) => assert_eq!(run_ok(name, log), cpu, "--device {name}"),
+        }
+    }
+}
+
+#[test]
 fn cpu_levels_score_alike() {
     let p = pair("cpu", Chroma::Yuv420, 8, 64, 40, 4);
     let want = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", "scalar"]);

@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use clap::{ArgAction, Parser};
 
-use vmafx::engine::{Context, ContextConfig};
+use vmafx::device::DeviceKind;
+use vmafx::engine::{Context, ContextConfig, DeviceChoice};
 use vmafx::feature::{find_extractor, FeatureOptions};
 use vmafx::io::{self, FrameReader, RawFormat};
 use vmafx::model::{Model, ModelConfig};
@@ -97,7 +98,10 @@ struct Cli {
     /// libvmaf's bitmask of instruction sets to disable (8: AVX2 and above, 16: AVX-512)
     #[arg(long, value_name = "MASK")]
     cpumask: Option<String>,
-    /// libvmaf's GPU mask (accepted; vmafx scores on the CPU)
+    /// Where to score: cpu (default), cuda[:N] or hip[:N] (GPU N, default 0)
+    #[arg(long, value_name = "DEVICE")]
+    device: Option<String>,
+    /// libvmaf's GPU mask (accepted and ignored; --device picks the GPU)
     #[arg(long, value_name = "MASK", hide = true)]
     gpumask: Option<String>,
 
@@ -274,6 +278,22 @@ fn cpu_level(cli: &Cli) -> Result<CpuLevel, Error> {
     Ok(level)
 }
 
+/// `--device cpu|cuda[:N]|hip[:N]`.
+fn device_choice(cli: &Cli) -> Result<DeviceChoice, Error> {
+    let Some(arg) = cli.device.as_deref() else { return Ok(DeviceChoice::Cpu) };
+    let bad = || Error::invalid(format!("--device {arg}: expected cpu, cuda, cuda:N, hip or hip:N"));
+    let (name, index) = match arg.split_once(':') {
+        Some((name, n)) => (name, n.parse::<usize>().map_err(|_| bad())?),
+        None => (arg, 0),
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "cpu" if index == 0 => Ok(DeviceChoice::Cpu),
+        "cuda" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Cuda, index }),
+        "hip" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Hip, index }),
+        _ => Err(bad()),
+    }
+}
+
 /// The raw-yuv description, if any of its options were given (libvmaf's
 /// `use_yuv`: then all four are required).
 fn raw_format(cli: &Cli) -> Result<Option<RawFormat>, Error> {
@@ -337,6 +357,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         .ok_or_else(|| Error::invalid("the distorted .y4m or .yuv (-d/--distorted) is required"))?;
     let raw = raw_format(&cli)?;
     let cpu = cpu_level(&cli)?;
+    let device = device_choice(&cli)?;
 
     let mut model_specs = cli.model.iter().map(|m| parse_model(m)).collect::<Result<Vec<_>, _>>()?;
     if model_specs.is_empty() && !cli.no_prediction {
@@ -388,6 +409,7 @@ fn run(cli: Cli) -> Result<(), Error> {
     let result = score(
         &cli,
         cpu,
+        device,
         &model_specs,
         features,
         ref_in.as_mut(),
@@ -406,13 +428,14 @@ fn run(cli: Cli) -> Result<(), Error> {
 fn score(
     cli: &Cli,
     cpu: CpuLevel,
+    device: DeviceChoice,
     model_specs: &[ModelSpec],
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
     log_file: Option<&std::fs::File>,
 ) -> Result<(), Error> {
-    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, ..Default::default() })?;
+    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device })?;
     let mut labels = Vec::new();
     for spec in model_specs {
         let model = match (&spec.version, &spec.path) {
