@@ -16,6 +16,8 @@
 #[path = "common/synth.rs"]
 #[allow(dead_code)]
 mod synth;
+#[path = "common/contexts.rs"]
+mod contexts;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -27,8 +29,8 @@ use vmafx::device::gpu::{GpuDevice, StreamWait};
 use vmafx::device::{DeviceFrame, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use vmafx::engine::{Context, ContextConfig, PictureSource};
 use vmafx::feature::FeatureOptions;
+use contexts::{add_features, assert_same, host, score, Clip};
 use vmafx::picture::{Chroma, OwnedPicture, Picture, PlaneView};
-use vmafx::score::pool::PoolMethod;
 
 type Launch = unsafe extern "C" fn(i32, u32, u32, *mut *mut c_void) -> i32;
 type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;
@@ -358,42 +360,6 @@ fn on_device(p: &OwnedPicture, memory: DeviceMemoryId, ready: Option<u64>) -> Ar
     Arc::new(DevicePicture { _owner: owner, frame })
 }
 
-type Clip = Vec<(OwnedPicture, OwnedPicture)>;
-
-/// motion (with its debug value) and PSNR with MSE and the whole-stream
-/// APSNR; `motion` false for PSNR alone.
-fn add_features(ctx: &mut Context, motion: bool) -> vmafx::Result<()> {
-    use vmafx::feature::{motion, psnr};
-    if motion {
-        let mut o = FeatureOptions::new();
-        o.set_text(motion::DESCRIPTOR.options, "debug", "true")?;
-        ctx.use_feature("motion", o)?;
-    }
-    let mut o = FeatureOptions::new();
-    o.set_text(psnr::DESCRIPTOR.options, "enable_mse", "true")?;
-    o.set_text(psnr::DESCRIPTOR.options, "enable_apsnr", "true")?;
-    ctx.use_feature("psnr", o)
-}
-
-/// Scores `frames` (pictures chosen by `picture(index, which)`) on `ctx`.
-fn score(
-    mut ctx: Context,
-    frames: &Clip,
-    motion: bool,
-    picture: impl Fn(&OwnedPicture, usize, &str) -> Arc<dyn PictureSource>,
-) -> vmafx::Result<Context> {
-    add_features(&mut ctx, motion)?;
-    for (i, (r, d)) in frames.iter().enumerate() {
-        ctx.push(picture(r, i, "reference"), picture(d, i, "distorted"))?;
-    }
-    ctx.flush()?;
-    Ok(ctx)
-}
-
-fn host(p: &OwnedPicture, _: usize, _: &str) -> Arc<dyn PictureSource> {
-    Arc::new(p.clone())
-}
-
 fn cpu_context(frames: &Clip, threads: usize, motion: bool) -> Context {
     let cfg = ContextConfig { threads, ..Default::default() };
     score(Context::new(cfg).unwrap(), frames, motion, host).unwrap()
@@ -402,38 +368,6 @@ fn cpu_context(frames: &Clip, threads: usize, motion: bool) -> Context {
 fn emulated_context(threads: usize, waited: &Arc<Mutex<Vec<u64>>>) -> Context {
     let cfg = ContextConfig { threads, ..Default::default() };
     Context::with_lanes(cfg, || emulated_lane(waited)).unwrap()
-}
-
-/// Every value, aggregate and pooled score of `dev` equals `cpu`'s, as bits.
-fn assert_same(cpu: &Context, dev: &Context, what: &str) -> usize {
-    let (c, d) = (cpu.collector(), dev.collector());
-    assert_eq!(c.names(), d.names(), "{what}: feature names");
-    assert_eq!(cpu.frames_final(), dev.frames_final(), "{what}: final frames");
-    let last = cpu.frames_in() - 1;
-    let mut values = 0;
-    for name in c.names() {
-        let (a, b) = (c.column(name).unwrap(), d.column(name).unwrap());
-        assert_eq!(a.len(), b.len(), "{what}: {name}: frames");
-        for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            assert_eq!(
-                x.map(f64::to_bits),
-                y.map(f64::to_bits),
-                "{what}: {name} at frame {i}: CPU {x:?}, device {y:?}"
-            );
-            values += 1;
-        }
-        for method in PoolMethod::ALL {
-            let (x, y) = (cpu.pooled(name, method, 0, last), dev.pooled(name, method, 0, last));
-            assert_eq!(
-                x.as_ref().ok().map(|v| v.to_bits()),
-                y.as_ref().ok().map(|v| v.to_bits()),
-                "{what}: {name} pooled {method:?}: CPU {x:?}, device {y:?}"
-            );
-        }
-    }
-    let bits = |v: &[(String, f64)]| v.iter().map(|(n, x)| (n.clone(), x.to_bits())).collect::<Vec<_>>();
-    assert_eq!(bits(c.aggregates()), bits(d.aggregates()), "{what}: aggregates");
-    values + c.aggregates().len()
 }
 
 #[test]

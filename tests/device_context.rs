@@ -1,0 +1,208 @@
+//! Whole scoring contexts on a GPU against the CPU context: motion and PSNR
+//! (the features with device twins) on synthetic clips at 8, 10, 12 and 16
+//! bits, every chroma layout, odd sizes up to 1920x1080, 0 and 2 worker
+//! threads, a subsample rate; every per-frame value, aggregate and pooled
+//! score equal as f64 bits. Host pictures must be copied once per frame per
+//! picture (`Context::host_uploads`); CUDA pictures made on the device (odd
+//! pitches) are read in place, with no copy, on lanes of vmafx's own streams
+//! and on the caller's context and stream (`DeviceChoice::CudaStream`).
+//!
+//! No GPU or no driver: each lane is skipped with a note, unless
+//! VMAFX_REQUIRE_GPU=cuda (or hip, or cuda,hip) makes a missing lane fail.
+//! Run on a GPU host through `scripts/gpu-twins run` (docs/gpu.md).
+
+#[path = "common/synth.rs"]
+#[allow(dead_code)]
+mod synth;
+#[path = "common/contexts.rs"]
+mod contexts;
+
+use contexts::{assert_same, host, score, Clip};
+use std::sync::Arc;
+use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
+use vmafx::device::gpu::engine::DevPlane;
+use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
+use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::picture::{Chroma, OwnedPicture, Picture};
+
+fn required(kind: &str) -> bool {
+    std::env::var("VMAFX_REQUIRE_GPU").is_ok_and(|v| v.split(',').any(|k| k == kind))
+}
+
+/// Whether a GPU of `kind` is here; a missing one fails only when required.
+fn present(kind: DeviceKind) -> bool {
+    let label = if kind == DeviceKind::Cuda { "cuda" } else { "hip" };
+    match device::count(kind) {
+        Ok(0) => {
+            assert!(!required(label), "VMAFX_REQUIRE_GPU={label} but no {label} device");
+            eprintln!("SKIP {label}: no device");
+            false
+        }
+        Ok(_) => true,
+        Err(e) => {
+            assert!(!required(label), "VMAFX_REQUIRE_GPU={label}: {e}");
+            eprintln!("SKIP {label}: {e}");
+            false
+        }
+    }
+}
+
+fn context(device: DeviceChoice, threads: usize, subsample: u32) -> Context {
+    let cfg = ContextConfig { threads, subsample, device, ..Default::default() };
+    Context::new(cfg).unwrap_or_else(|e| panic!("a context on {device}: {e}"))
+}
+
+#[test]
+fn gpu_context_equals_the_cpu_context() {
+    let cases = [
+        (Chroma::Yuv420, 8, 1920, 1080, true),
+        (Chroma::Yuv420, 10, 1920, 1080, true),
+        (Chroma::Yuv422, 12, 333, 127, true),
+        (Chroma::Yuv444, 16, 1023, 5, true),
+        (Chroma::Yuv420, 16, 17, 9, true),
+        (Chroma::Yuv420, 12, 641, 361, true),
+        (Chroma::Yuv400, 10, 64, 33, true),
+        (Chroma::Yuv422, 8, 3, 3, true),
+        (Chroma::Yuv420, 8, 1, 2, false),
+    ];
+    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let (mut contexts, mut values) = (0, 0);
+        let started = std::time::Instant::now();
+        for (chroma, bits, w, h, motion) in cases {
+            let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x600d ^ (w * h) as u64);
+            for (threads, subsample) in [(0, 1), (2, 1), (2, 3)] {
+                let what = format!("{device} {w}x{h} {} {bits}-bit, {threads} threads, subsample {subsample}", chroma.name());
+                let cpu = score(context(DeviceChoice::Cpu, threads, subsample), &frames, motion, host).unwrap();
+                let gpu = score(context(device, threads, subsample), &frames, motion, host)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let n = assert_same(&cpu, &gpu, &what);
+                if threads == 0 {
+                    assert_eq!(gpu.host_uploads(), 2 * frames.len() as u64, "{what}: host copies");
+                }
+                println!("{what}: {n} values equal, {} host copies", gpu.host_uploads());
+                contexts += 1;
+                values += n;
+            }
+        }
+        println!(
+            "{device}: {contexts} contexts, {values} values equal to the CPU's ({:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// Device memory of the primary context of CUDA device 0 (the context the
+/// lanes of `DeviceChoice::Gpu` use), freed on drop.
+struct CudaPicture {
+    api: &'static CudaDriver,
+    ctx: usize,
+    frame: DeviceFrame,
+}
+
+impl PictureSource for CudaPicture {
+    fn host(&self) -> Option<Picture<'_>> {
+        None
+    }
+    fn device_frame(&self) -> Option<&DeviceFrame> {
+        Some(&self.frame)
+    }
+}
+
+impl Drop for CudaPicture {
+    fn drop(&mut self) {
+        // SAFETY: the primary context is retained for the whole test; each
+        // pointer came from cuMemAlloc in it and is freed once.
+        unsafe {
+            let _guard = ContextGuard::push(self.api, self.ctx as CUcontext).unwrap();
+            for p in &self.frame.planes {
+                (self.api.cuMemFree_v2)(p.ptr);
+            }
+        }
+    }
+}
+
+/// `p` copied to device memory of `ctx`, rows `pad` bytes longer than the
+/// samples (odd pitches: nothing is 256-byte aligned).
+fn to_cuda(api: &'static CudaDriver, ctx: CUcontext, p: &OwnedPicture, pad: usize) -> Arc<dyn PictureSource> {
+    let check = |rc, call| cuda::result::check(api, rc, call).unwrap();
+    let view = p.view();
+    // SAFETY: ctx is the retained primary context.
+    let _guard = unsafe { ContextGuard::push(api, ctx) }.unwrap();
+    let planes = (0..view.plane_count())
+        .map(|i| {
+            let plane = view.plane(i);
+            let row = plane.width() * plane.bytes_per_sample();
+            let pitch = row + pad;
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: writes one pointer; each copy stays inside the
+            // allocation (row bytes at y * pitch, y < height) and reads a
+            // host row of `row` bytes; synchronized before the source goes.
+            unsafe {
+                check((api.cuMemAlloc_v2)(&mut ptr, pitch * plane.height()), "cuMemAlloc");
+                for y in 0..plane.height() {
+                    let src = &plane.data()[y * plane.stride()..][..row];
+                    let dst = ptr + (y * pitch) as u64;
+                    check((api.cuMemcpyHtoDAsync_v2)(dst, src.as_ptr().cast(), row, std::ptr::null_mut()), "cuMemcpyHtoD");
+                }
+                check((api.cuStreamSynchronize)(std::ptr::null_mut()), "cuStreamSynchronize");
+            }
+            DevPlane { ptr, pitch, width: plane.width(), height: plane.height(), bytes_per_sample: plane.bytes_per_sample() }
+        })
+        .collect();
+    let frame = DeviceFrame {
+        memory: DeviceMemoryId { kind: DeviceKind::Cuda, context: ctx as u64 },
+        format: view.format(),
+        width: view.width(),
+        height: view.height(),
+        planes,
+        ready: None,
+    };
+    Arc::new(CudaPicture { api, ctx: ctx as usize, frame })
+}
+
+#[test]
+fn cuda_context_reads_device_pictures_in_place() {
+    if !present(DeviceKind::Cuda) {
+        return;
+    }
+    let api = cuda::driver().unwrap();
+    let check = |rc, call| cuda::result::check(api, rc, call).unwrap();
+    let (mut dev, mut ctx): (CUdevice, CUcontext) = (0, std::ptr::null_mut());
+    // SAFETY: device 0 exists (present); the retain is released at the end.
+    unsafe {
+        check((api.cuDeviceGet)(&mut dev, 0), "cuDeviceGet");
+        check((api.cuDevicePrimaryCtxRetain)(&mut ctx, dev), "cuDevicePrimaryCtxRetain");
+    }
+    for (chroma, bits, w, h, pad) in [(Chroma::Yuv420, 10, 1921, 1081, 34), (Chroma::Yuv444, 8, 333, 127, 7), (Chroma::Yuv422, 16, 65, 17, 2)] {
+        let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0xdef1 ^ w as u64);
+        let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
+        let on_cuda = |p: &OwnedPicture, _: usize, _: &str| to_cuda(api, ctx, p, pad);
+        let caller = DeviceChoice::CudaStream { context: ctx as u64, stream: 0 };
+        for (device, threads) in [
+            (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 0),
+            (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 2),
+            (caller, 0),
+            (caller, 2),
+        ] {
+            let what = format!("device pictures {w}x{h} {} {bits}-bit pitch +{pad}, {device}, {threads} threads", chroma.name());
+            let gpu = score(context(device, threads, 1), &frames, true, on_cuda).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let n = assert_same(&cpu, &gpu, &what);
+            assert_eq!(gpu.host_uploads(), 0, "{what}: read in place");
+            println!("{what}: {n} values equal, no host copy");
+        }
+        // Mixed pairs: a host reference (copied), a device distorted picture.
+        let device = DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 };
+        let gpu = score(context(device, 0, 1), &frames, true, |p, i, which| {
+            if which == "reference" { host(p, i, which) } else { on_cuda(p, i, which) }
+        })
+        .unwrap();
+        assert_same(&cpu, &gpu, "host reference, device distorted");
+        assert_eq!(gpu.host_uploads(), frames.len() as u64, "only the references are copied");
+    }
+    // SAFETY: balances the retain above.
+    check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");
+}
