@@ -16,6 +16,7 @@ pub mod hip;
 pub mod hip_lane;
 pub mod kernels;
 pub mod nvrtc;
+pub mod psnr;
 
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
@@ -276,6 +277,12 @@ impl GpuDevice {
     /// planes in the lane's memory.
     pub fn psnr_sse_dev(&mut self, r: DevPlane, d: DevPlane, w: usize, h: usize) -> Result<u64> {
         on_engine!(&mut self.lane, e => e.psnr_sse_dev(r, d, w, h))
+    }
+
+    /// [`Engine::psnr_sse_regions_dev`]: the SSE of several regions, one
+    /// download for all.
+    pub fn psnr_sse_regions_dev(&mut self, regions: &[psnr::SseRegion]) -> Result<Vec<u64>> {
+        on_engine!(&mut self.lane, e => e.psnr_sse_regions_dev(regions))
     }
 }
 

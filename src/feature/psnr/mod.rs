@@ -17,6 +17,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
+use crate::device::gpu::psnr::SseRegion;
 use crate::device::gpu::GpuDevice;
 use crate::picture::{Chroma, PixelFormat};
 use crate::score::collector::PRIVATE_PREFIX;
@@ -222,19 +223,22 @@ impl Extractor for Psnr {
         lane: &mut GpuDevice,
         out: &mut FrameScores,
     ) -> Result<()> {
-        self.score(out, |p, w, h| {
+        // Every plane's SSE in one round trip, then the shared finish.
+        let n = if self.enable_chroma { 3 } else { 1 };
+        let mut regions = Vec::with_capacity(n);
+        for p in 0..n {
+            let (w, h) = self.plane_size[p];
             let (r, d) = match (frame.reference.planes.get(p), frame.distorted.planes.get(p)) {
                 (Some(r), Some(d)) => (*r, *d),
                 _ => return Err(Error::Internal(format!("psnr: plane {p} is not on the device"))),
             };
             check_plane(p, [(r.width, r.height), (d.width, d.height)], w, h)?;
             // An empty region (chroma of a 1-pixel-wide 4:2:x picture) sums
-            // to 0 on the CPU; the device is not asked.
-            if w == 0 || h == 0 {
-                return Ok(0);
-            }
-            lane.psnr_sse_dev(r, d, w, h)
-        })
+            // to 0, as on the CPU.
+            regions.push(SseRegion { reference: r, distorted: d, width: w, height: h });
+        }
+        let sse = lane.psnr_sse_regions_dev(&regions)?;
+        self.score(out, |p, _, _| Ok(sse[p]))
     }
 
     fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
