@@ -145,9 +145,9 @@ struct LaneState {
     /// Planes each picture needs there (chroma only when an extractor of
     /// the context reads it).
     planes: usize,
-    /// The last frame's reference, still in scratch slot `.2`: the next
-    /// frame's previous reference when this lane runs it, so a run on one
-    /// lane copies each picture once.
+    /// The last frame's reference copied here, with its planes and scratch
+    /// slot: the next frame's previous reference when this lane scores that
+    /// frame, so a run on one lane copies each picture once.
     kept: Option<(Arc<dyn PictureSource>, DeviceFrame, usize)>,
     /// Host pictures copied to a device, context-wide.
     uploads: Arc<AtomicU64>,
@@ -780,6 +780,13 @@ fn check_device_frame(f: &DeviceFrame, index: u32, which: &str) -> Result<()> {
                 "frame {index}: the {which} device picture's plane {i} is {}x{} at {} bytes a sample, pitch {}; \
                  {} at {}x{} needs {w}x{h} at {bps}",
                 plane.width, plane.height, plane.bytes_per_sample, plane.pitch, f.format, f.width, f.height
+            )));
+        }
+        // The kernels read samples above 8 bits as u16.
+        if bps == 2 && (plane.ptr % 2 != 0 || plane.pitch % 2 != 0) {
+            return Err(Error::invalid(format!(
+                "frame {index}: the {which} device picture's plane {i} is not 2-byte aligned (pointer {:#x}, pitch {})",
+                plane.ptr, plane.pitch
             )));
         }
     }
