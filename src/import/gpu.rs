@@ -911,8 +911,15 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         record(backend.record_event(released));
         let host_side = self.release.iter().any(|r| matches!(r, ReleaseFence::Host(_)))
             || self.on_release.get_mut().map(|c| c.is_some()).unwrap_or(true);
+        // Host-side release needs the host to see the readers done; if it
+        // cannot, signalling now could hand the producer a buffer still
+        // being read: leave host fences and the callback unsignalled.
+        let mut host_release = true;
         if host_side {
-            record(backend.synchronize_event(released));
+            if let Err(e) = backend.synchronize_event(released) {
+                crate::device::gpu::engine::record_drop_error(e);
+                host_release = false;
+            }
         }
         for e in reader_events {
             backend.destroy_event(e);
@@ -921,6 +928,9 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         lane.retired.push(Retired { event: released, buffers });
         lane.reclaim(false);
         drop(lane);
+        if !host_release {
+            return;
+        }
         self.stats.releases.fetch_add(1, Ordering::SeqCst);
         for r in &self.release {
             if let ReleaseFence::Host(h) = r {
