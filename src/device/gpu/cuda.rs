@@ -37,6 +37,7 @@ pub mod sys {
     pub const CUDA_ERROR_NOT_READY: CUresult = 600;
     /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper.
     pub const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+    pub const CU_MEMORYTYPE_HOST: c_uint = 1;
     pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
     pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;
 
@@ -177,6 +178,8 @@ fn_table! {
     }
     optional {
         cuArrayGetDescriptor_v2: fn(*mut CudaArrayDescriptor, CUarray) -> CUresult;
+        cuArrayCreate_v2: fn(*mut CUarray, *const CudaArrayDescriptor) -> CUresult;
+        cuArrayDestroy: fn(CUarray) -> CUresult;
         cuImportExternalMemory: fn(*mut CUexternalMemory, *const CudaExternalMemoryHandleDesc) -> CUresult;
         cuExternalMemoryGetMappedBuffer: fn(*mut CUdeviceptr, CUexternalMemory, *const CudaExternalMemoryBufferDesc) -> CUresult;
         cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;

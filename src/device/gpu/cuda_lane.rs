@@ -489,6 +489,11 @@ impl CudaLane {
     pub fn stream(&self) -> CUstream {
         self.stream
     }
+
+    /// The context the lane's calls run in.
+    pub fn context(&self) -> CUcontext {
+        self.ctx
+    }
 }
 
 impl Drop for CudaLane {
