@@ -9,131 +9,12 @@
 //! Needs a C++20 compiler (`c++`, or $CXX); missing, it skips unless
 //! VMAFX_REQUIRE_GPU_COMPILERS=1.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::path::{Path, PathBuf};
-use vmafx::device::gpu::engine::{Backend, Engine};
-use vmafx::device::gpu::kernels::KernelSource;
+#[path = "device_emu/emulator.rs"]
+mod emulator;
+
+use emulator::build_emulator;
+use vmafx::device::gpu::engine::Engine;
 use vmafx::picture::PlaneView;
-
-type Launch = unsafe extern "C" fn(i32, u32, u32, *mut *mut c_void) -> i32;
-type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;
-
-struct Emulator {
-    launch: Launch,
-    find: Find,
-    _lib: libloading::Library,
-    memory: HashMap<u64, Vec<u64>>,
-}
-
-fn build_emulator() -> Option<Emulator> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let status = std::process::Command::new(&cxx)
-        .args([
-            "-std=c++20",
-            "-O2",
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            "-Wall",
-            "-Werror",
-        ])
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("tests/device_emu/kernel_emu.cpp"))
-        .arg("-o")
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => panic!("{cxx} failed to build the kernel emulator: {s}"),
-        Err(e) => {
-            let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
-            assert!(!required, "no C++ compiler ({cxx}): {e}");
-            eprintln!("SKIP: no C++ compiler ({cxx}): {e}");
-            return None;
-        }
-    }
-    // SAFETY: our own library, built just now.
-    let lib = unsafe { libloading::Library::new(&out) }.unwrap();
-    // SAFETY: kernel_emu.cpp defines vx_emu_launch with this signature.
-    let launch = unsafe { *lib.get::<Launch>(b"vx_emu_launch\0").unwrap() };
-    // SAFETY: kernel_emu.cpp defines vx_emu_find with this signature.
-    let find = unsafe { *lib.get::<Find>(b"vx_emu_find\0").unwrap() };
-    std::fs::remove_file(&out).ok();
-    Some(Emulator {
-        launch,
-        find,
-        _lib: lib,
-        memory: HashMap::new(),
-    })
-}
-
-impl Backend for Emulator {
-    type Function = i32;
-    fn load(&mut self, kernel: &KernelSource) -> vmafx::Result<Vec<i32>> {
-        Ok(kernel
-            .entries
-            .iter()
-            .map(|entry| {
-                let name = std::ffi::CString::new(*entry).unwrap();
-                // SAFETY: a NUL-terminated name.
-                let id = unsafe { (self.find)(name.as_ptr()) };
-                assert!(
-                    id >= 0,
-                    "{}: no emulation for entry {entry} (add it to kernel_emu.cpp)",
-                    kernel.name
-                );
-                id
-            })
-            .collect())
-    }
-    fn alloc(&mut self, bytes: usize) -> vmafx::Result<u64> {
-        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8)];
-        let ptr = buf.as_ptr() as u64;
-        self.memory.insert(ptr, buf);
-        Ok(ptr)
-    }
-    fn free(&mut self, ptr: u64) {
-        assert!(
-            self.memory.remove(&ptr).is_some(),
-            "free of unknown {ptr:#x}"
-        );
-    }
-    fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
-        let buf = self.memory.get_mut(&dst).expect("upload to an allocation");
-        assert!(src.len() <= buf.len() * 8);
-        // SAFETY: buf has at least src.len() bytes.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), buf.as_mut_ptr().cast(), src.len()) };
-        Ok(())
-    }
-    fn download(&mut self, dst: &mut [u8], src: u64) -> vmafx::Result<()> {
-        let buf = &self.memory[&src];
-        assert!(dst.len() <= buf.len() * 8);
-        // SAFETY: buf has at least dst.len() bytes.
-        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().cast(), dst.as_mut_ptr(), dst.len()) };
-        Ok(())
-    }
-    unsafe fn launch(
-        &mut self,
-        f: i32,
-        grid: (u32, u32),
-        args: &mut [*mut c_void],
-    ) -> vmafx::Result<()> {
-        // SAFETY: args point at the kernel's argument values (engine.rs).
-        assert_eq!(
-            unsafe { (self.launch)(f, grid.0, grid.1, args.as_mut_ptr()) },
-            0
-        );
-        Ok(())
-    }
-    fn synchronize(&mut self) -> vmafx::Result<()> {
-        Ok(())
-    }
-}
 
 struct Rng(u64);
 impl Rng {
@@ -246,4 +127,558 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
     drop(engine);
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     eprintln!("{cases} cases equal");
+}
+
+// ---------------------------------------------------------------------------
+// Device-frame import (src/import/gpu.rs) through the emulated device:
+// layouts planarised as the CPU does them, refusals, fences and the order
+// of the library stream, the readers' streams and the release.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, Pitched};
+use vmafx::device::DeviceFrame;
+use vmafx::engine::PictureSource;
+use vmafx::import::gpu::{reads_queued, wait_ready, GpuImporter};
+use vmafx::import::{
+    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,
+    Memory, Object, PlaneRef, ReleaseFence,
+};
+
+/// A frame laid out as `format` in one byte buffer at `offset`, rows padded
+/// by `pad` bytes (odd where the samples allow), and the planes it holds
+/// as the core reads them (Y, U, V; 16-bit samples shifted down).
+struct Layout {
+    format: DrmFourcc,
+    bits: u8,
+    w: usize,
+    h: usize,
+    bytes: Vec<u8>,
+    planes: Vec<PlaneRef>,
+    want: Vec<Vec<Vec<u16>>>,
+}
+
+fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
+    let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
+        DrmFourcc::Nv12 => (8, 1, false, 2),
+        DrmFourcc::Nv24 => (8, 1, false, 1),
+        DrmFourcc::P010 => (10, 2, false, 2),
+        DrmFourcc::P012 => (12, 2, false, 2),
+        DrmFourcc::P016 => (16, 2, false, 2),
+        DrmFourcc::Yuv420 => (8, 1, true, 2),
+        DrmFourcc::Yuv444 => (8, 1, true, 1),
+        f => panic!("no layout for {f}"),
+    };
+    let pad = if bps == 2 { pad & !1 } else { pad };
+    let (cw, ch) = (w.div_ceil(sub), h.div_ceil(sub));
+    let ypitch = w * bps + pad;
+    let cpitch = if planar { cw * bps + pad } else { 2 * cw * bps + pad };
+    let offs = [offset, offset + ypitch * h, offset + ypitch * h + cpitch * ch];
+    let len = offs[2] + if planar { cpitch * ch } else { 0 } + 5;
+    let mut rng = Rng(seed | 1);
+    let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    let shift = 16 - bits as u32;
+    let mut put = |at: usize, v: u16| {
+        if bps == 1 {
+            bytes[at] = v as u8;
+        } else {
+            bytes[at..at + 2].copy_from_slice(&((v as u32) << shift % 16).to_le_bytes()[..2]);
+        }
+    };
+    let max = (1u32 << bits) - 1;
+    let mut sample = |_: usize| (rng.next() % (max as u64 + 1)) as u16;
+    let mut want = vec![vec![vec![0u16; w]; h], vec![vec![0u16; cw]; ch], vec![vec![0u16; cw]; ch]];
+    for y in 0..h {
+        for x in 0..w {
+            let v = sample(0);
+            want[0][y][x] = v;
+            put(offs[0] + y * ypitch + x * bps, v);
+        }
+    }
+    for y in 0..ch {
+        for x in 0..cw {
+            let (u, v) = (sample(1), sample(2));
+            want[1][y][x] = u;
+            want[2][y][x] = v;
+            if planar {
+                put(offs[1] + y * cpitch + x * bps, u);
+                put(offs[2] + y * cpitch + x * bps, v);
+            } else {
+                put(offs[1] + y * cpitch + 2 * x * bps, u);
+                put(offs[1] + y * cpitch + (2 * x + 1) * bps, v);
+            }
+        }
+    }
+    let n = if planar { 3 } else { 2 };
+    let pitches = [ypitch, cpitch, cpitch];
+    let planes = (0..n)
+        .map(|i| PlaneRef { object: 0, offset: offs[i] as u64, pitch: pitches[i] as u64 })
+        .collect();
+    Layout { format, bits, w, h, bytes, planes, want }
+}
+
+impl Layout {
+    fn descriptor(&self, label: &str, memory: Memory, size: u64) -> FrameDescriptor {
+        let mut d = FrameDescriptor::new(label, self.w, self.h, self.bits);
+        d.objects.push(Object { memory, size, modifier: DrmModifier::Linear });
+        d.layers.push(Layer { format: self.format, planes: self.planes.clone() });
+        d
+    }
+}
+
+/// Device memory of the emulated device holding `bytes`.
+fn device_buffer(emu: &mut emulator::Emulator, bytes: &[u8]) -> u64 {
+    let ptr = emu.alloc(bytes.len()).unwrap();
+    emu.world().poke(ptr, bytes);
+    ptr
+}
+
+/// A device plane's samples, read back from the emulated device.
+fn read_plane(emu: &emulator::Emulator, p: &DevPlane) -> Vec<Vec<u16>> {
+    (0..p.height)
+        .map(|y| {
+            let row = emu.world().peek(p.ptr + (y * p.pitch) as u64, p.width * p.bytes_per_sample);
+            if p.bytes_per_sample == 1 {
+                row.iter().map(|&b| b as u16).collect()
+            } else {
+                row.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect()
+            }
+        })
+        .collect()
+}
+
+fn assert_frame(emu: &emulator::Emulator, f: &DeviceFrame, want: &[Vec<Vec<u16>>], planes: usize, what: &str) {
+    assert_eq!(f.planes.len(), planes, "{what}: planes");
+    for (i, p) in f.planes.iter().enumerate() {
+        assert_eq!((p.width, p.height), (want[i][0].len(), want[i].len()), "{what}: plane {i} size");
+        assert_eq!(read_plane(emu, p), want[i], "{what}: plane {i}");
+    }
+}
+
+#[test]
+fn device_frames_planarised_as_the_cpu_does() {
+    let Some(mut emu) = build_emulator() else { return };
+    let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
+    let gray = importer.with_chroma(false);
+    let cpu = vmafx::import::cpu::CpuDevice::new(true);
+    let mut cases = 0;
+    for format in [
+        DrmFourcc::Nv12,
+        DrmFourcc::P010,
+        DrmFourcc::P012,
+        DrmFourcc::P016,
+        DrmFourcc::Yuv420,
+        DrmFourcc::Nv24,
+        DrmFourcc::Yuv444,
+    ] {
+        for (w, h) in [(1, 1), (17, 9), (300, 5), (513, 3)] {
+            for (offset, pad) in [(0, 0), (6, 3), (64, 10)] {
+                let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;
+                let l = layout(format, w, h, offset, pad, seed);
+                let what = format!("{format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
+                let ptr = device_buffer(&mut emu, &l.bytes);
+                let frame = importer
+                    .import(l.descriptor(&what, Memory::DevicePointer(ptr), 0))
+                    .unwrap_or_else(|r| panic!("{what}: {r}"));
+                assert!(frame.host().is_none());
+                let f = frame.device_frame().unwrap();
+                assert_eq!(f.format.bits, l.bits);
+                let mut reader = emu.world().stream();
+                wait_ready(f, &mut reader).unwrap();
+                reader.synchronize().unwrap();
+                assert_frame(&emu, f, &l.want, 3, &what);
+                // 8-bit planar and 16-bit luma read in place: the producer's
+                // pointer, at its offset and pitch.
+                if l.bits == 8 || l.bits == 16 {
+                    assert_eq!(f.planes[0].ptr, ptr + offset as u64, "{what}: luma in place");
+                    assert_eq!(f.planes[0].pitch, l.planes[0].pitch as usize);
+                }
+                // The CPU lane on the same bytes gives the same planes.
+                if matches!(format, DrmFourcc::Nv12 | DrmFourcc::P010 | DrmFourcc::P016 | DrmFourcc::Yuv420) {
+                    let host = cpu
+                        .import(l.descriptor(&what, Memory::Host(Arc::from(l.bytes.clone())), 0))
+                        .unwrap_or_else(|r| panic!("{what}: cpu: {r}"));
+                    let pic = host.picture();
+                    for i in 0..3 {
+                        let p = pic.plane(i);
+                        let rows: Vec<Vec<u16>> = (0..p.height())
+                            .map(|y| (0..p.width()).map(|x| p.sample(x, y) as u16).collect())
+                            .collect();
+                        assert_eq!(rows, l.want[i], "{what}: the CPU lane's plane {i}");
+                    }
+                }
+                // Without chroma: semi-planar frames are gray, luma only.
+                let g = gray.import(l.descriptor(&what, Memory::DevicePointer(ptr), 0)).unwrap();
+                let gf = g.device_frame().unwrap();
+                let planes = if l.planes.len() == 2 { 1 } else { 3 };
+                assert_eq!(gf.planes.len(), planes, "{what}: gray");
+                wait_ready(gf, &mut reader).unwrap();
+                reader.synchronize().unwrap();
+                assert_frame(&emu, gf, &l.want, planes, &what);
+                drop((frame, g));
+                emu.free(ptr);
+                cases += 1;
+            }
+        }
+    }
+    let stats = importer.stats();
+    assert_eq!(stats.host_copies.load(Ordering::SeqCst), 0);
+    assert_eq!(stats.releases.load(Ordering::SeqCst), cases);
+    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    drop(importer);
+    drop(gray);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("{cases} layouts equal");
+}
+
+#[test]
+fn convert_kernels_equal_the_host_deinterleave() {
+    // The kernels alone, on odd widths and pitches, against the loop of
+    // src/import/cpu.rs (deinterleave, shift down).
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    let f = engine.functions(&vmafx::device::gpu::kernels::CONVERT).unwrap();
+    for bits in [8u32, 10, 16] {
+        let bps = if bits == 8 { 1 } else { 2 };
+        for (w, h) in [(1, 1), (7, 3), (255, 2), (257, 4), (600, 1)] {
+            for pad in [0usize, 2, 7] {
+                let pad = if bps == 2 { pad & !1 } else { pad };
+                let src_pitch = 2 * w * bps + pad;
+                let mut rng = Rng((w * 131 + h + pad) as u64 ^ (bits as u64) << 40 | 1);
+                let src: Vec<u8> = (0..src_pitch * h).map(|_| rng.next() as u8).collect();
+                let shift = if bits == 16 || bits == 8 { 0 } else { 16 - bits };
+                let dst_pitch = w * bps + 3 * bps;
+                let s = engine.scratch("test.src", src.len()).unwrap();
+                let u = engine.scratch("test.u", dst_pitch * h).unwrap();
+                let v = engine.scratch("test.v", dst_pitch * h).unwrap();
+                let y = engine.scratch("test.y", dst_pitch * h).unwrap();
+                engine.backend_mut().upload(s, &src).unwrap();
+                let grid = ((w as u32).div_ceil(256), h as u32);
+                let base = vmafx::device::gpu::engine::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
+                let uv = if bps == 1 { base } else { base.i32(shift as i32) };
+                let uv = uv.ptr(u).i32(dst_pitch as i32).ptr(v).i32(dst_pitch as i32);
+                // SAFETY: convert_uv_8/16's parameters; buffers sized above.
+                unsafe { engine.launch(f[usize::from(bps == 2)], grid, uv) }.unwrap();
+                if bps == 2 {
+                    let one = vmafx::device::gpu::engine::Args::new()
+                        .ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32).i32(shift as i32).ptr(y).i32(dst_pitch as i32);
+                    // SAFETY: convert_shift_16's parameters (reads w of the 2w samples per row).
+                    unsafe { engine.launch(f[2], grid, one) }.unwrap();
+                }
+                let got_u = engine.download_vec::<u32>(u, (dst_pitch * h).div_ceil(4)).unwrap();
+                let got_v = engine.download_vec::<u32>(v, (dst_pitch * h).div_ceil(4)).unwrap();
+                let got_y = engine.download_vec::<u32>(y, (dst_pitch * h).div_ceil(4)).unwrap();
+                let bytes = |words: &[u32]| words.iter().flat_map(|w| w.to_ne_bytes()).collect::<Vec<u8>>();
+                let (gu, gv, gy) = (bytes(&got_u), bytes(&got_v), bytes(&got_y));
+                let what = format!("{bits}-bit {w}x{h} src pitch {src_pitch}");
+                for row in 0..h {
+                    for x in 0..w {
+                        let at = |i: usize| row * src_pitch + i * bps;
+                        let sample = |b: &[u8], at: usize| if bps == 1 { b[at] as u16 } else { u16::from_le_bytes([b[at], b[at + 1]]) };
+                        let o = row * dst_pitch + x * bps;
+                        assert_eq!(sample(&gu, o), sample(&src, at(2 * x)) >> shift, "{what}: U ({x},{row})");
+                        assert_eq!(sample(&gv, o), sample(&src, at(2 * x + 1)) >> shift, "{what}: V ({x},{row})");
+                        if bps == 2 {
+                            assert_eq!(sample(&gy, o), sample(&src, at(x)) >> shift, "{what}: shifted ({x},{row})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn refusal(importer: &GpuImporter<emulator::Emulator>, d: FrameDescriptor) -> (ImportErrorKind, String) {
+    let r = importer.import(d).err().expect("refused");
+    (r.error.kind, r.error.to_string())
+}
+
+#[test]
+fn device_import_refusals() {
+    let Some(mut emu) = build_emulator() else { return };
+    let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
+    let l = layout(DrmFourcc::Nv12, 33, 17, 8, 3, 5);
+    let ptr = device_buffer(&mut emu, &l.bytes);
+    let good = || l.descriptor("frame 7", Memory::DevicePointer(ptr), 0);
+    let len = l.bytes.len() as u64;
+
+    let mut d = good();
+    d.objects[0].modifier = DrmModifier::I915_x_tiled;
+    let (k, m) = refusal(&importer, d);
+    assert_eq!(k, ImportErrorKind::NotSupported, "{m}");
+    assert!(m.contains("frame 7") && m.contains("LINEAR"), "{m}");
+
+    let mut d = good();
+    d.layers[0].planes[1].offset = len - 10; // chroma past the allocation
+    let (k, m) = refusal(&importer, d);
+    assert_eq!(k, ImportErrorKind::Range, "{m}");
+    assert!(m.contains("plane 1"), "{m}");
+
+    let mut d = good();
+    d.objects[0].size = len + 64; // declares more than the allocation
+    assert_eq!(refusal(&importer, d).0, ImportErrorKind::Range);
+
+    // Where the runtime cannot tell, the declared size bounds the planes.
+    emu.world().hide_ranges(true);
+    let mut d = good();
+    d.objects[0].size = len - 8;
+    d.layers[0].planes[1].offset = len - 20;
+    assert_eq!(refusal(&importer, d).0, ImportErrorKind::Range);
+    importer.import(good()).unwrap();
+    emu.world().hide_ranges(false);
+
+    let mut d = good();
+    let array = emu.world().array(ArrayExtent { width: 4, height: 4, channels: 1, channel_bytes: 1 }, &[0; 16]);
+    d.objects.push(Object { memory: Memory::DeviceArray(array), size: 0, modifier: DrmModifier::Linear });
+    d.layers[0].planes[1].object = 1;
+    let (k, m) = refusal(&importer, d);
+    assert_eq!(k, ImportErrorKind::NotSupported, "{m}");
+    assert!(m.contains("one kind"), "{m}");
+
+    let mut d = good();
+    d.objects[0].memory = Memory::Host(Arc::from(l.bytes.clone()));
+    assert_eq!(refusal(&importer, d).0, ImportErrorKind::NotSupported);
+
+    let mut d = good();
+    d.objects[0].memory = Memory::DevicePointer(0x10);
+    let (k, m) = refusal(&importer, d);
+    assert_eq!(k, ImportErrorKind::Invalid, "{m}");
+
+    let mut d = good();
+    d.layers[0].planes[0].pitch = 20; // shorter than a row of 33
+    assert_eq!(refusal(&importer, d).0, ImportErrorKind::Invalid);
+
+    let mut d = good();
+    let (_rd, wr) = nix::unistd::pipe().unwrap();
+    d.release.push(ReleaseFence::SyncFile(wr));
+    let (k, m) = refusal(&importer, d);
+    assert_eq!(k, ImportErrorKind::NotSupported, "{m}");
+    assert!(m.contains("sync_file"), "{m}");
+
+    let mut d = good();
+    d.acquire.push(AcquireFence::GlSync(1));
+    assert_eq!(refusal(&importer, d).0, ImportErrorKind::NotSupported);
+
+    // Device arrays: one plane each, at offset 0, inside the array.
+    let y = emu.world().array(ArrayExtent { width: 33, height: 17, channels: 1, channel_bytes: 1 }, &[1; 33 * 17]);
+    let uv = emu.world().array(ArrayExtent { width: 16, height: 9, channels: 2, channel_bytes: 1 }, &[2; 32 * 9]);
+    let arrays = |uv_offset: u64| {
+        let mut d = FrameDescriptor::new("frame 8", 33, 17, 8);
+        for a in [y, uv] {
+            d.objects.push(Object { memory: Memory::DeviceArray(a), size: 0, modifier: DrmModifier::Linear });
+        }
+        d.layers.push(Layer { format: DrmFourcc::R8, planes: vec![PlaneRef { object: 0, offset: 0, pitch: 0 }] });
+        d.layers.push(Layer { format: DrmFourcc::Gr88, planes: vec![PlaneRef { object: 1, offset: uv_offset, pitch: 0 }] });
+        d
+    };
+    assert_eq!(refusal(&importer, arrays(2)).0, ImportErrorKind::Invalid);
+    // 33 wide needs 17 chroma samples a row: the 16-wide array is too small.
+    let (k, m) = refusal(&importer, arrays(0));
+    assert_eq!(k, ImportErrorKind::Range, "{m}");
+    assert!(m.contains("device array"), "{m}");
+    assert_eq!(importer.stats().imports.load(Ordering::SeqCst), 1);
+    emu.free(ptr);
+}
+
+#[test]
+fn device_arrays_copied_out_on_the_device() {
+    let Some(emu) = build_emulator() else { return };
+    let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
+    for (bits, w, h) in [(8u8, 33usize, 17usize), (10, 17, 9), (16, 5, 3)] {
+        let l = layout(if bits == 8 { DrmFourcc::Nv12 } else if bits == 10 { DrmFourcc::P010 } else { DrmFourcc::P016 }, w, h, 0, 0, bits as u64);
+        let bps = if bits == 8 { 1 } else { 2 };
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let ypitch = l.planes[0].pitch as usize;
+        let y = emu.world().array(ArrayExtent { width: w, height: h, channels: 1, channel_bytes: bps }, &l.bytes[..ypitch * h]);
+        let uv = emu.world().array(
+            ArrayExtent { width: cw, height: ch, channels: 2, channel_bytes: bps },
+            &l.bytes[ypitch * h..ypitch * h + 2 * cw * bps * ch],
+        );
+        let mut d = FrameDescriptor::new("array frame", w, h, bits);
+        for a in [y, uv] {
+            d.objects.push(Object { memory: Memory::DeviceArray(a), size: 0, modifier: DrmModifier::Linear });
+        }
+        let (one, two) = if bits == 8 { (DrmFourcc::R8, DrmFourcc::Gr88) } else { (DrmFourcc::R16, DrmFourcc::Gr1616) };
+        d.layers.push(Layer { format: one, planes: vec![PlaneRef { object: 0, offset: 0, pitch: 0 }] });
+        d.layers.push(Layer { format: two, planes: vec![PlaneRef { object: 1, offset: 0, pitch: 0 }] });
+        let frame = importer.import(d).unwrap();
+        let mut reader = emu.world().stream();
+        wait_ready(frame.device_frame().unwrap(), &mut reader).unwrap();
+        reader.synchronize().unwrap();
+        assert_frame(&emu, frame.device_frame().unwrap(), &l.want, 3, &format!("{bits}-bit arrays"));
+    }
+    assert_eq!(importer.stats().array_copies.load(Ordering::SeqCst), 6);
+}
+
+#[test]
+fn host_fences_and_sync_files_busy_until_signalled() {
+    let Some(mut emu) = build_emulator() else { return };
+    let importer = GpuImporter::new(emu.world().stream(), false).unwrap();
+    let l = layout(DrmFourcc::Nv12, 9, 5, 0, 1, 9);
+    let ptr = device_buffer(&mut emu, &l.bytes);
+
+    let fence = HostFence::new();
+    let mut d = l.descriptor("distorted frame 3", Memory::DevicePointer(ptr), 0);
+    d.acquire.push(AcquireFence::Host(fence.clone()));
+    let r = importer.import(d).err().expect("busy");
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    assert_eq!(importer.stats().busy.load(Ordering::SeqCst), 1);
+    assert_eq!(importer.stats().imports.load(Ordering::SeqCst), 0, "nothing queued while BUSY");
+    // Timeout: the error names the frame and the fence.
+    let r = importer.wait_and_import(*r.descriptor, Duration::from_millis(30), None).err().expect("timeout");
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    let m = r.error.to_string();
+    assert!(m.contains("distorted frame 3") && m.contains("host fence") && m.contains("gave up"), "{m}");
+    // Signalled from another thread while waiting: imported.
+    let f2 = fence.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        f2.signal();
+    });
+    let frame = importer.wait_and_import(*r.descriptor, Duration::from_secs(10), None).unwrap();
+    t.join().unwrap();
+    drop(frame);
+
+    // A sync_file stands here as a pipe: readable = signalled (poll(POLLIN)).
+    let (rd, wr) = nix::unistd::pipe().unwrap();
+    let mut d = l.descriptor("reference frame 4", Memory::DevicePointer(ptr), 0);
+    d.acquire.push(AcquireFence::SyncFile(rd));
+    let r = importer.import(d).err().expect("busy");
+    assert_eq!(r.error.kind, ImportErrorKind::Busy);
+    assert!(r.error.message.contains("sync_file"), "{}", r.error);
+    nix::unistd::write(&wr, b"x").unwrap();
+    importer.import(*r.descriptor).unwrap();
+    emu.free(ptr);
+}
+
+#[test]
+fn device_event_acquire_is_waited_on_the_device() {
+    // The producer is still writing (its event not signalled): the import
+    // returns at once, but neither the library stream's conversion nor a
+    // reader may run before the producer is done.
+    let Some(mut emu) = build_emulator() else { return };
+    let world = emu.world().clone();
+    let importer = GpuImporter::new(world.stream(), true).unwrap();
+    for format in [DrmFourcc::Nv12, DrmFourcc::P010] {
+        let l = layout(format, 37, 11, 4, 2, 77);
+        let stale = vec![0u8; l.bytes.len()];
+        let ptr = device_buffer(&mut emu, &stale);
+        let producer = world.blocked_event();
+        let mut d = l.descriptor("frame 1", Memory::DevicePointer(ptr), 0);
+        d.acquire.push(AcquireFence::DeviceEvent(producer));
+        let frame = importer.import(d).unwrap();
+        let f = frame.device_frame().unwrap();
+        let mut reader = Engine::new(world.stream()).unwrap();
+        wait_ready(f, reader.backend_mut()).unwrap();
+        let (w, h) = (f.width, f.height);
+        let early = reader.psnr_sse_dev(f.luma(), f.luma(), w, h);
+        assert!(early.is_err(), "{format}: the reader ran before the producer's event: {early:?}");
+        world.poke(ptr, &l.bytes);
+        world.signal(producer);
+        reader.backend_mut().synchronize().unwrap();
+        assert_frame(&emu, f, &l.want, 3, &format!("{format} after the producer"));
+        drop(frame);
+        emu.free(ptr);
+    }
+}
+
+#[test]
+fn release_after_the_last_reader() {
+    // Two readers (two contexts) share one import; each is still reading
+    // (blocked) when its reference drops. The release event must follow
+    // both reads: the producer's overwrite, queued behind it, must not
+    // reach what they read.
+    let Some(mut emu) = build_emulator() else { return };
+    let world = emu.world().clone();
+    let importer = GpuImporter::new(world.stream(), false).unwrap();
+    let l = layout(DrmFourcc::Nv12, 21, 7, 0, 3, 11);
+    let ptr = device_buffer(&mut emu, &l.bytes);
+    let mut producer = world.stream();
+    let release = producer.create_event().unwrap();
+    let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
+    d.release.push(ReleaseFence::DeviceEvent(release));
+    let frame = importer.import(d).unwrap();
+    let luma = frame.device_frame().unwrap().luma();
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let mut r = world.stream();
+        let busy = world.blocked_event();
+        r.wait_event(busy).unwrap(); // this reader's earlier work, still running
+        let f = frame.clone();
+        wait_ready(f.device_frame().unwrap(), &mut r).unwrap();
+        let copy = r.alloc(luma.pitch * luma.height).unwrap();
+        let dst = Pitched { ptr: copy, pitch: luma.pitch };
+        r.copy_2d(dst, Pitched { ptr: luma.ptr, pitch: luma.pitch }, luma.width, luma.height).unwrap();
+        reads_queued(f.device_frame().unwrap(), &mut r).unwrap();
+        readers.push((r, busy, copy, f));
+    }
+    drop(frame);
+    let (r0, b0, c0, f0) = readers.remove(0);
+    drop(f0);
+    assert_eq!(importer.stats().releases.load(Ordering::SeqCst), 0, "released with a reference left");
+    let (r1, b1, c1, f1) = readers.remove(0);
+    // The last reference goes while both readers are still reading.
+    drop(f1);
+    assert!(!producer.query_event(release).unwrap(), "release signalled before the readers were done");
+    // The producer reuses the buffer once released.
+    producer.wait_event(release).unwrap();
+    producer.upload(ptr, &vec![0xee; l.bytes.len()]).unwrap();
+    world.signal(b0);
+    assert!(!producer.query_event(release).unwrap(), "release signalled before the second reader was done");
+    world.signal(b1);
+    assert!(producer.query_event(release).unwrap());
+    producer.synchronize().unwrap();
+    let want: Vec<u8> = (0..luma.height).flat_map(|y| l.bytes[y * luma.pitch..y * luma.pitch + luma.width].to_vec()).collect();
+    for (r, c) in [(&r0, c0), (&r1, c1)] {
+        let got: Vec<u8> = (0..luma.height).flat_map(|y| r.world().peek(c + (y * luma.pitch) as u64, luma.width)).collect();
+        assert_eq!(got, want, "a reader saw the producer's next frame");
+    }
+    assert_eq!(world.peek(ptr, 4), vec![0xee; 4]);
+    let _ = (r0, r1);
+    emu.free(ptr);
+}
+
+#[test]
+fn host_release_fence_and_callback_once_after_both_readers() {
+    let Some(mut emu) = build_emulator() else { return };
+    let world = emu.world().clone();
+    let importer = GpuImporter::new(world.stream(), true).unwrap();
+    let l = layout(DrmFourcc::P010, 15, 5, 2, 4, 3);
+    let ptr = device_buffer(&mut emu, &l.bytes);
+    let fence = HostFence::new();
+    let called = Arc::new(AtomicUsize::new(0));
+    let c = called.clone();
+    let mut d = l.descriptor("frame 5", Memory::DevicePointer(ptr), 0);
+    d.release.push(ReleaseFence::Host(fence.clone()));
+    let frame = importer
+        .import_with(d, Some(Box::new(move || { c.fetch_add(1, Ordering::SeqCst); })))
+        .map_err(|(r, _)| r)
+        .unwrap();
+    let mut contexts: Vec<_> = (0..2).map(|_| Engine::new(world.stream()).unwrap()).collect();
+    let mut held = Vec::new();
+    let mut sums = Vec::new();
+    for e in contexts.iter_mut() {
+        let f = frame.clone();
+        let df = f.device_frame().unwrap();
+        wait_ready(df, e.backend_mut()).unwrap();
+        let (cw, ch) = (df.planes[1].width, df.planes[1].height);
+        sums.push(e.psnr_sse_dev(df.planes[1], df.planes[2], cw, ch).unwrap());
+        reads_queued(df, e.backend_mut()).unwrap();
+        held.push(f);
+    }
+    let want: u64 = l.want[1].iter().flatten().zip(l.want[2].iter().flatten()).map(|(&a, &b)| ((a as i64 - b as i64).pow(2)) as u64).sum();
+    assert_eq!(sums, vec![want, want]);
+    drop(frame);
+    held.pop();
+    assert!(!fence.is_signalled());
+    assert_eq!(called.load(Ordering::SeqCst), 0);
+    held.pop();
+    assert!(fence.is_signalled());
+    assert_eq!(called.load(Ordering::SeqCst), 1);
+    assert_eq!(importer.stats().releases.load(Ordering::SeqCst), 1);
+    drop(contexts);
+    drop(importer);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    emu.free(ptr);
 }

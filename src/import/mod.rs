@@ -16,6 +16,7 @@
 
 pub mod cpu;
 pub mod drm;
+pub mod gpu;
 mod sys;
 
 use std::fmt;

@@ -25,6 +25,7 @@ static std::barrier<> *vx_emu_barrier;
 
 #include "motion.cu"
 #include "psnr.cu"
+#include "convert.cu"
 
 // A pool of VMAFX_BLOCK threads, kept for the process: per block, the
 // launcher publishes the body and block index, releases the pool at `start`
@@ -79,6 +80,9 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(motion_row_sad, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)),
     VX_EMU(psnr_sse_row_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
     VX_EMU(psnr_sse_row_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
+    VX_EMU(convert_uv_8, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_u8>(a, 4), arg<int>(a, 5), ptr<vx_u8>(a, 6), arg<int>(a, 7)),
+    VX_EMU(convert_uv_16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u8>(a, 5), arg<int>(a, 6), ptr<vx_u8>(a, 7), arg<int>(a, 8)),
+    VX_EMU(convert_shift_16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u8>(a, 5), arg<int>(a, 6)),
 };
 
 // The id of entry `name`, or -1 when it has no row above.

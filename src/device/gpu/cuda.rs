@@ -28,10 +28,63 @@ pub mod sys {
     pub type CUstream = *mut c_void;
     pub type CUexternalMemory = *mut c_void;
     pub type CUexternalSemaphore = *mut c_void;
+    pub type CUevent = *mut c_void;
+    pub type CUarray = *mut c_void;
 
     pub const CUDA_SUCCESS: CUresult = 0;
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+    pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+    /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper.
+    pub const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+    pub const CU_MEMORYTYPE_HOST: c_uint = 1;
+    pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+    pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;
+
+    /// `CUDA_MEMCPY2D` (cuda.h, `_v2`): 128 bytes.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct CudaMemcpy2D {
+        pub src_x_in_bytes: usize,
+        pub src_y: usize,
+        pub src_memory_type: c_uint,
+        pub src_host: usize,
+        pub src_device: u64,
+        pub src_array: usize,
+        pub src_pitch: usize,
+        pub dst_x_in_bytes: usize,
+        pub dst_y: usize,
+        pub dst_memory_type: c_uint,
+        pub dst_host: usize,
+        pub dst_device: u64,
+        pub dst_array: usize,
+        pub dst_pitch: usize,
+        pub width_in_bytes: usize,
+        pub height: usize,
+    }
+
+    /// `CUDA_ARRAY_DESCRIPTOR` (`_v2`; HIP's `HIP_ARRAY_DESCRIPTOR` is the
+    /// same): 24 bytes.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct CudaArrayDescriptor {
+        pub width: usize,
+        pub height: usize,
+        pub format: c_uint,
+        pub num_channels: c_uint,
+    }
+
+    /// Bytes of one channel of `CUarray_format` (`CU_AD_FORMAT_*`; HIP's
+    /// `HIP_AD_FORMAT_*` share the values), `None` for formats the import
+    /// does not read (floats, packed video formats).
+    pub fn array_format_bytes(format: c_uint) -> Option<usize> {
+        match format {
+            0x01 | 0x08 => Some(1), // UNSIGNED_INT8, SIGNED_INT8
+            0x02 | 0x09 => Some(2), // UNSIGNED_INT16, SIGNED_INT16
+            0x03 | 0x0a => Some(4), // UNSIGNED_INT32, SIGNED_INT32
+            _ => None,
+        }
+    }
 
     /// `CUDA_EXTERNAL_MEMORY_HANDLE_DESC` (cuda.h, CUDA 10+): 104 bytes.
     #[repr(C)]
@@ -114,8 +167,19 @@ fn_table! {
         cuStreamDestroy_v2: fn(CUstream) -> CUresult;
         cuStreamSynchronize: fn(CUstream) -> CUresult;
         cuLaunchKernel: fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+        cuEventCreate: fn(*mut CUevent, c_uint) -> CUresult;
+        cuEventRecord: fn(CUevent, CUstream) -> CUresult;
+        cuEventQuery: fn(CUevent) -> CUresult;
+        cuEventSynchronize: fn(CUevent) -> CUresult;
+        cuEventDestroy_v2: fn(CUevent) -> CUresult;
+        cuStreamWaitEvent: fn(CUstream, CUevent, c_uint) -> CUresult;
+        cuMemcpy2DAsync_v2: fn(*const CudaMemcpy2D, CUstream) -> CUresult;
+        cuMemGetAddressRange_v2: fn(*mut CUdeviceptr, *mut usize, CUdeviceptr) -> CUresult;
     }
     optional {
+        cuArrayGetDescriptor_v2: fn(*mut CudaArrayDescriptor, CUarray) -> CUresult;
+        cuArrayCreate_v2: fn(*mut CUarray, *const CudaArrayDescriptor) -> CUresult;
+        cuArrayDestroy: fn(CUarray) -> CUresult;
         cuImportExternalMemory: fn(*mut CUexternalMemory, *const CudaExternalMemoryHandleDesc) -> CUresult;
         cuExternalMemoryGetMappedBuffer: fn(*mut CUdeviceptr, CUexternalMemory, *const CudaExternalMemoryBufferDesc) -> CUresult;
         cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;
@@ -211,5 +275,14 @@ mod layout {
         assert_eq!(std::mem::align_of::<CudaExternalMemoryHandleDesc>(), 8);
         assert_eq!(std::mem::offset_of!(CudaExternalMemoryHandleDesc, size), 24);
         assert_eq!(std::mem::size_of::<CudaExternalMemoryBufferDesc>(), 88);
+    }
+    #[test]
+    fn copy_and_array_descriptors_match_cuda_h() {
+        assert_eq!(std::mem::size_of::<CudaMemcpy2D>(), 128);
+        assert_eq!(std::mem::offset_of!(CudaMemcpy2D, src_host), 24);
+        assert_eq!(std::mem::offset_of!(CudaMemcpy2D, dst_x_in_bytes), 56);
+        assert_eq!(std::mem::offset_of!(CudaMemcpy2D, dst_host), 80);
+        assert_eq!(std::mem::offset_of!(CudaMemcpy2D, width_in_bytes), 112);
+        assert_eq!(std::mem::size_of::<CudaArrayDescriptor>(), 24);
     }
 }

@@ -3,7 +3,8 @@
 //! made with the context pushed by a [`ContextGuard`].
 
 use super::cuda::{self, result::check, sys::*, ContextGuard, CudaDriver};
-use super::engine::Backend;
+use super::engine::{ArrayExtent, Backend, Pitched};
+use crate::device::{DeviceKind, DeviceMemoryId};
 use super::kernels::{KernelSource, BLOCK};
 use crate::{Error, Result};
 use std::ffi::{c_void, CString};
@@ -261,6 +262,7 @@ impl Backend for CudaLane {
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        crate::import::gpu::count_host_copy(src.len());
         let _guard = self.guard()?;
         // SAFETY: dst has at least src.len() bytes (engine reserves them);
         // pageable source, so the call returns once src is staged.
@@ -334,6 +336,168 @@ impl Backend for CudaLane {
             unsafe { (self.api.cuStreamSynchronize)(self.stream) },
             "cuStreamSynchronize",
         )
+    }
+
+    fn memory(&self) -> DeviceMemoryId {
+        DeviceMemoryId {
+            kind: DeviceKind::Cuda,
+            context: self.ctx as u64,
+        }
+    }
+
+    fn create_event(&mut self) -> Result<u64> {
+        let _guard = self.guard()?;
+        let mut event: CUevent = std::ptr::null_mut();
+        // SAFETY: writes one handle; destroyed by destroy_event.
+        check(
+            self.api,
+            unsafe { (self.api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) },
+            "cuEventCreate",
+        )?;
+        Ok(event as u64)
+    }
+
+    fn destroy_event(&mut self, event: u64) {
+        let destroyed = self.guard().and_then(|_guard| {
+            // SAFETY: an event of this context, destroyed once.
+            check(
+                self.api,
+                unsafe { (self.api.cuEventDestroy_v2)(event as CUevent) },
+                "cuEventDestroy",
+            )
+        });
+        if let Err(e) = destroyed {
+            super::engine::record_drop_error(e);
+        }
+    }
+
+    fn record_event(&mut self, event: u64) -> Result<()> {
+        let _guard = self.guard()?;
+        // SAFETY: a live event of this context; the stream is live.
+        check(
+            self.api,
+            unsafe { (self.api.cuEventRecord)(event as CUevent, self.stream) },
+            "cuEventRecord",
+        )
+    }
+
+    fn wait_event(&mut self, event: u64) -> Result<()> {
+        let _guard = self.guard()?;
+        // SAFETY: a live event (the caller's or ours); flags 0.
+        check(
+            self.api,
+            unsafe { (self.api.cuStreamWaitEvent)(self.stream, event as CUevent, 0) },
+            "cuStreamWaitEvent",
+        )
+    }
+
+    fn query_event(&mut self, event: u64) -> Result<bool> {
+        let _guard = self.guard()?;
+        // SAFETY: a live event.
+        match unsafe { (self.api.cuEventQuery)(event as CUevent) } {
+            CUDA_ERROR_NOT_READY => Ok(false),
+            rc => check(self.api, rc, "cuEventQuery").map(|()| true),
+        }
+    }
+
+    fn synchronize_event(&mut self, event: u64) -> Result<()> {
+        let _guard = self.guard()?;
+        // SAFETY: a live event.
+        check(
+            self.api,
+            unsafe { (self.api.cuEventSynchronize)(event as CUevent) },
+            "cuEventSynchronize",
+        )
+    }
+
+    fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
+        let copy = CudaMemcpy2D {
+            src_memory_type: CU_MEMORYTYPE_DEVICE,
+            src_device: src.ptr,
+            src_pitch: src.pitch,
+            dst_memory_type: CU_MEMORYTYPE_DEVICE,
+            dst_device: dst.ptr,
+            dst_pitch: dst.pitch,
+            width_in_bytes: row_bytes,
+            height: rows,
+            ..Default::default()
+        };
+        self.memcpy_2d(&copy)
+    }
+
+    fn copy_from_array(
+        &mut self,
+        dst: Pitched,
+        array: u64,
+        row_bytes: usize,
+        rows: usize,
+    ) -> Result<()> {
+        let copy = CudaMemcpy2D {
+            src_memory_type: CU_MEMORYTYPE_ARRAY,
+            src_array: array as usize,
+            dst_memory_type: CU_MEMORYTYPE_DEVICE,
+            dst_device: dst.ptr,
+            dst_pitch: dst.pitch,
+            width_in_bytes: row_bytes,
+            height: rows,
+            ..Default::default()
+        };
+        self.memcpy_2d(&copy)
+    }
+
+    fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
+        let _guard = self.guard()?;
+        let (mut base, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: writes two values; any ptr value may be asked about.
+        check(
+            self.api,
+            unsafe { (self.api.cuMemGetAddressRange_v2)(&mut base, &mut bytes, ptr) },
+            "cuMemGetAddressRange",
+        )?;
+        Ok(Some((base, bytes)))
+    }
+
+    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+        let Some(get) = self.api.cuArrayGetDescriptor_v2 else {
+            return Ok(None);
+        };
+        let _guard = self.guard()?;
+        let mut d = CudaArrayDescriptor::default();
+        // SAFETY: writes one descriptor; the array is the caller's.
+        check(
+            self.api,
+            unsafe { get(&mut d, array as CUarray) },
+            "cuArrayGetDescriptor",
+        )?;
+        Ok(array_format_bytes(d.format).map(|channel_bytes| ArrayExtent {
+            width: d.width,
+            height: d.height.max(1),
+            channels: d.num_channels as usize,
+            channel_bytes,
+        }))
+    }
+}
+
+impl CudaLane {
+    fn memcpy_2d(&mut self, copy: &CudaMemcpy2D) -> Result<()> {
+        let _guard = self.guard()?;
+        // SAFETY: the descriptor names live memory spanning the rows copied
+        // (the import checks extents first); queued on our stream.
+        check(
+            self.api,
+            unsafe { (self.api.cuMemcpy2DAsync_v2)(copy, self.stream) },
+            "cuMemcpy2DAsync",
+        )
+    }
+
+    /// The stream work is queued on (ours, or the caller's).
+    pub fn stream(&self) -> CUstream {
+        self.stream
+    }
+
+    /// The context the lane's calls run in.
+    pub fn context(&self) -> CUcontext {
+        self.ctx
     }
 }
 

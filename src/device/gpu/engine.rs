@@ -4,6 +4,7 @@
 //! exactly as the CPU code does, so results are identical by construction.
 
 use super::kernels::{self, KernelSource, BLOCK};
+use crate::device::DeviceMemoryId;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -33,6 +34,59 @@ pub trait Backend {
         args: &mut [*mut c_void],
     ) -> Result<()>;
     fn synchronize(&mut self) -> Result<()>;
+
+    /// The device memory this lane's pointers are valid in (its context).
+    fn memory(&self) -> DeviceMemoryId;
+    /// A new event (`CUevent` / `hipEvent_t`, timing disabled).
+    fn create_event(&mut self) -> Result<u64>;
+    /// Destroys `event` (work it was recorded after still completes).
+    fn destroy_event(&mut self, event: u64);
+    /// Records `event` on this lane's stream, after the work queued so far.
+    fn record_event(&mut self, event: u64) -> Result<()>;
+    /// This lane's stream waits, on the device (the host does not block),
+    /// for the work `event` was last recorded after.
+    fn wait_event(&mut self, event: u64) -> Result<()>;
+    /// Whether the work `event` was last recorded after is done, without
+    /// waiting (an event never recorded is done, as CUDA and HIP say).
+    fn query_event(&mut self, event: u64) -> Result<bool>;
+    /// Blocks the host until `event` is done.
+    fn synchronize_event(&mut self, event: u64) -> Result<()>;
+    /// Queues a copy of `rows` rows of `row_bytes` bytes, device memory to
+    /// device memory, on this lane's stream.
+    fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize)
+        -> Result<()>;
+    /// Queues a copy of the top-left `rows` x `row_bytes` of device array
+    /// `array` (`CUarray` / `hipArray_t`) into device memory.
+    fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize)
+        -> Result<()>;
+    /// The allocation holding `ptr`, as (base, bytes); `None` where the
+    /// runtime cannot tell. An error: `ptr` is not device memory here.
+    fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>>;
+    /// `array`'s extent; `None` where the runtime cannot tell.
+    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>>;
+}
+
+/// A pitched region of device memory: `ptr`, `pitch` bytes per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pitched {
+    pub ptr: u64,
+    pub pitch: usize,
+}
+
+/// The size of a device array: `width` x `height` elements of `channels`
+/// channels of `channel_bytes` each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayExtent {
+    pub width: usize,
+    pub height: usize,
+    pub channels: usize,
+    pub channel_bytes: usize,
+}
+
+impl ArrayExtent {
+    pub fn row_bytes(&self) -> usize {
+        self.width * self.channels * self.channel_bytes
+    }
 }
 
 /// Errors from releases that cannot return one (frees, unloads, stream and

@@ -33,7 +33,14 @@ pub mod sys {
     pub type HipFunction = *mut c_void;
     pub type HipStream = *mut c_void;
     pub type HipExternalMemory = *mut c_void;
+    pub type HipEvent = *mut c_void;
+    pub type HipArray = *mut c_void;
     pub const HIP_SUCCESS: HipError = 0;
+    pub const HIP_ERROR_NOT_READY: HipError = 600;
+    /// `hipEventDisableTiming`.
+    pub const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
+    /// `hipMemcpyDeviceToDevice` (the same in ROCm 5, 6 and 7).
+    pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_uint = 3;
 
     /// `hipExternalMemoryHandleDesc` as ROCm 5.x declares it: 40 bytes, no
     /// `reserved` tail (CUDA's twin is 104; ROCm 6 added `reserved[16]`,
@@ -96,8 +103,18 @@ fn_table! {
         hipStreamDestroy: fn(HipStream) -> HipError;
         hipStreamSynchronize: fn(HipStream) -> HipError;
         hipModuleLaunchKernel: fn(HipFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, HipStream, *mut *mut c_void, *mut *mut c_void) -> HipError;
+        hipEventCreateWithFlags: fn(*mut HipEvent, c_uint) -> HipError;
+        hipEventRecord: fn(HipEvent, HipStream) -> HipError;
+        hipEventQuery: fn(HipEvent) -> HipError;
+        hipEventSynchronize: fn(HipEvent) -> HipError;
+        hipEventDestroy: fn(HipEvent) -> HipError;
+        hipStreamWaitEvent: fn(HipStream, HipEvent, c_uint) -> HipError;
+        hipMemcpy2DAsync: fn(HipDevicePtr, usize, *const c_void, usize, usize, usize, c_uint, HipStream) -> HipError;
     }
     optional {
+        hipMemcpy2DFromArrayAsync: fn(HipDevicePtr, usize, HipArray, usize, usize, usize, usize, c_uint, HipStream) -> HipError;
+        hipMemGetAddressRange: fn(*mut HipDevicePtr, *mut usize, HipDevicePtr) -> HipError;
+        hipArrayGetDescriptor: fn(*mut super::cuda::sys::CudaArrayDescriptor, HipArray) -> HipError;
         hipGetDeviceProperties: fn(*mut c_void, c_int) -> HipError;
         hipImportExternalMemory: fn(*mut HipExternalMemory, *const c_void) -> HipError;
         hipExternalMemoryGetMappedBuffer: fn(*mut HipDevicePtr, HipExternalMemory, *const c_void) -> HipError;

@@ -2,7 +2,8 @@
 //! each call, a stream of ours, and the engine's [`Backend`] calls. Built
 //! and compile-tested on CI; not yet run on an AMD GPU (docs/gpu.md).
 
-use super::engine::Backend;
+use super::engine::{ArrayExtent, Backend, Pitched};
+use crate::device::{DeviceKind, DeviceMemoryId};
 use super::hip::{self, sys::*, HipRuntime};
 use super::kernels::{KernelSource, BLOCK};
 use crate::{Error, Result};
@@ -171,6 +172,7 @@ impl Backend for HipLane {
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        crate::import::gpu::count_host_copy(src.len());
         self.current()?;
         // SAFETY: dst has src.len() bytes; HIP takes a mutable pointer but only reads it.
         self.api.check(
@@ -238,6 +240,162 @@ impl Backend for HipLane {
         self.api.check(
             unsafe { (self.api.hipStreamSynchronize)(self.stream) },
             "hipStreamSynchronize",
+        )
+    }
+
+    fn memory(&self) -> DeviceMemoryId {
+        DeviceMemoryId {
+            kind: DeviceKind::Hip,
+            context: self.device as u64,
+        }
+    }
+
+    fn create_event(&mut self) -> Result<u64> {
+        self.current()?;
+        let mut event: HipEvent = std::ptr::null_mut();
+        // SAFETY: writes one handle; destroyed by destroy_event.
+        self.api.check(
+            unsafe { (self.api.hipEventCreateWithFlags)(&mut event, HIP_EVENT_DISABLE_TIMING) },
+            "hipEventCreateWithFlags",
+        )?;
+        Ok(event as u64)
+    }
+
+    fn destroy_event(&mut self, event: u64) {
+        let destroyed = self.current().and_then(|()| {
+            // SAFETY: an event of this device, destroyed once.
+            self.api.check(
+                unsafe { (self.api.hipEventDestroy)(event as HipEvent) },
+                "hipEventDestroy",
+            )
+        });
+        if let Err(e) = destroyed {
+            super::engine::record_drop_error(e);
+        }
+    }
+
+    fn record_event(&mut self, event: u64) -> Result<()> {
+        self.current()?;
+        // SAFETY: a live event; the stream is live.
+        self.api.check(
+            unsafe { (self.api.hipEventRecord)(event as HipEvent, self.stream) },
+            "hipEventRecord",
+        )
+    }
+
+    fn wait_event(&mut self, event: u64) -> Result<()> {
+        self.current()?;
+        // SAFETY: a live event (the caller's or ours); flags 0.
+        self.api.check(
+            unsafe { (self.api.hipStreamWaitEvent)(self.stream, event as HipEvent, 0) },
+            "hipStreamWaitEvent",
+        )
+    }
+
+    fn query_event(&mut self, event: u64) -> Result<bool> {
+        self.current()?;
+        // SAFETY: a live event.
+        match unsafe { (self.api.hipEventQuery)(event as HipEvent) } {
+            HIP_ERROR_NOT_READY => Ok(false),
+            rc => self.api.check(rc, "hipEventQuery").map(|()| true),
+        }
+    }
+
+    fn synchronize_event(&mut self, event: u64) -> Result<()> {
+        // SAFETY: a live event.
+        self.api.check(
+            unsafe { (self.api.hipEventSynchronize)(event as HipEvent) },
+            "hipEventSynchronize",
+        )
+    }
+
+    fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
+        self.current()?;
+        // SAFETY: both regions span `rows` rows of their pitches (checked by
+        // the import); queued on our stream.
+        self.api.check(
+            unsafe {
+                (self.api.hipMemcpy2DAsync)(
+                    dst.ptr as HipDevicePtr,
+                    dst.pitch,
+                    src.ptr as *const c_void,
+                    src.pitch,
+                    row_bytes,
+                    rows,
+                    HIP_MEMCPY_DEVICE_TO_DEVICE,
+                    self.stream,
+                )
+            },
+            "hipMemcpy2DAsync",
+        )
+    }
+
+    fn copy_from_array(
+        &mut self,
+        dst: Pitched,
+        array: u64,
+        row_bytes: usize,
+        rows: usize,
+    ) -> Result<()> {
+        let copy = self.api.hipMemcpy2DFromArrayAsync.ok_or_else(|| {
+            Error::NotSupported(format!(
+                "{}: no hipMemcpy2DFromArrayAsync (device arrays need ROCm 5.1 or later)",
+                self.api.library
+            ))
+        })?;
+        self.current()?;
+        // SAFETY: dst spans `rows` rows of its pitch; the array's extent
+        // was checked where the runtime can tell it.
+        self.api.check(
+            unsafe {
+                copy(
+                    dst.ptr as HipDevicePtr,
+                    dst.pitch,
+                    array as HipArray,
+                    0,
+                    0,
+                    row_bytes,
+                    rows,
+                    HIP_MEMCPY_DEVICE_TO_DEVICE,
+                    self.stream,
+                )
+            },
+            "hipMemcpy2DFromArrayAsync",
+        )
+    }
+
+    fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
+        let Some(get) = self.api.hipMemGetAddressRange else {
+            return Ok(None);
+        };
+        self.current()?;
+        let (mut base, mut bytes): (HipDevicePtr, usize) = (std::ptr::null_mut(), 0);
+        // SAFETY: writes two values; any pointer value may be asked about.
+        self.api.check(
+            unsafe { get(&mut base, &mut bytes, ptr as HipDevicePtr) },
+            "hipMemGetAddressRange",
+        )?;
+        Ok(Some((base as u64, bytes)))
+    }
+
+    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+        let Some(get) = self.api.hipArrayGetDescriptor else {
+            return Ok(None);
+        };
+        self.current()?;
+        let mut d = super::cuda::sys::CudaArrayDescriptor::default();
+        // SAFETY: writes one descriptor (HIP_ARRAY_DESCRIPTOR has CUDA's layout).
+        self.api.check(
+            unsafe { get(&mut d, array as HipArray) },
+            "hipArrayGetDescriptor",
+        )?;
+        Ok(
+            super::cuda::sys::array_format_bytes(d.format).map(|channel_bytes| ArrayExtent {
+                width: d.width,
+                height: d.height.max(1),
+                channels: d.num_channels as usize,
+                channel_bytes,
+            }),
         )
     }
 }

@@ -27,8 +27,15 @@ pub const PSNR: KernelSource = KernelSource {
     entries: &["psnr_sse_row_8", "psnr_sse_row_16"],
 };
 
+/// Planarising imported frames (src/import/gpu.rs).
+pub const CONVERT: KernelSource = KernelSource {
+    name: "convert.cu",
+    source: include_str!("../../../kernels/convert.cu"),
+    entries: &["convert_uv_8", "convert_uv_16", "convert_shift_16"],
+};
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

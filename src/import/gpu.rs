@@ -1,0 +1,944 @@
+//! The GPU lanes' import (CUDA and HIP alike, through the engine's
+//! [`Backend`]): device pointers and device arrays become a [`DeviceFrame`]
+//! wrapped in a [`PictureSource`] ([`GpuFrame`]), with no copy through host
+//! memory. Modelled on the CPU lane's dma-buf import (src/import/cpu.rs):
+//! the same [`FrameDescriptor`], the same refusals, the same BUSY rule.
+//!
+//! - Planar planes (YUV420, YUV444, one R8/R16 layer per plane) are read in
+//!   place at any offset and pitch. Semi-planar chroma (NV12, NV24, P010,
+//!   P012, P016, VAAPI's R8+GR88 / R16+GR1616) is split into U and V planes
+//!   by kernels/convert.cu, on the device, into memory the frame owns; only
+//!   when the importer was asked for chroma (PSNR), else the frame is gray.
+//!   MSB-aligned 16-bit samples below 16 bits (P010, P012, R16 at 10 bits)
+//!   are shifted down the same way (src/avfilter/frame.rs does it on the
+//!   host). Device arrays are copied out on the device into linear memory.
+//! - Extents are checked against the allocation where the runtime can tell
+//!   (`cuMemGetAddressRange`, `cuArrayGetDescriptor`): RANGE.
+//! - All of an importer's copies and conversions run on one library stream
+//!   per device (the importer's lane); the frame's `ready` event is recorded
+//!   there after them. A reader's stream waits on it ([`wait_ready`]).
+//! - Acquire fences: a device event is waited on by the library stream (no
+//!   host wait); a host fence or a sync_file is polled, and a pending one
+//!   refuses the import with BUSY (nothing is queued): retry, or
+//!   [`GpuImporter::wait_and_import`].
+//! - Release: when the last `Arc` of the frame drops, the library stream
+//!   waits for every reader's stream ([`reads_queued`]), then device-event
+//!   release fences are recorded on it; host release fences and the release
+//!   callback are signalled once that work is done (the dropping thread
+//!   waits for it). A sync_file release fence is refused.
+//!
+//! Nothing here copies frame data between host and device: the global
+//! counter [`host_copies`] counts the lanes' host→device uploads (host
+//! pictures scored on a GPU), and stays 0 for imported frames.
+
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use super::{
+    modifier_name, AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportError,
+    ImportErrorKind as Kind, InvalidModifier, Memory, Refusal, ReleaseFence,
+};
+use crate::device::gpu::engine::{int, Args, Backend, DevPlane, Engine, Pitched};
+use crate::device::gpu::kernels::{self, BLOCK};
+use crate::device::{DeviceFrame, DeviceMemoryId};
+use crate::engine::PictureSource;
+use crate::picture::{Chroma, Picture, PixelFormat};
+
+static HOST_COPIES: AtomicU64 = AtomicU64::new(0);
+static HOST_COPY_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Host→device uploads of frame data by the GPU lanes (host pictures
+/// scored on a GPU), process-wide. Device frames never add to it.
+pub fn host_copies() -> u64 {
+    HOST_COPIES.load(Ordering::SeqCst)
+}
+
+/// Bytes of those uploads.
+pub fn host_copy_bytes() -> u64 {
+    HOST_COPY_BYTES.load(Ordering::SeqCst)
+}
+
+/// Counts one host↔device copy of frame data (the lanes' uploads; a
+/// download of frame data, should a reader need one, counts here too).
+pub fn count_host_copy(bytes: usize) {
+    HOST_COPIES.fetch_add(1, Ordering::SeqCst);
+    HOST_COPY_BYTES.fetch_add(bytes as u64, Ordering::SeqCst);
+}
+
+/// Counters of one importer, shared by its frames; tests read them.
+#[derive(Debug, Default)]
+pub struct GpuImportStats {
+    pub imports: AtomicU64,
+    pub busy: AtomicU64,
+    /// Planes handed to readers where the producer put them.
+    pub in_place_planes: AtomicU64,
+    /// Planes written by a convert kernel (deinterleaved or shifted).
+    pub converted_planes: AtomicU64,
+    /// Device arrays copied out into linear memory.
+    pub array_copies: AtomicU64,
+    /// Frames released (last reference dropped, readers done).
+    pub releases: AtomicU64,
+    /// Frame data copied through host memory by this importer: always 0.
+    pub host_copies: AtomicU64,
+}
+
+impl GpuImportStats {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::SeqCst)
+    }
+}
+
+/// Called once a frame is released (after its last reader is done).
+pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
+
+/// Device memory a released frame owned, freed once `event` is done (the
+/// readers may still be reading when the last reference drops).
+struct Retired {
+    event: u64,
+    buffers: Vec<u64>,
+}
+
+/// The library stream of a device: an engine (its backend's stream) and
+/// what released frames left to free.
+struct LibraryLane<B: Backend> {
+    engine: Engine<B>,
+    retired: Vec<Retired>,
+}
+
+impl<B: Backend> LibraryLane<B> {
+    /// Frees what released frames owned, once their work is done.
+    fn reclaim(&mut self, wait: bool) {
+        let mut keep = Vec::new();
+        for r in std::mem::take(&mut self.retired) {
+            let backend = self.engine.backend_mut();
+            let done = if wait {
+                backend.synchronize_event(r.event).map(|()| true)
+            } else {
+                backend.query_event(r.event)
+            };
+            match done {
+                Ok(true) => {
+                    for b in &r.buffers {
+                        backend.free(*b);
+                    }
+                    backend.destroy_event(r.event);
+                }
+                Ok(false) => keep.push(r),
+                Err(e) => {
+                    // Freeing memory a kernel may still read is worse than
+                    // leaking it.
+                    crate::device::gpu::engine::record_drop_error(e);
+                }
+            }
+        }
+        self.retired = keep;
+    }
+}
+
+impl<B: Backend> Drop for LibraryLane<B> {
+    fn drop(&mut self) {
+        self.reclaim(true);
+    }
+}
+
+type Shared<B> = Arc<Mutex<LibraryLane<B>>>;
+
+fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, LibraryLane<B>> {
+    lane.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A GPU lane's importer: a library stream (shared by every importer of
+/// the device made by [`GpuImporter::cuda`] / [`GpuImporter::hip`]) and
+/// whether chroma is wanted.
+pub struct GpuImporter<B: Backend + Send + 'static> {
+    lane: Shared<B>,
+    memory: DeviceMemoryId,
+    read_chroma: bool,
+    stats: Arc<GpuImportStats>,
+}
+
+type CudaLibraryLanes = Mutex<HashMap<usize, Weak<Mutex<LibraryLane<crate::device::gpu::cuda_lane::CudaLane>>>>>;
+type HipLibraryLanes = Mutex<HashMap<usize, Weak<Mutex<LibraryLane<crate::device::gpu::hip_lane::HipLane>>>>>;
+static CUDA_LANES: OnceLock<CudaLibraryLanes> = OnceLock::new();
+static HIP_LANES: OnceLock<HipLibraryLanes> = OnceLock::new();
+
+fn per_device<B: Backend + Send + 'static>(
+    lanes: &Mutex<HashMap<usize, Weak<Mutex<LibraryLane<B>>>>>,
+    index: usize,
+    open: impl FnOnce() -> crate::Result<B>,
+) -> crate::Result<Shared<B>> {
+    let mut map = lanes.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(lane) = map.get(&index).and_then(Weak::upgrade) {
+        return Ok(lane);
+    }
+    let lane = Arc::new(Mutex::new(LibraryLane {
+        engine: Engine::new(open()?)?,
+        retired: Vec::new(),
+    }));
+    map.insert(index, Arc::downgrade(&lane));
+    Ok(lane)
+}
+
+impl GpuImporter<crate::device::gpu::cuda_lane::CudaLane> {
+    /// An importer on CUDA device `index`'s primary context; importers of
+    /// one device share its library stream.
+    pub fn cuda(index: usize, read_chroma: bool) -> crate::Result<Self> {
+        let lanes = CUDA_LANES.get_or_init(Default::default);
+        let lane = per_device(lanes, index, || {
+            crate::device::gpu::cuda_lane::CudaLane::open(index)
+        })?;
+        Ok(Self::on_lane(lane, read_chroma))
+    }
+}
+
+impl GpuImporter<crate::device::gpu::hip_lane::HipLane> {
+    /// An importer on HIP device `index`; importers of one device share its
+    /// library stream.
+    pub fn hip(index: usize, read_chroma: bool) -> crate::Result<Self> {
+        let lanes = HIP_LANES.get_or_init(Default::default);
+        let lane = per_device(lanes, index, || {
+            crate::device::gpu::hip_lane::HipLane::open(index)
+        })?;
+        Ok(Self::on_lane(lane, read_chroma))
+    }
+}
+
+/// How a layer's plane holds its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Samples {
+    Single,
+    /// U then V, interleaved (NV12's UV plane, GR88).
+    Interleaved,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FlatPlane {
+    object: usize,
+    offset: u64,
+    pitch: u64,
+    samples: Samples,
+}
+
+/// What an object is, once checked.
+#[derive(Clone, Copy, Debug)]
+enum Extent {
+    /// A device pointer and the bytes after it, where known.
+    Pointer { ptr: u64, bytes: Option<u64> },
+    /// A device array and its row bytes and rows, where known.
+    Array { array: u64, size: Option<(u64, u64)> },
+}
+
+/// Everything checked: what `finish` queues.
+struct Prepared {
+    bps: usize,
+    format: PixelFormat,
+    shift: u32,
+    planes: Vec<FlatPlane>,
+    extents: Vec<Extent>,
+    device_waits: Vec<u64>,
+}
+
+fn err(kind: Kind, message: impl Into<String>) -> ImportError {
+    ImportError::new(kind, message)
+}
+
+/// Flattens the layers into Y + UV or Y + U + V; returns the bytes per
+/// sample, the bit depth, the chroma subsampling and the planes.
+fn flatten(desc: &FrameDescriptor) -> Result<(usize, u8, Chroma, Vec<FlatPlane>), ImportError> {
+    use Samples::*;
+    let label = &desc.label;
+    let mut planes = Vec::new();
+    let mut bps = None;
+    let mut required_bits = None;
+    let mut chroma = Chroma::Yuv420;
+    for (li, layer) in desc.layers.iter().enumerate() {
+        let (shape, b, bits, sub): (&[Samples], usize, Option<u8>, Option<Chroma>) =
+            match layer.format {
+                DrmFourcc::Nv12 => (&[Single, Interleaved], 1, Some(8), Some(Chroma::Yuv420)),
+                DrmFourcc::Nv24 => (&[Single, Interleaved], 1, Some(8), Some(Chroma::Yuv444)),
+                DrmFourcc::P010 => (&[Single, Interleaved], 2, Some(10), Some(Chroma::Yuv420)),
+                DrmFourcc::P012 => (&[Single, Interleaved], 2, Some(12), Some(Chroma::Yuv420)),
+                DrmFourcc::P016 => (&[Single, Interleaved], 2, Some(16), Some(Chroma::Yuv420)),
+                DrmFourcc::Yuv420 => (&[Single, Single, Single], 1, Some(8), Some(Chroma::Yuv420)),
+                DrmFourcc::Yuv444 => (&[Single, Single, Single], 1, Some(8), Some(Chroma::Yuv444)),
+                DrmFourcc::R8 => (&[Single], 1, Some(8), None),
+                DrmFourcc::Gr88 => (&[Interleaved], 1, Some(8), None),
+                DrmFourcc::R16 => (&[Single], 2, None, None),
+                DrmFourcc::Gr1616 => (&[Interleaved], 2, None, None),
+                other => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!(
+                            "{label}: layer {li} has DRM format {other} ({:#010x}); the GPU lanes read NV12, NV24, P010, P012, P016, YUV420, YUV444 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
+                            other as u32
+                        ),
+                    ))
+                }
+            };
+        if layer.planes.len() != shape.len() {
+            return Err(err(
+                Kind::Invalid,
+                format!(
+                    "{label}: layer {li} ({}) has {} planes, the format has {}",
+                    layer.format,
+                    layer.planes.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        if *bps.get_or_insert(b) != b {
+            return Err(err(
+                Kind::NotSupported,
+                format!("{label}: layers mix 8-bit and 16-bit samples (layer {li} is {})", layer.format),
+            ));
+        }
+        if let Some(bits) = bits {
+            required_bits = Some(bits);
+        }
+        if let Some(sub) = sub {
+            chroma = sub;
+        }
+        for (p, s) in layer.planes.iter().zip(shape) {
+            if p.object >= desc.objects.len() {
+                return Err(err(
+                    Kind::Invalid,
+                    format!("{label}: layer {li} names object {} of {}", p.object, desc.objects.len()),
+                ));
+            }
+            planes.push(FlatPlane { object: p.object, offset: p.offset, pitch: p.pitch, samples: *s });
+        }
+    }
+    let shapes: Vec<Samples> = planes.iter().map(|p| p.samples).collect();
+    if shapes != [Single, Interleaved] && shapes != [Single, Single, Single] {
+        return Err(err(
+            Kind::NotSupported,
+            format!("{label}: plane layout {shapes:?} (expected Y + interleaved UV, or Y + U + V)"),
+        ));
+    }
+    let bps = bps.unwrap_or(1);
+    let bits = desc.bits;
+    let ok = match (bps, required_bits) {
+        (1, _) => bits == 8,
+        (_, Some(r)) if r > 8 => bits == r,
+        _ => (9..=16).contains(&bits),
+    };
+    if !ok {
+        return Err(err(
+            Kind::Invalid,
+            format!("{label}: bit depth {bits} does not fit the DRM formats given"),
+        ));
+    }
+    Ok((bps, bits, chroma, planes))
+}
+
+impl<B: Backend + Send + 'static> GpuImporter<B> {
+    /// An importer whose library stream is `backend`'s stream (tests, and
+    /// callers with a lane of their own).
+    pub fn new(backend: B, read_chroma: bool) -> crate::Result<Self> {
+        let lane = Arc::new(Mutex::new(LibraryLane {
+            engine: Engine::new(backend)?,
+            retired: Vec::new(),
+        }));
+        Ok(Self::on_lane(lane, read_chroma))
+    }
+
+    fn on_lane(lane: Shared<B>, read_chroma: bool) -> Self {
+        let memory = lock(&lane).engine.backend().memory();
+        GpuImporter { lane, memory, read_chroma, stats: Arc::new(GpuImportStats::default()) }
+    }
+
+    /// An importer on the same library stream, reading chroma or not.
+    pub fn with_chroma(&self, read_chroma: bool) -> Self {
+        GpuImporter {
+            lane: self.lane.clone(),
+            memory: self.memory,
+            read_chroma,
+            stats: Arc::new(GpuImportStats::default()),
+        }
+    }
+
+    pub fn stats(&self) -> &Arc<GpuImportStats> {
+        &self.stats
+    }
+
+    /// The device memory the frames' planes are in.
+    pub fn memory(&self) -> DeviceMemoryId {
+        self.memory
+    }
+
+    /// Runs `f` on the library stream's backend (tests: to allocate device
+    /// memory, or to queue work on the library stream).
+    pub fn with_backend<R>(&self, f: impl FnOnce(&mut B) -> R) -> R {
+        f(lock(&self.lane).engine.backend_mut())
+    }
+
+    /// Imports `desc`, or refuses it and gives it back (BUSY while a host
+    /// fence or sync_file is pending; nothing is queued then).
+    pub fn import(&self, desc: FrameDescriptor) -> Result<Arc<GpuFrame<B>>, Refusal> {
+        self.import_with(desc, None).map_err(|(r, _)| r)
+    }
+
+    /// [`GpuImporter::import`] with a callback run when the frame is
+    /// released (after its last reader is done); a refusal hands it back.
+    #[allow(clippy::type_complexity)]
+    pub fn import_with(
+        &self,
+        desc: FrameDescriptor,
+        on_release: Option<ReleaseCallback>,
+    ) -> Result<Arc<GpuFrame<B>>, (Refusal, Option<ReleaseCallback>)> {
+        let result = self.check(&desc).and_then(|prep| self.finish(&desc, prep));
+        match result {
+            Ok((frame, owned)) => Ok(Arc::new(self.wrap(desc, frame, owned, on_release))),
+            Err(error) => {
+                if error.kind == Kind::Busy {
+                    self.stats.busy.fetch_add(1, Ordering::SeqCst);
+                }
+                Err((Refusal { error, descriptor: Box::new(desc) }, on_release))
+            }
+        }
+    }
+
+    /// Imports `desc`, waiting up to `timeout` for its host fences and
+    /// sync_files. Past it, the error (BUSY) names the frame and the fence
+    /// still pending.
+    pub fn wait_and_import(
+        &self,
+        desc: FrameDescriptor,
+        timeout: Duration,
+        on_release: Option<ReleaseCallback>,
+    ) -> Result<Arc<GpuFrame<B>>, Refusal> {
+        let start = Instant::now();
+        let (mut desc, mut on_release) = (desc, on_release);
+        let mut nap = Duration::from_millis(1);
+        loop {
+            match self.import_with(desc, on_release) {
+                Ok(frame) => return Ok(frame),
+                Err((r, cb)) if r.error.kind == Kind::Busy => {
+                    let elapsed = start.elapsed();
+                    if elapsed >= timeout {
+                        return Err(Refusal {
+                            error: err(Kind::Busy, format!("gave up after {timeout:?}: {}", r.error.message)),
+                            descriptor: r.descriptor,
+                        });
+                    }
+                    std::thread::sleep(nap.min(timeout - elapsed));
+                    nap = (nap * 2).min(Duration::from_millis(20));
+                    desc = *r.descriptor;
+                    on_release = cb;
+                }
+                Err((r, _)) => return Err(r),
+            }
+        }
+    }
+
+    /// Every check, before anything is queued.
+    fn check(&self, desc: &FrameDescriptor) -> Result<Prepared, ImportError> {
+        let label = &desc.label;
+        if desc.width == 0 || desc.height == 0 {
+            return Err(err(Kind::Invalid, format!("{label}: size {}x{}", desc.width, desc.height)));
+        }
+        if desc.objects.is_empty() {
+            return Err(err(Kind::Invalid, format!("{label}: no memory objects")));
+        }
+        for (i, r) in desc.release.iter().enumerate() {
+            if let ReleaseFence::SyncFile(_) = r {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host or device-event release fence)"),
+                ));
+            }
+        }
+        // Objects: one kind of device memory, linear, sized.
+        let first = desc.objects[0].memory.kind();
+        let mut extents = Vec::with_capacity(desc.objects.len());
+        let mut lane = lock(&self.lane);
+        let backend = lane.engine.backend_mut();
+        for (oi, o) in desc.objects.iter().enumerate() {
+            match o.modifier {
+                DrmModifier::Linear => {}
+                DrmModifier::Invalid if desc.invalid_modifier == InvalidModifier::ImplicitLinear => {}
+                DrmModifier::Invalid => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} has DRM_FORMAT_MOD_INVALID (layout unknown); say InvalidModifier::ImplicitLinear if the producer's implicit layout is linear"),
+                    ))
+                }
+                m => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} has {}; the GPU lanes read only DRM_FORMAT_MOD_LINEAR (tiled or compressed layouts need the producer to detile)", modifier_name(m)),
+                    ))
+                }
+            }
+            if o.memory.kind() != first {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: object {oi} is {:?} memory and object 0 {first:?}; one frame's objects must be of one kind", o.memory.kind()),
+                ));
+            }
+            let extent = match o.memory {
+                Memory::DevicePointer(ptr) => {
+                    if ptr == 0 {
+                        return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device pointer")));
+                    }
+                    let known = backend.allocation_range(ptr).map_err(|e| {
+                        err(Kind::Invalid, format!("{label}: object {oi} ({ptr:#x}) is not device memory of {:?} context {:#x}: {e}", self.memory.kind, self.memory.context))
+                    })?;
+                    let bytes = known.map(|(base, size)| (base + size as u64).saturating_sub(ptr));
+                    if let Some(have) = bytes {
+                        if o.size > have {
+                            return Err(err(
+                                Kind::Range,
+                                format!("{label}: object {oi} declares {} bytes, its allocation has {have} after {ptr:#x}", o.size),
+                            ));
+                        }
+                    }
+                    Extent::Pointer { ptr, bytes: bytes.or((o.size > 0).then_some(o.size)) }
+                }
+                Memory::DeviceArray(array) => {
+                    if array == 0 {
+                        return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device array")));
+                    }
+                    let known = backend.array_extent(array).map_err(|e| {
+                        err(Kind::Invalid, format!("{label}: object {oi} ({array:#x}) is not a device array: {e}"))
+                    })?;
+                    Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
+                }
+                ref m @ (Memory::Host(_) | Memory::DmaBuf(_) | Memory::GlTexture { .. }) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: object {oi} is {:?} memory; the GPU lanes import device pointers and device arrays (host pictures are uploaded by the context; dma-bufs go through the CPU device)", m.kind()),
+                    ))
+                }
+            };
+            extents.push(extent);
+        }
+        drop(lane);
+        let (bps, bits, chroma, planes) = flatten(desc)?;
+        let full = PixelFormat { chroma, bits };
+        for (pi, p) in planes.iter().enumerate() {
+            let (w, h) = full.plane_size(pi.min(1), desc.width, desc.height);
+            let row = (w * bps * if p.samples == Samples::Interleaved { 2 } else { 1 }) as u64;
+            match extents[p.object] {
+                Extent::Pointer { ptr, bytes } => {
+                    if p.pitch < row {
+                        return Err(err(
+                            Kind::Invalid,
+                            format!("{label}: plane {pi} pitch {} is shorter than a row ({row} bytes)", p.pitch),
+                        ));
+                    }
+                    if int(p.pitch as usize, "pitch").is_err() {
+                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
+                    }
+                    let end = p
+                        .pitch
+                        .checked_mul(h as u64 - 1)
+                        .and_then(|v| v.checked_add(row))
+                        .and_then(|v| v.checked_add(p.offset));
+                    match (end, bytes) {
+                        (Some(end), Some(have)) if end <= have => {}
+                        (Some(_), None) => {}
+                        _ => {
+                            return Err(err(
+                                Kind::Range,
+                                format!(
+                                    "{label}: plane {pi} (offset {}, pitch {}, {h} rows of {row} bytes) ends at {} past the end of object {} ({} bytes)",
+                                    p.offset,
+                                    p.pitch,
+                                    end.map_or("overflow".to_string(), |e| e.to_string()),
+                                    p.object,
+                                    bytes.map_or("?".to_string(), |b| b.to_string())
+                                ),
+                            ))
+                        }
+                    }
+                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || ptr % 2 != 0) {
+                        return Err(err(
+                            Kind::NotSupported,
+                            format!("{label}: plane {pi}: 16-bit samples at an odd address or pitch"),
+                        ));
+                    }
+                }
+                Extent::Array { array, size } => {
+                    if p.offset != 0 {
+                        return Err(err(
+                            Kind::Invalid,
+                            format!("{label}: plane {pi} starts at offset {} into device array {array:#x}; a device array holds one plane, at offset 0", p.offset),
+                        ));
+                    }
+                    if planes.iter().filter(|q| q.object == p.object).count() > 1 {
+                        return Err(err(
+                            Kind::Invalid,
+                            format!("{label}: device array {array:#x} holds more than one plane"),
+                        ));
+                    }
+                    if let Some((row_bytes, rows)) = size {
+                        if row > row_bytes || h as u64 > rows {
+                            return Err(err(
+                                Kind::Range,
+                                format!("{label}: plane {pi} ({h} rows of {row} bytes) is larger than device array {array:#x} ({rows} rows of {row_bytes} bytes)"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        // Fences: device events are waited on by the library stream; host
+        // fences and sync_files are polled (BUSY while pending).
+        let mut device_waits = Vec::new();
+        for (i, f) in desc.acquire.iter().enumerate() {
+            let pending = match f {
+                AcquireFence::None => false,
+                AcquireFence::Host(h) => !h.is_signalled(),
+                AcquireFence::SyncFile(fd) => !super::sys::poll_signalled(fd.as_fd(), 0).map_err(|e| {
+                    err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))
+                })?,
+                AcquireFence::DeviceEvent(e) => {
+                    if *e == 0 {
+                        return Err(err(Kind::Invalid, format!("{label}: acquire fence {i} is a NULL device event")));
+                    }
+                    device_waits.push(*e);
+                    false
+                }
+                AcquireFence::GlSync(_) => {
+                    return Err(err(
+                        Kind::NotSupported,
+                        format!("{label}: acquire fence {i} is a {}; the GPU lanes wait on device events, host fences and sync_files", f.describe()),
+                    ))
+                }
+            };
+            if pending {
+                return Err(err(
+                    Kind::Busy,
+                    format!("{label}: acquire fence {i} ({}) has not signalled", f.describe()),
+                ));
+            }
+        }
+        let interleaved = planes.len() == 2;
+        let out_chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { chroma };
+        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
+        Ok(Prepared {
+            bps,
+            format: PixelFormat { chroma: out_chroma, bits },
+            shift,
+            planes,
+            extents,
+            device_waits,
+        })
+    }
+
+    /// Queues the acquire waits, copies and conversions on the library
+    /// stream and records `ready` after them.
+    fn finish(
+        &self,
+        desc: &FrameDescriptor,
+        prep: Prepared,
+    ) -> Result<(DeviceFrame, Vec<u64>), ImportError> {
+        let label = &desc.label;
+        let mut lane = lock(&self.lane);
+        lane.reclaim(false);
+        let ready = lane
+            .engine
+            .backend_mut()
+            .create_event()
+            .map_err(|e| err(Kind::Device, format!("{label}: {e}")))?;
+        let mut owned = Vec::new();
+        match self.queue(&mut lane, desc, &prep, ready, &mut owned) {
+            Ok(frame) => {
+                self.stats.imports.fetch_add(1, Ordering::SeqCst);
+                Ok((frame, owned))
+            }
+            Err(e) => {
+                // Nothing queued may still run on memory we free: wait.
+                let backend = lane.engine.backend_mut();
+                let _ = backend.synchronize();
+                for b in owned {
+                    backend.free(b);
+                }
+                backend.destroy_event(ready);
+                Err(err(Kind::Device, format!("{label}: {e}")))
+            }
+        }
+    }
+
+    fn queue(
+        &self,
+        lane: &mut LibraryLane<B>,
+        desc: &FrameDescriptor,
+        prep: &Prepared,
+        ready: u64,
+        owned: &mut Vec<u64>,
+    ) -> crate::Result<DeviceFrame> {
+        let (w, h) = (desc.width, desc.height);
+        let Prepared { bps, format, shift, planes, extents, device_waits } = prep;
+        let (bps, shift) = (*bps, *shift);
+        let engine = &mut lane.engine;
+        for e in device_waits {
+            engine.backend_mut().wait_event(*e)?;
+        }
+        let f = engine.functions(&kernels::CONVERT)?;
+        // Rows of what the lane allocates start 256-byte aligned.
+        let pitch_of = |row: usize| row.div_ceil(256) * 256;
+        let mut alloc = |engine: &mut Engine<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
+            let ptr = engine.backend_mut().alloc(pitch * rows)?;
+            owned.push(ptr);
+            Ok(ptr)
+        };
+        // Where each flat plane's samples are, linear in device memory
+        // (arrays copied out first).
+        let mut linear = Vec::with_capacity(planes.len());
+        for (pi, p) in planes.iter().enumerate() {
+            let full = PixelFormat { chroma: if format.chroma == Chroma::Yuv400 { Chroma::Yuv420 } else { format.chroma }, bits: format.bits };
+            let (pw, ph) = full.plane_size(pi.min(1), w, h);
+            let row = pw * bps * if p.samples == Samples::Interleaved { 2 } else { 1 };
+            let wanted = pi == 0 || format.chroma != Chroma::Yuv400;
+            match extents[p.object] {
+                Extent::Pointer { ptr, .. } => linear.push(Some(Pitched { ptr: ptr + p.offset, pitch: p.pitch as usize })),
+                Extent::Array { array, .. } if wanted => {
+                    let pitch = pitch_of(row);
+                    let dst = alloc(engine, pitch, ph)?;
+                    engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
+                    self.stats.array_copies.fetch_add(1, Ordering::SeqCst);
+                    linear.push(Some(Pitched { ptr: dst, pitch }));
+                }
+                Extent::Array { .. } => linear.push(None),
+            }
+        }
+        let mut out = Vec::with_capacity(3);
+        for pi in 0..format.chroma.plane_count() {
+            let (pw, ph) = format.plane_size(pi, w, h);
+            let src_index = pi.min(planes.len() - 1);
+            let src = linear[src_index].expect("wanted planes are linear");
+            let (wi, hi) = (int(pw, "width")?, int(ph, "height")?);
+            let grid = ((pw as u32).div_ceil(BLOCK), ph as u32);
+            let plane = |ptr: u64, pitch: usize| DevPlane { ptr, pitch, width: pw, height: ph, bytes_per_sample: bps };
+            match planes[src_index].samples {
+                Samples::Single if shift == 0 => {
+                    if matches!(extents[planes[src_index].object], Extent::Pointer { .. }) {
+                        self.stats.in_place_planes.fetch_add(1, Ordering::SeqCst);
+                    }
+                    out.push(plane(src.ptr, src.pitch));
+                }
+                Samples::Single => {
+                    let pitch = pitch_of(pw * 2);
+                    let dst = alloc(engine, pitch, ph)?;
+                    let args = Args::new()
+                        .ptr(src.ptr)
+                        .i32(int(src.pitch, "pitch")?)
+                        .i32(wi)
+                        .i32(hi)
+                        .i32(shift as i32)
+                        .ptr(dst)
+                        .i32(int(pitch, "pitch")?);
+                    // SAFETY: convert_shift_16 (src, src_pitch, w, h, shift,
+                    // dst, dst_pitch); src spans h rows of w u16 (checked at
+                    // import), dst was allocated for h rows of `pitch`.
+                    unsafe { engine.launch(f[2], grid, args) }?;
+                    self.stats.converted_planes.fetch_add(1, Ordering::SeqCst);
+                    out.push(plane(dst, pitch));
+                }
+                Samples::Interleaved if pi == 1 => {
+                    let pitch = pitch_of(pw * bps);
+                    let u = alloc(engine, pitch, ph)?;
+                    let v = alloc(engine, pitch, ph)?;
+                    let args = Args::new().ptr(src.ptr).i32(int(src.pitch, "pitch")?).i32(wi).i32(hi);
+                    let args = if bps == 1 { args } else { args.i32(shift as i32) };
+                    let args = args.ptr(u).i32(int(pitch, "pitch")?).ptr(v).i32(int(pitch, "pitch")?);
+                    // SAFETY: convert_uv_8 (src, src_pitch, w, h, u, u_pitch,
+                    // v, v_pitch) / convert_uv_16 (.., h, shift, u, ..); src
+                    // spans h rows of 2w samples (checked at import), u and v
+                    // were allocated for h rows of `pitch`.
+                    unsafe { engine.launch(f[usize::from(bps == 2)], grid, args) }?;
+                    self.stats.converted_planes.fetch_add(2, Ordering::SeqCst);
+                    out.push(plane(u, pitch));
+                    out.push(plane(v, pitch));
+                }
+                Samples::Interleaved => {} // V: written with U above
+            }
+        }
+        engine.backend_mut().record_event(ready)?;
+        Ok(DeviceFrame {
+            memory: self.memory,
+            format: *format,
+            width: w,
+            height: h,
+            planes: out,
+            ready: Some(ready),
+        })
+    }
+
+    fn wrap(
+        &self,
+        desc: FrameDescriptor,
+        frame: DeviceFrame,
+        owned: Vec<u64>,
+        on_release: Option<ReleaseCallback>,
+    ) -> GpuFrame<B> {
+        let ready = frame.ready.expect("imports record ready");
+        readers().insert((frame.memory, ready), Vec::new());
+        GpuFrame {
+            label: desc.label,
+            key: (frame.memory, ready),
+            owned,
+            frame,
+            release: desc.release,
+            on_release: Mutex::new(on_release),
+            lane: self.lane.clone(),
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+/// Live imported frames, by (memory, ready event), with the events their
+/// readers recorded after their last reads ([`reads_queued`]). A frame is
+/// entered when imported and taken out when released.
+type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<u64>>;
+static READERS: OnceLock<Mutex<ReaderMap>> = OnceLock::new();
+
+fn readers() -> MutexGuard<'static, ReaderMap> {
+    READERS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Before a reader's first read of `frame`'s planes: `reader`'s stream
+/// waits, on the device, for the frame's `ready` event (the acquire fences
+/// and the library stream's copies and conversions). No host wait.
+pub fn wait_ready<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Result<()> {
+    if let Some(ready) = frame.ready {
+        reader.wait_event(ready)?;
+    }
+    Ok(())
+}
+
+/// After a reader has queued its last read of `frame` on `reader`'s
+/// stream: the frame's release (when its last reference drops) waits for
+/// that work. A reader that synchronises its stream before dropping its
+/// reference needs not call this.
+pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Result<()> {
+    let Some(ready) = frame.ready else { return Ok(()) };
+    let key = (frame.memory, ready);
+    if !readers().contains_key(&key) {
+        return Ok(()); // not an import of ours: nothing waits at release
+    }
+    if reader.memory() != frame.memory {
+        return Err(crate::Error::Mismatch(format!(
+            "reads_queued: the reader is in {:?} memory {:#x}, the frame in {:?} {:#x}",
+            reader.memory().kind,
+            reader.memory().context,
+            frame.memory.kind,
+            frame.memory.context
+        )));
+    }
+    let event = reader.create_event()?;
+    if let Err(e) = reader.record_event(event) {
+        reader.destroy_event(event);
+        return Err(e);
+    }
+    match readers().get_mut(&key) {
+        Some(events) => events.push(event),
+        // Released meanwhile: our caller's reference was not the last.
+        None => reader.destroy_event(event),
+    }
+    Ok(())
+}
+
+/// An imported device frame: the planes, the memory they own (converted
+/// planes, arrays copied out) and what to signal at release.
+pub struct GpuFrame<B: Backend + Send + 'static> {
+    label: String,
+    /// The frame's memory and its `ready` event.
+    key: (DeviceMemoryId, u64),
+    /// Device memory the frame owns (converted planes, copied arrays).
+    owned: Vec<u64>,
+    frame: DeviceFrame,
+    release: Vec<ReleaseFence>,
+    on_release: Mutex<Option<ReleaseCallback>>,
+    lane: Shared<B>,
+    stats: Arc<GpuImportStats>,
+}
+
+impl<B: Backend + Send + 'static> std::fmt::Debug for GpuFrame<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuFrame({} {}x{} {})", self.label, self.frame.width, self.frame.height, self.frame.format)
+    }
+}
+
+impl<B: Backend + Send + 'static> GpuFrame<B> {
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+    pub fn frame(&self) -> &DeviceFrame {
+        &self.frame
+    }
+}
+
+impl<B: Backend + Send + 'static> PictureSource for GpuFrame<B> {
+    fn host(&self) -> Option<Picture<'_>> {
+        None
+    }
+    fn device_frame(&self) -> Option<&DeviceFrame> {
+        Some(&self.frame)
+    }
+}
+
+impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
+    fn drop(&mut self) {
+        let reader_events = readers().remove(&self.key).unwrap_or_default();
+        let mut lane = lock(&self.lane);
+        let record = |r: crate::Result<()>| {
+            if let Err(e) = r {
+                crate::device::gpu::engine::record_drop_error(e);
+            }
+        };
+        let backend = lane.engine.backend_mut();
+        // The library stream goes past every reader's last read (its own
+        // work on the frame is before, in stream order), then says so.
+        for e in &reader_events {
+            record(backend.wait_event(*e));
+        }
+        for r in &self.release {
+            if let ReleaseFence::DeviceEvent(e) = r {
+                record(backend.record_event(*e));
+            }
+        }
+        // `ready` now marks the release point: re-recorded after the waits.
+        let released = self.key.1;
+        record(backend.record_event(released));
+        let host_side = self.release.iter().any(|r| matches!(r, ReleaseFence::Host(_)))
+            || self.on_release.get_mut().map(|c| c.is_some()).unwrap_or(true);
+        // Host-side release needs the host to see the readers done; if it
+        // cannot, signalling now could hand the producer a buffer still
+        // being read: leave host fences and the callback unsignalled.
+        let mut host_release = true;
+        if host_side {
+            if let Err(e) = backend.synchronize_event(released) {
+                crate::device::gpu::engine::record_drop_error(e);
+                host_release = false;
+            }
+        }
+        for e in reader_events {
+            backend.destroy_event(e);
+        }
+        let buffers = std::mem::take(&mut self.owned);
+        lane.retired.push(Retired { event: released, buffers });
+        lane.reclaim(false);
+        drop(lane);
+        if !host_release {
+            return;
+        }
+        self.stats.releases.fetch_add(1, Ordering::SeqCst);
+        for r in &self.release {
+            if let ReleaseFence::Host(h) = r {
+                h.signal();
+            }
+        }
+        if let Some(cb) = self.on_release.get_mut().ok().and_then(Option::take) {
+            cb();
+        }
+    }
+}
