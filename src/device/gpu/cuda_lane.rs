@@ -187,11 +187,6 @@ impl CudaLane {
 }
 
 impl CudaLane {
-    /// The context the lane's device pointers are valid in.
-    pub fn context(&self) -> CUcontext {
-        self.ctx
-    }
-
     fn guard(&self) -> Result<ContextGuard<'static>> {
         // SAFETY: the lane's context lives as long as the lane (retained
         // primary context, or the caller's by from_stream's contract).

@@ -21,22 +21,76 @@ pub mod psnr;
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
-use engine::{Backend, DevPlane, Engine};
+use engine::{ArrayExtent, Backend, DevPlane, Engine, Pitched};
 use kernels::KernelSource;
 use std::ffi::c_void;
-
-/// A lane's stream waiting on a producer's event (`cuStreamWaitEvent`,
-/// `hipStreamWaitEvent`): what is queued after it starts once the event
-/// has fired. Backends given to [`GpuDevice::from_backend`] provide it.
-pub trait StreamWait {
-    fn stream_wait(&mut self, event: u64) -> Result<()>;
-}
 
 /// Any backend as one type: its functions become indices, so a context can
 /// run on a backend this module does not name (the kernel emulator of
 /// tests/device_emu.rs, a future vendor).
-trait ErasedBackend: Backend<Function = u64> + StreamWait + Send {}
-impl<T: Backend<Function = u64> + StreamWait + Send> ErasedBackend for T {}
+trait ErasedBackend: Backend<Function = u64> + Send {}
+impl<T: Backend<Function = u64> + Send> ErasedBackend for T {}
+
+/// Where a wrapper forwards the [`Backend`] calls that carry no function.
+trait Forward {
+    type To: Backend + ?Sized;
+    fn to(&self) -> &Self::To;
+    fn to_mut(&mut self) -> &mut Self::To;
+}
+
+/// Those calls, forwarded through [`Forward`].
+macro_rules! forward_backend {
+    () => {
+        fn alloc(&mut self, bytes: usize) -> Result<u64> {
+            self.to_mut().alloc(bytes)
+        }
+        fn free(&mut self, ptr: u64) {
+            self.to_mut().free(ptr)
+        }
+        fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+            self.to_mut().upload(dst, src)
+        }
+        fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
+            self.to_mut().download(dst, src)
+        }
+        fn synchronize(&mut self) -> Result<()> {
+            self.to_mut().synchronize()
+        }
+        fn memory(&self) -> DeviceMemoryId {
+            self.to().memory()
+        }
+        fn create_event(&mut self) -> Result<u64> {
+            self.to_mut().create_event()
+        }
+        fn destroy_event(&mut self, event: u64) {
+            self.to_mut().destroy_event(event)
+        }
+        fn record_event(&mut self, event: u64) -> Result<()> {
+            self.to_mut().record_event(event)
+        }
+        fn wait_event(&mut self, event: u64) -> Result<()> {
+            self.to_mut().wait_event(event)
+        }
+        fn query_event(&mut self, event: u64) -> Result<bool> {
+            self.to_mut().query_event(event)
+        }
+        fn synchronize_event(&mut self, event: u64) -> Result<()> {
+            self.to_mut().synchronize_event(event)
+        }
+        fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
+            self.to_mut().copy_2d(dst, src, row_bytes, rows)
+        }
+        fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> Result<()> {
+            self.to_mut().copy_from_array(dst, array, row_bytes, rows)
+        }
+        fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
+            self.to_mut().allocation_range(ptr)
+        }
+        fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+            self.to_mut().array_extent(array)
+        }
+    };
+}
 
 struct Indexed<B: Backend> {
     inner: B,
@@ -55,18 +109,6 @@ impl<B: Backend> Backend for Indexed<B> {
         self.functions.extend(loaded.iter().copied());
         Ok((first..first + loaded.len() as u64).collect())
     }
-    fn alloc(&mut self, bytes: usize) -> Result<u64> {
-        self.inner.alloc(bytes)
-    }
-    fn free(&mut self, ptr: u64) {
-        self.inner.free(ptr)
-    }
-    fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
-        self.inner.upload(dst, src)
-    }
-    fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
-        self.inner.download(dst, src)
-    }
     unsafe fn launch(&mut self, f: u64, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
         let f = *self
             .functions
@@ -75,14 +117,16 @@ impl<B: Backend> Backend for Indexed<B> {
         // SAFETY: forwarded contract.
         unsafe { self.inner.launch(f, grid, args) }
     }
-    fn synchronize(&mut self) -> Result<()> {
-        self.inner.synchronize()
-    }
+    forward_backend!();
 }
 
-impl<B: Backend + StreamWait> StreamWait for Indexed<B> {
-    fn stream_wait(&mut self, event: u64) -> Result<()> {
-        self.inner.stream_wait(event)
+impl<B: Backend> Forward for Indexed<B> {
+    type To = B;
+    fn to(&self) -> &B {
+        &self.inner
+    }
+    fn to_mut(&mut self) -> &mut B {
+        &mut self.inner
     }
 }
 
@@ -93,24 +137,20 @@ impl Backend for DynBackend {
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         (**self).load(kernel)
     }
-    fn alloc(&mut self, bytes: usize) -> Result<u64> {
-        (**self).alloc(bytes)
-    }
-    fn free(&mut self, ptr: u64) {
-        (**self).free(ptr)
-    }
-    fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
-        (**self).upload(dst, src)
-    }
-    fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
-        (**self).download(dst, src)
-    }
     unsafe fn launch(&mut self, f: u64, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
         // SAFETY: forwarded contract.
         unsafe { (**self).launch(f, grid, args) }
     }
-    fn synchronize(&mut self) -> Result<()> {
-        (**self).synchronize()
+    forward_backend!();
+}
+
+impl Forward for DynBackend {
+    type To = dyn ErasedBackend;
+    fn to(&self) -> &Self::To {
+        &**self
+    }
+    fn to_mut(&mut self) -> &mut Self::To {
+        &mut **self
     }
 }
 
@@ -160,7 +200,7 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
-        let memory = DeviceMemoryId { kind: DeviceKind::Cuda, context: lane.context() as u64 };
+        let memory = lane.memory();
         Ok(Self {
             info,
             memory,
@@ -190,7 +230,7 @@ impl GpuDevice {
             memory_kinds: vec![MemoryKind::Host, MemoryKind::CudaDevice],
             fence_kinds: vec![FenceKind::Stream],
         };
-        let memory = DeviceMemoryId { kind: DeviceKind::Cuda, context: ctx as u64 };
+        let memory = lane.memory();
         Ok(Self {
             info,
             memory,
@@ -214,8 +254,7 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds: vec![FenceKind::None, FenceKind::Stream],
         };
-        // HIP pointers are valid on their device: the ordinal names the memory.
-        let memory = DeviceMemoryId { kind: DeviceKind::Hip, context: index as u64 };
+        let memory = lane.memory();
         Ok(Self {
             info,
             memory,
@@ -225,13 +264,10 @@ impl GpuDevice {
 
     /// A lane on any [`Backend`]: the kernel emulator in CI, so a whole
     /// scoring context runs the real engine and extractors without a GPU.
-    /// `memory` names the memory its device pointers are valid in (device
-    /// pictures of another memory are refused).
-    pub fn from_backend<B: Backend + StreamWait + Send + 'static>(
-        backend: B,
-        info: DeviceInfo,
-        memory: DeviceMemoryId,
-    ) -> Result<Self> {
+    /// Device pictures of another memory than `backend.memory()` are
+    /// refused.
+    pub fn from_backend<B: Backend + Send + 'static>(backend: B, info: DeviceInfo) -> Result<Self> {
+        let memory = backend.memory();
         let erased: DynBackend = Box::new(Indexed { inner: backend, functions: Vec::new() });
         Ok(Self {
             info,
@@ -254,18 +290,7 @@ impl GpuDevice {
     /// Makes the lane's later work wait for a producer's `event` (a
     /// [`super::DeviceFrame`]'s `ready`).
     pub fn wait_ready(&mut self, event: u64) -> Result<()> {
-        match &mut self.lane {
-            Lane::Dyn(e) => e.backend_mut().stream_wait(event),
-            // The stream wait of the CUDA and HIP lanes comes with the device
-            // import (cuStreamWaitEvent / hipStreamWaitEvent in its Backend);
-            // until then a frame with a pending event is refused, never read
-            // early.
-            Lane::Cuda(_) | Lane::Hip(_) => Err(Error::NotSupported(format!(
-                "{:?} lane: waiting on a device picture's ready event {event:#x} (this build has no stream wait; \
-                 pass pictures whose writes have finished, with ready: None)",
-                self.info.kind
-            ))),
-        }
+        on_engine!(&mut self.lane, e => e.backend_mut().wait_event(event))
     }
 
     /// [`Engine::motion_sad_dev`]: the SAD of two luma planes in the lane's memory.
