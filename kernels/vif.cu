@@ -1,11 +1,12 @@
 // Integer VIF, libvmaf 3.2.0 (feature/integer_vif.c: vif_statistic_8/16,
 // subsample_rd_8/16), the device twin of src/feature/vif/scalar.rs.
 //
-//   vif_stat_<scale>[_8|_16]: one block per 64x16 (scale 0) output tile:
-//     the input tile with its mirrored halo goes to shared memory, the
-//     vertical pass (means, squares, product; rounded shifts, truncations
-//     as the CPU) into shared memory, the horizontal pass and the per-pixel
-//     statistic (`accumulate` in src/feature/vif/mod.rs) in registers; the
+//   vif_stat_<scale>[_8|_16]: one block per output tile (8 rows, 112 to 124
+//     columns; 128 with the halo): the input tile with its mirrored halo
+//     goes to shared memory, the vertical pass (means, squares, product;
+//     rounded shifts, truncations as the CPU) into shared memory, the
+//     horizontal pass and the per-pixel statistic (`accumulate` in
+//     src/feature/vif/mod.rs) in registers, 4 columns per thread; the
 //     block's four sums (u64, wrapping = the CPU's i64 wrapping_add) go to
 //     partials[block * 4 + q].
 //   vif_subsample_<scale>[_8|_16]: filter with the next scale's filter and
@@ -129,8 +130,42 @@ __device__ inline void vx_vif_block_sums(vx_vif_sums s, vx_u64 *red, vx_u64 *par
     }
 }
 
-#define VX_VIF_TW 64
-#define VX_VIF_TH 16
+// Statistic tiles: 8 output rows by VX_VIF_TW(S) columns, where the tile
+// with its halo is 128 columns (32 groups of 4): one thread per 4-column
+// group and row in both passes, so shared memory is read 4 values at a
+// time and each value loaded once per thread serves 4 outputs.
+#define VX_VIF_TH 8
+#define VX_VIF_CW 128
+#define VX_VIF_TW(S) ((VX_VIF_CW - 2 * vx_vif_half<S>::v) & ~3)
+
+template <typename T> struct alignas(4 * sizeof(T)) vx_vif_vec4 {
+    T v[4];
+};
+struct alignas(16) vx_vif_u32x4 {
+    vx_u32 v[4];
+};
+
+// One horizontal filter over a window of 4 + 2H values of one quantity
+// (vector groups j4 .. j4 + NV - 1 of `plane`) into 4 outputs.
+template <int S, typename Acc>
+__device__ inline void vx_vif_hfilter(const vx_vif_u32x4 *plane, int at, Acc out[4]) {
+    const int H = vx_vif_half<S>::v;
+    const int NV = (2 * H + 4 + 3) / 4;
+    vx_u32 win[4 * NV];
+    VX_VIF_UNROLL
+    for (int i = 0; i < NV; i++) {
+        vx_vif_u32x4 q = plane[at + i];
+        VX_VIF_UNROLL
+        for (int e = 0; e < 4; e++) win[4 * i + e] = q.v[e];
+    }
+    VX_VIF_UNROLL
+    for (int o = 0; o < 4; o++) {
+        Acc a = 0;
+        VX_VIF_UNROLL
+        for (int k = 0; k < 2 * H + 1; k++) a += (Acc)VX_VIF_FILTER[S][k] * win[o + k];
+        out[o] = a;
+    }
+}
 
 // One output tile of the statistic at scale S, samples of type T. WIDE:
 // the vertical squares need u64 (the CPU's u64 accumulators); for 8-bit
@@ -141,102 +176,125 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
                                    vx_u64 *partials) {
     const int H = vx_vif_half<S>::v;
     const int TAPS = 2 * H + 1;
-    const int CW = VX_VIF_TW + 2 * H;  // tile columns with the halo
-    const int CH = VX_VIF_TH + 2 * H;  // tile rows with the halo
-    const int IN = (CH * CW * (int)sizeof(T) + 7) / 8;  // one input tile, in u64
-    const int V = VX_VIF_TH * CW;                       // one vertical plane
-    // [ref tile][dis tile][mu1][mu2][rr][dd][rd]; the reduction reuses the
-    // vertical planes once the horizontal pass is done.
-    __shared__ vx_u64 smem[2 * IN + (5 * V + 1) / 2];
-    T *in_r = (T *)smem;
-    T *in_d = (T *)(smem + IN);
-    vx_u32 *v_mu1 = (vx_u32 *)(smem + 2 * IN);
-    vx_u32 *v_mu2 = v_mu1 + V;
-    vx_u32 *v_rr = v_mu2 + V;
-    vx_u32 *v_dd = v_rr + V;
-    vx_u32 *v_rd = v_dd + V;
+    const int G = VX_VIF_CW / 4;          // 4-column groups per tile row
+    const int CH = VX_VIF_TH + 2 * H;     // tile rows with the halo
+    const int TW = VX_VIF_TW(S);          // output columns
+    const int IN = CH * G;                // one input tile, in groups
+    const int V = VX_VIF_TH * G;          // one vertical plane, in groups
+    __shared__ vx_vif_vec4<T> in_r[IN], in_d[IN];
+    // mu1, mu2, rr, dd, rd; the reduction reuses them after the horizontal pass.
+    __shared__ vx_vif_u32x4 vplanes[5 * V];
+    vx_vif_u32x4 *v_mu1 = vplanes, *v_mu2 = vplanes + V, *v_rr = vplanes + 2 * V, *v_dd = vplanes + 3 * V,
+                 *v_rd = vplanes + 4 * V;
 
-    const int tx0 = blockIdx.x * VX_VIF_TW, ty0 = blockIdx.y * VX_VIF_TH;
-    for (int idx = threadIdx.x; idx < CH * CW; idx += VMAFX_BLOCK) {
-        int r = idx / CW, c = idx - r * CW;
+    const int tx0 = blockIdx.x * TW, ty0 = blockIdx.y * VX_VIF_TH;
+    for (int idx = threadIdx.x; idx < IN; idx += VMAFX_BLOCK) {
+        int r = idx / G, g = idx - r * G;
         long long y = vx_vif_reflect(ty0 - H + r, h);
-        int x = vx_vif_reflect(tx0 - H + c, w);
-        in_r[idx] = ((const T *)(ref + y * ref_pitch))[x];
-        in_d[idx] = ((const T *)(dis + y * dis_pitch))[x];
+        const T *row_r = (const T *)(ref + y * ref_pitch), *row_d = (const T *)(dis + y * dis_pitch);
+        vx_vif_vec4<T> a, b;
+        for (int e = 0; e < 4; e++) {
+            int x = vx_vif_reflect(tx0 - H + 4 * g + e, w);
+            a.v[e] = row_r[x];
+            b.v[e] = row_d[x];
+        }
+        in_r[idx] = a;
+        in_d[idx] = b;
     }
     __syncthreads();
 
+    // Vertical: thread (r, g) filters 4 columns of output row r.
     const vx_u32 mu_round = mu_shift == 0 ? 0u : 1u << (mu_shift - 1);
     const vx_u64 sq_round = sq_shift == 0 ? 0u : 1ull << (sq_shift - 1);
     for (int idx = threadIdx.x; idx < V; idx += VMAFX_BLOCK) {
-        int r = idx / CW, c = idx - r * CW;
-        vx_u32 a_mu1 = 0, a_mu2 = 0;
+        int r = idx / G, g = idx - r * G;
+        vx_u32 a_mu1[4] = {0, 0, 0, 0}, a_mu2[4] = {0, 0, 0, 0};
+        vx_vif_u32x4 o_rr, o_dd, o_rd, o_mu1, o_mu2;
         if (WIDE) {
-            vx_u64 a_rr = 0, a_dd = 0, a_rd = 0;
-VX_VIF_UNROLL
+            vx_u64 a_rr[4] = {0, 0, 0, 0}, a_dd[4] = {0, 0, 0, 0}, a_rd[4] = {0, 0, 0, 0};
+            VX_VIF_UNROLL
             for (int k = 0; k < TAPS; k++) {
                 vx_u32 f = VX_VIF_FILTER[S][k];
-                vx_u32 x = in_r[(r + k) * CW + c], y = in_d[(r + k) * CW + c];
-                vx_u32 fx = f * x, fy = f * y;
-                a_mu1 += fx;
-                a_mu2 += fy;
-                a_rr += (vx_u64)fx * x;
-                a_dd += (vx_u64)fy * y;
-                a_rd += (vx_u64)fx * y;
+                vx_vif_vec4<T> xr = in_r[(r + k) * G + g], xd = in_d[(r + k) * G + g];
+                VX_VIF_UNROLL
+                for (int e = 0; e < 4; e++) {
+                    vx_u32 x = xr.v[e], y = xd.v[e];
+                    vx_u32 fx = f * x, fy = f * y;
+                    a_mu1[e] += fx;
+                    a_mu2[e] += fy;
+                    a_rr[e] += (vx_u64)fx * x;
+                    a_dd[e] += (vx_u64)fy * y;
+                    a_rd[e] += (vx_u64)fx * y;
+                }
             }
-            v_rr[idx] = (vx_u32)((a_rr + sq_round) >> sq_shift);
-            v_dd[idx] = (vx_u32)((a_dd + sq_round) >> sq_shift);
-            v_rd[idx] = (vx_u32)((a_rd + sq_round) >> sq_shift);
+            for (int e = 0; e < 4; e++) {
+                o_rr.v[e] = (vx_u32)((a_rr[e] + sq_round) >> sq_shift);
+                o_dd.v[e] = (vx_u32)((a_dd[e] + sq_round) >> sq_shift);
+                o_rd.v[e] = (vx_u32)((a_rd[e] + sq_round) >> sq_shift);
+            }
         } else {
-            vx_u32 a_rr = 0, a_dd = 0, a_rd = 0;
-VX_VIF_UNROLL
+            // sq_shift is 0 here (8-bit scale 0): the u32 sums are the values.
+            vx_u32 a_rr[4] = {0, 0, 0, 0}, a_dd[4] = {0, 0, 0, 0}, a_rd[4] = {0, 0, 0, 0};
+            VX_VIF_UNROLL
             for (int k = 0; k < TAPS; k++) {
                 vx_u32 f = VX_VIF_FILTER[S][k];
-                vx_u32 x = in_r[(r + k) * CW + c], y = in_d[(r + k) * CW + c];
-                vx_u32 fx = f * x, fy = f * y;
-                a_mu1 += fx;
-                a_mu2 += fy;
-                a_rr += fx * x;
-                a_dd += fy * y;
-                a_rd += fx * y;
+                vx_vif_vec4<T> xr = in_r[(r + k) * G + g], xd = in_d[(r + k) * G + g];
+                VX_VIF_UNROLL
+                for (int e = 0; e < 4; e++) {
+                    vx_u32 x = xr.v[e], y = xd.v[e];
+                    vx_u32 fx = f * x, fy = f * y;
+                    a_mu1[e] += fx;
+                    a_mu2[e] += fy;
+                    a_rr[e] += fx * x;
+                    a_dd[e] += fy * y;
+                    a_rd[e] += fx * y;
+                }
             }
-            // sq_shift is 0 here (8-bit scale 0): the u32 sums are the values.
-            v_rr[idx] = a_rr;
-            v_dd[idx] = a_dd;
-            v_rd[idx] = a_rd;
+            for (int e = 0; e < 4; e++) {
+                o_rr.v[e] = a_rr[e];
+                o_dd.v[e] = a_dd[e];
+                o_rd.v[e] = a_rd[e];
+            }
         }
-        v_mu1[idx] = (vx_u16)((a_mu1 + mu_round) >> mu_shift);
-        v_mu2[idx] = (vx_u16)((a_mu2 + mu_round) >> mu_shift);
+        for (int e = 0; e < 4; e++) {
+            o_mu1.v[e] = (vx_u16)((a_mu1[e] + mu_round) >> mu_shift);
+            o_mu2.v[e] = (vx_u16)((a_mu2[e] + mu_round) >> mu_shift);
+        }
+        v_mu1[idx] = o_mu1;
+        v_mu2[idx] = o_mu2;
+        v_rr[idx] = o_rr;
+        v_dd[idx] = o_dd;
+        v_rd[idx] = o_rd;
     }
     __syncthreads();
 
+    // Horizontal and the statistic: thread (r, g) makes output columns
+    // 4g .. 4g + 3 of row r from vertical columns 4g .. 4g + 3 + 2H.
     vx_vif_sums s = {0, 0, 0, 0};
-    for (int idx = threadIdx.x; idx < VX_VIF_TH * VX_VIF_TW; idx += VMAFX_BLOCK) {
-        int r = idx / VX_VIF_TW, j = idx - r * VX_VIF_TW;
-        if (ty0 + r >= h || tx0 + j >= w) continue;
-        const int base = r * CW + j;
-        vx_u32 a_mu1 = 0, a_mu2 = 0;
-        vx_u64 a_rr = 0, a_dd = 0, a_rd = 0;
-VX_VIF_UNROLL
-        for (int k = 0; k < TAPS; k++) {
-            vx_u32 f = VX_VIF_FILTER[S][k];
-            a_mu1 += f * v_mu1[base + k];
-            a_mu2 += f * v_mu2[base + k];
-            a_rr += (vx_u64)f * v_rr[base + k];
-            a_dd += (vx_u64)f * v_dd[base + k];
-            a_rd += (vx_u64)f * v_rd[base + k];
+    for (int idx = threadIdx.x; idx < V; idx += VMAFX_BLOCK) {
+        int r = idx / G, g = idx - r * G;
+        if (4 * g >= TW || ty0 + r >= h || tx0 + 4 * g >= w) continue;
+        vx_u32 a_mu1[4], a_mu2[4];
+        vx_u64 a_rr[4], a_dd[4], a_rd[4];
+        vx_vif_hfilter<S, vx_u32>(v_mu1, idx, a_mu1);
+        vx_vif_hfilter<S, vx_u32>(v_mu2, idx, a_mu2);
+        vx_vif_hfilter<S, vx_u64>(v_rr, idx, a_rr);
+        vx_vif_hfilter<S, vx_u64>(v_dd, idx, a_dd);
+        vx_vif_hfilter<S, vx_u64>(v_rd, idx, a_rd);
+        for (int e = 0; e < 4; e++) {
+            if (tx0 + 4 * g + e >= w) break;
+            // scalar.rs::sigmas: Q16 squares minus Q32 -> Q16 means, as i32.
+            vx_u32 mu1_sq = (vx_u32)(((vx_u64)a_mu1[e] * a_mu1[e] + 2147483648ull) >> 32);
+            vx_u32 mu2_sq = (vx_u32)(((vx_u64)a_mu2[e] * a_mu2[e] + 2147483648ull) >> 32);
+            vx_u32 mu1_mu2 = (vx_u32)(((vx_u64)a_mu1[e] * a_mu2[e] + 2147483648ull) >> 32);
+            vx_i32 sigma1_sq = (vx_i32)((vx_u32)((a_rr[e] + 32768u) >> 16) - mu1_sq);
+            vx_i32 sigma2_sq = (vx_i32)((vx_u32)((a_dd[e] + 32768u) >> 16) - mu2_sq);
+            vx_i32 sigma12 = (vx_i32)((vx_u32)((a_rd[e] + 32768u) >> 16) - mu1_mu2);
+            vx_vif_accumulate(s, sigma1_sq, sigma2_sq, sigma12, egl, table);
         }
-        // scalar.rs::sigmas: Q16 squares minus Q32 -> Q16 means, as i32.
-        vx_u32 mu1_sq = (vx_u32)(((vx_u64)a_mu1 * a_mu1 + 2147483648ull) >> 32);
-        vx_u32 mu2_sq = (vx_u32)(((vx_u64)a_mu2 * a_mu2 + 2147483648ull) >> 32);
-        vx_u32 mu1_mu2 = (vx_u32)(((vx_u64)a_mu1 * a_mu2 + 2147483648ull) >> 32);
-        vx_i32 sigma1_sq = (vx_i32)((vx_u32)((a_rr + 32768u) >> 16) - mu1_sq);
-        vx_i32 sigma2_sq = (vx_i32)((vx_u32)((a_dd + 32768u) >> 16) - mu2_sq);
-        vx_i32 sigma12 = (vx_i32)((vx_u32)((a_rd + 32768u) >> 16) - mu1_mu2);
-        vx_vif_accumulate(s, sigma1_sq, sigma2_sq, sigma12, egl, table);
     }
     __syncthreads();
-    vx_vif_block_sums(s, (vx_u64 *)v_mu1, partials);
+    vx_vif_block_sums(s, (vx_u64 *)vplanes, partials);
 }
 
 #define VX_VIF_STAT_ARGS                                                                              \
@@ -244,7 +302,7 @@ VX_VIF_UNROLL
         int sq_shift, double egl, const vx_u16 *table, vx_u64 *partials
 #define VX_VIF_STAT_PASS ref, dis, ref_pitch, dis_pitch, w, h, mu_shift, sq_shift, egl, table, partials
 
-// Grid (ceil(w / 64), ceil(h / 16)); partials holds 4 u64 per block.
+// Grid (ceil(w / VX_VIF_TW(S)), ceil(h / 8)); partials holds 4 u64 per block.
 VMAFX_KERNEL void vif_stat_0_8(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u8, 0, false>(VX_VIF_STAT_PASS); }
 VMAFX_KERNEL void vif_stat_0_16(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 0, true>(VX_VIF_STAT_PASS); }
 VMAFX_KERNEL void vif_stat_1(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 1, true>(VX_VIF_STAT_PASS); }

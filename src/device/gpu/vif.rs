@@ -13,8 +13,13 @@ use crate::picture::PlaneView;
 use crate::{Error, Result};
 use std::sync::OnceLock;
 
-/// Output tile of `vif_stat_*` (VX_VIF_TW x VX_VIF_TH in vif.cu).
-const STAT_TILE: (usize, usize) = (64, 16);
+/// Output tile of `vif_stat_*` at `scale` (VX_VIF_TW(S) x VX_VIF_TH in
+/// vif.cu): 8 rows; 128 columns with the filter's halo, down to a multiple
+/// of 4.
+fn stat_tile(scale: usize) -> (usize, usize) {
+    let half = vif::FILTERS[scale].len() / 2;
+    ((128 - 2 * half) & !3, 8)
+}
 /// Output tile of `vif_subsample_*` (VX_VIF_OW x VX_VIF_OH).
 const SUB_TILE: (usize, usize) = (64, 8);
 
@@ -118,7 +123,7 @@ impl<B: Backend> Engine<B> {
         let mut counts = [0usize; 4];
         for (s, count) in counts.iter_mut().enumerate() {
             if s > 0 || !skip_scale0 {
-                let (gx, gy) = blocks(dims[s].0, dims[s].1, STAT_TILE);
+                let (gx, gy) = blocks(dims[s].0, dims[s].1, stat_tile(s));
                 *count = gx as usize * gy as usize;
             }
         }
@@ -153,7 +158,7 @@ impl<B: Backend> Engine<B> {
                 // sh rows of its pitch (scale 0: the caller's planes, checked
                 // by DevPlane; others: the pyramid), table holds 65537 u16,
                 // partials 4 u64 per block of this grid.
-                unsafe { self.launch(f[entry], blocks(sw, sh, STAT_TILE), args) }?;
+                unsafe { self.launch(f[entry], blocks(sw, sh, stat_tile(s)), args) }?;
                 partial_at += counts[s] as u64 * 32;
             }
             if s < 3 {
