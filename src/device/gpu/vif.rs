@@ -86,7 +86,7 @@ impl<B: Backend> Engine<B> {
                 r.bytes_per_sample
             )));
         }
-        if bps == 2 && (r.ptr | d.ptr | r.pitch as u64 | d.pitch as u64) % 2 != 0 {
+        if bps == 2 && (r.ptr | d.ptr | r.pitch as u64 | d.pitch as u64) & 1 != 0 {
             return Err(Error::invalid("vif: 16-bit planes must be 2-byte aligned"));
         }
         vif::check_size(w, h)?;

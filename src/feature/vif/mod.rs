@@ -405,10 +405,8 @@ impl VifComputer {
         let sums = self.sums(reference, distorted, bpc)?;
         let mut score = VifScore::default();
         let start = if self.skip_scale0 { 1 } else { 0 };
-        for scale in start..4 {
-            let (num, den) = sums[scale].num_den();
-            score.num[scale] = num;
-            score.den[scale] = den;
+        for (scale, s) in sums.iter().enumerate().skip(start) {
+            (score.num[scale], score.den[scale]) = s.num_den();
         }
         Ok(score)
     }
