@@ -230,3 +230,21 @@ fn emulated_context_refuses_what_it_cannot_read() {
         .to_string();
     assert!(err.contains("scores on the CPU"), "{err}");
 }
+
+/// VIF (its device twin) with motion and PSNR: a whole context on the
+/// emulator equals the CPU context.
+#[test]
+fn emulated_context_with_vif_equals_the_cpu_context() {
+    let Some(world) = emulated_world() else { return };
+    for (chroma, bits, w, h) in [(Chroma::Yuv420, 8, 33, 19), (Chroma::Yuv422, 10, 17, 16)] {
+        let frames = synth::clip(chroma, bits, w, h, 3, 0x71f ^ w as u64);
+        let with_vif = |mut ctx: Context| -> Context {
+            ctx.use_feature("vif", FeatureOptions::new()).unwrap();
+            score(ctx, &frames, true, host).unwrap()
+        };
+        let cpu = with_vif(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_vif(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &format!("vif {w}x{h} {bits}-bit"));
+        eprintln!("vif {w}x{h} {bits}-bit: {n} values equal");
+    }
+}

@@ -17,8 +17,10 @@ pub mod hip_lane;
 pub mod kernels;
 pub mod nvrtc;
 pub mod psnr;
+pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
+use crate::feature::vif::VifSums;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use engine::{ArrayExtent, Backend, DevPlane, Engine, Pitched};
@@ -304,6 +306,19 @@ impl GpuDevice {
         on_engine!(&mut self.lane, e => e.psnr_sse_dev(r, d, w, h))
     }
 
+    /// [`Engine::vif_sums_dev`]: the integer sums of VIF's four scales of
+    /// two luma planes in the lane's memory.
+    pub fn vif_sums_dev(
+        &mut self,
+        r: DevPlane,
+        d: DevPlane,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<[VifSums; 4]> {
+        on_engine!(&mut self.lane, e => e.vif_sums_dev(r, d, bpc, enhn_gain_limit, skip_scale0))
+    }
+
     /// [`Engine::psnr_sse_regions_dev`]: the SSE of several regions, one
     /// download for all.
     pub fn psnr_sse_regions_dev(&mut self, regions: &[psnr::SseRegion]) -> Result<Vec<u64>> {
@@ -320,5 +335,15 @@ impl Device for GpuDevice {
     }
     fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
         on_engine!(&mut self.lane, e => e.psnr_sse(r, d, w, h))
+    }
+    fn vif_sums(
+        &mut self,
+        r: &PlaneView,
+        d: &PlaneView,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<[VifSums; 4]> {
+        on_engine!(&mut self.lane, e => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0))
     }
 }

@@ -28,7 +28,11 @@ pub mod scalar;
 use std::sync::OnceLock;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use super::{
+    DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
+    FrameScores,
+};
+use crate::device::gpu::GpuDevice;
 use crate::picture::PlaneView;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -402,6 +406,28 @@ impl VifComputer {
     /// libvmaf's `extract`, without the writing: scores one luma pair.
     /// With `skip_scale0`, scale 0 stays zero.
     pub fn compute(&mut self, reference: &PlaneView, distorted: &PlaneView, bpc: u32) -> Result<VifScore> {
+        let sums = self.sums(reference, distorted, bpc)?;
+        Ok(self.score(&sums))
+    }
+
+    /// The score of a frame's sums (from [`VifComputer::sums`] or a device).
+    pub fn score(&self, sums: &[VifSums; 4]) -> VifScore {
+        let mut score = VifScore::default();
+        let start = if self.skip_scale0 { 1 } else { 0 };
+        for (scale, s) in sums.iter().enumerate().skip(start) {
+            (score.num[scale], score.den[scale]) = s.num_den();
+        }
+        score
+    }
+
+    pub fn enhn_gain_limit(&self) -> f64 {
+        self.enhn_gain_limit
+    }
+
+    /// The integer sums of the four scales of one luma pair (what a GPU
+    /// computes too; [`VifSums::num_den`] turns them into the score). With
+    /// `skip_scale0`, scale 0's sums stay zero.
+    pub fn sums(&mut self, reference: &PlaneView, distorted: &PlaneView, bpc: u32) -> Result<[VifSums; 4]> {
         let (w, h) = (reference.width(), distorted.height());
         if distorted.width() != w || reference.height() != h {
             return Err(Error::Mismatch("vif: reference and distorted luma differ in size".into()));
@@ -409,7 +435,7 @@ impl VifComputer {
         check_size(w, h)?;
         let k = self.kernels;
         let egl = self.enhn_gain_limit;
-        let mut score = VifScore::default();
+        let mut out = [VifSums::default(); 4];
         let start = if self.skip_scale0 { 1 } else { 0 };
         let (mut sw, mut sh) = (w, h);
         for scale in 0..4 {
@@ -453,15 +479,26 @@ impl VifComputer {
                 let d = Plane::new(in_d, sw, sw, sh)?;
                 (k.stat_u16)(&r, &d, &p, &mut self.scratch)
             };
-            let (num, den) = sums.num_den();
-            score.num[scale] = num;
-            score.den[scale] = den;
+            out[scale] = sums;
         }
-        Ok(score)
+        Ok(out)
     }
 }
 
-fn check_size(w: usize, h: usize) -> Result<()> {
+/// [`VifComputer::sums`] with the scalar kernels: the CPU reference the
+/// device kernels are compared with.
+pub fn sums_scalar(
+    reference: &PlaneView,
+    distorted: &PlaneView,
+    bpc: u32,
+    enhn_gain_limit: f64,
+    skip_scale0: bool,
+) -> Result<[VifSums; 4]> {
+    VifComputer::new(scalar::KERNELS, enhn_gain_limit, skip_scale0).sums(reference, distorted, bpc)
+}
+
+/// Refuses luma below [`MIN_SIZE`] (see there).
+pub fn check_size(w: usize, h: usize) -> Result<()> {
     if w < MIN_SIZE || h < MIN_SIZE {
         return Err(Error::NotSupported(format!(
             "vif on {w}x{h} luma: below {MIN_SIZE}x{MIN_SIZE}, libvmaf's result depends on stale buffer contents"
@@ -536,6 +573,32 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 impl Extractor for Vif {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
         let s = self.computer.compute(&frame.reference.luma(), &frame.distorted.luma(), self.bits)?;
+        self.write(&s, out)
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    fn extract_device(
+        &mut self,
+        frame: &DeviceFrameInput<'_>,
+        lane: &mut GpuDevice,
+        out: &mut FrameScores,
+    ) -> Result<()> {
+        let (r, d) = (frame.reference.luma(), frame.distorted.luma());
+        check_size(r.width, r.height)?;
+        let egl = self.computer.enhn_gain_limit();
+        let sums = lane.vif_sums_dev(r, d, self.bits, egl, self.skip_scale0)?;
+        let s = self.computer.score(&sums);
+        self.write(&s, out)
+    }
+}
+
+impl Vif {
+    /// libvmaf's write_scores (and the debug values), shared by the CPU and
+    /// device paths.
+    fn write(&self, s: &VifScore, out: &mut FrameScores) -> Result<()> {
         // write_scores: float num / float den, widened.
         let ratio = |i: usize| (s.num[i] / s.den[i]) as f64;
         out.push(&self.scale_names[0], if self.skip_scale0 { 0.0 } else { ratio(0) });
