@@ -2,6 +2,7 @@
 //! GPU twin is compared with.
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
+use crate::feature::adm::{self, AdmParams, AdmSums};
 use crate::feature::{motion, psnr};
 use crate::picture::PlaneView;
 use crate::Result;
@@ -48,5 +49,8 @@ impl Device for CpuDevice {
         } else {
             psnr::sse_u16(r, d, w, h)
         })
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
+        adm::sums_scalar(params, r, d)
     }
 }

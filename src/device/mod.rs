@@ -10,6 +10,7 @@ pub mod gpu;
 
 pub use frame::{DeviceFrame, DeviceMemoryId};
 
+use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 
@@ -81,6 +82,10 @@ pub trait Device: Send {
     /// [`crate::feature::psnr::sse_u8`] / [`crate::feature::psnr::sse_u16`]
     /// over the top-left `w` x `h`.
     fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64>;
+    /// The integer ADM sums of two luma planes:
+    /// [`crate::feature::adm::sums_scalar`]; finish them with
+    /// [`crate::feature::adm::AdmParams::scores`].
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums>;
 }
 
 /// How many devices of `kind` this machine has; a missing runtime is an

@@ -27,8 +27,14 @@ pub const PSNR: KernelSource = KernelSource {
     entries: &["psnr_sse_row_8", "psnr_sse_row_16"],
 };
 
+pub const ADM: KernelSource = KernelSource {
+    name: "adm.cu",
+    source: include_str!("../../../kernels/adm.cu"),
+    entries: &["adm_dwt_s0_8", "adm_dwt_s0_16", "adm_dwt_s123", "adm_cm_s0", "adm_cm_s123", "adm_zero"],
+};
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, ADM];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

@@ -7,6 +7,7 @@
 
 pub(crate) mod loader;
 
+pub mod adm;
 pub mod cache;
 pub mod compile;
 pub mod cuda;
@@ -18,6 +19,7 @@ pub mod kernels;
 pub mod nvrtc;
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
+use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::Result;
 
@@ -120,6 +122,12 @@ impl Device for GpuDevice {
         match &mut self.lane {
             Lane::Cuda(e) => e.psnr_sse(r, d, w, h),
             Lane::Hip(e) => e.psnr_sse(r, d, w, h),
+        }
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
+        match &mut self.lane {
+            Lane::Cuda(e) => e.adm_sums(r, d, params),
+            Lane::Hip(e) => e.adm_sums(r, d, params),
         }
     }
 }
