@@ -354,6 +354,10 @@ fn emulated_adm_equals_the_cpu() {
             }
         }
     }
+    // Wide enough for several DWT blocks per row at scale 0 (550 outputs)
+    // and a masking row longer than a block (440).
+    cases.push(((1100, 35), 8, AdmContent::Enhanced, vec![]));
+    cases.push(((1101, 33), 16, AdmContent::Random, vec![("adm_enhn_gain_limit", "1.2")]));
     let option_sets: [&[(&str, &str)]; 9] = [
         &[("adm_enhn_gain_limit", "1.2")],
         &[("adm_enhn_gain_limit", "1.0")],
