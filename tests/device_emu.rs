@@ -398,3 +398,23 @@ fn emulated_adm_equals_the_cpu() {
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     eprintln!("adm: {} cases equal ({:.1} s)", cases.len(), start.elapsed().as_secs_f64());
 }
+
+/// One 1920x1080 frame (8 and 10 bit) through the emulated ADM kernels:
+/// minutes on 2 cores, so run on demand (`-- --ignored`).
+#[test]
+#[ignore]
+fn emulated_adm_1080p_equals_the_cpu() {
+    use vmafx::feature::adm;
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    for (bits, content, pad) in [(8u32, AdmContent::Enhanced, 3usize), (10, AdmContent::Random, 64)] {
+        let (w, h) = (1920, 1080);
+        let [a, b] = adm_planes(w, h, bits, pad, content, 0x1080);
+        let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+        let params = adm_params(w, h, bits, &[]);
+        let t = std::time::Instant::now();
+        let got = engine.adm_sums(&va, &vb, &params).unwrap();
+        eprintln!("{bits}-bit {content:?}: emulated in {:.1} s", t.elapsed().as_secs_f64());
+        assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit {content:?}");
+    }
+}
