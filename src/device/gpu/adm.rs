@@ -58,6 +58,13 @@ impl<B: Backend> Engine<B> {
                     plane.width, plane.height, plane.bytes_per_sample, p.width, p.height, p.bits
                 )));
             }
+            // The kernels read 16-bit samples as u16: rows must stay aligned.
+            if bps == 2 && (plane.pitch % 2 != 0 || plane.ptr % 2 != 0) {
+                return Err(Error::NotSupported(format!(
+                    "adm: 16-bit samples at an odd address or pitch ({:#x}, {})",
+                    plane.ptr, plane.pitch
+                )));
+            }
         }
         let f = self.functions(&kernels::ADM)?;
         let s0 = &p.scales[0];
