@@ -381,18 +381,27 @@ __device__ inline void adm_cm(const B *ref_hvd, const B *dis_hvd, int w, int h, 
             }
         }
     }
+    // Block sums in two steps (three barriers: the emulator pays per
+    // barrier): 32 threads add 8 entries each, then one thread per sum adds
+    // those 32.
     for (int k = 0; k < ADM_SUMS; k++) red[k][threadIdx.x] = s[k];
     __syncthreads();
-    for (unsigned n = VMAFX_BLOCK / 2; n > 0; n >>= 1) {
-        if (threadIdx.x < n)
-            for (int k = 0; k < ADM_SUMS; k++) red[k][threadIdx.x] += red[k][threadIdx.x + n];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
+    if (threadIdx.x < 32)
+        for (int k = 0; k < ADM_SUMS; k++) {
+            vx_u64 v = 0;
+            for (int m = 0; m < VMAFX_BLOCK / 32; m++) v += red[k][threadIdx.x + 32 * m];
+            red[k][threadIdx.x] = v;
+        }
+    __syncthreads();
+    int k = threadIdx.x;
+    if (k < ADM_SUMS) {
+        vx_u64 row = 0;
+        for (int m = 0; m < 32; m++) row += red[k][m];
         // The CPU's per-row rounding: den as u64, num and aim as i64.
-        for (int k = 0; k < 3; k++) atomicAdd(&acc[k], (red[k][0] + (vx_u64)den_add) >> den_shift);
-        for (int k = 3; k < ADM_SUMS; k++)
-            atomicAdd(&acc[k], (vx_u64)((vx_i64)(red[k][0] + (vx_u64)inner_add) >> inner_shift));
+        if (k < 3)
+            atomicAdd(&acc[k], (row + (vx_u64)den_add) >> den_shift);
+        else
+            atomicAdd(&acc[k], (vx_u64)((vx_i64)(row + (vx_u64)inner_add) >> inner_shift));
     }
 }
 

@@ -22,14 +22,20 @@ type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;
 struct Emulator {
     launch: Launch,
     find: Find,
-    _lib: libloading::Library,
+    /// Never unloaded: its pool threads live on, waiting at a barrier in
+    /// its code (unloading it crashed a test running beside).
+    _lib: std::mem::ManuallyDrop<libloading::Library>,
     memory: HashMap<u64, Vec<u64>>,
 }
 
 fn build_emulator() -> Option<Emulator> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // One library per call: tests run in parallel, each with its own copy
+    // (own thread pool and barriers).
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
+        .join(format!("vmafx_kernel_emu_{}_{n}.so", std::process::id()));
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let status = std::process::Command::new(&cxx)
         .args([
@@ -67,7 +73,7 @@ fn build_emulator() -> Option<Emulator> {
     Some(Emulator {
         launch,
         find,
-        _lib: lib,
+        _lib: std::mem::ManuallyDrop::new(lib),
         memory: HashMap::new(),
     })
 }
