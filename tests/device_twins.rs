@@ -356,3 +356,42 @@ fn gpu_adm_equals_the_cpu() {
     println!("adm: {compared} comparisons, {failures} different");
     assert_eq!(failures, 0, "{failures} of {compared} GPU ADM sums differ from the CPU");
 }
+
+/// ADM on device-resident planes (uploaded once), as a pipeline with frames
+/// on the GPU runs it: milliseconds per frame at 1080p and 4K, kernels and
+/// the one download included. Checks the sums against the CPU once.
+#[test]
+fn gpu_adm_device_resident_timing() {
+    use vmafx::device::gpu::{cuda_lane, engine::Engine};
+    use vmafx::feature::{adm, FeatureOptions};
+    match cuda_lane::device_count() {
+        Ok(n) if n > 0 => {}
+        other => {
+            assert!(!required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
+            eprintln!("SKIP cuda: {other:?}");
+            return;
+        }
+    }
+    let mut engine = Engine::new(cuda_lane::CudaLane::open(0).unwrap()).unwrap();
+    println!("{:>10} {:>3} {:>10} {:>8}", "size", "bit", "ms/frame", "fps");
+    for &(w, h) in &[(1920, 1080), (3840, 2160)] {
+        for bits in [8u32, 10] {
+            let bps = if bits == 8 { 1 } else { 2 };
+            let [a, b] = adm_planes(w, h, bits, 0, "Enhanced", 7);
+            let va = PlaneView::new(as_bytes(&a.0), a.1, w, h, bps).unwrap();
+            let vb = PlaneView::new(as_bytes(&b.0), b.1, w, h, bps).unwrap();
+            let params = adm::AdmParams::new(w, h, bits, &FeatureOptions::new()).unwrap();
+            let r = engine.upload_plane("timing.ref", &va).unwrap();
+            let d = engine.upload_plane("timing.dis", &vb).unwrap();
+            let got = engine.adm_sums_dev(r, d, &params).unwrap();
+            assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit");
+            let frames = 50;
+            let t = std::time::Instant::now();
+            for _ in 0..frames {
+                engine.adm_sums_dev(r, d, &params).unwrap();
+            }
+            let ms = t.elapsed().as_secs_f64() * 1e3 / frames as f64;
+            println!("{:>10} {bits:>3} {ms:>10.3} {:>8.0}", format!("{w}x{h}"), 1e3 / ms);
+        }
+    }
+}
