@@ -248,3 +248,27 @@ fn emulated_context_with_vif_equals_the_cpu_context() {
         eprintln!("vif {w}x{h} {bits}-bit: {n} values equal");
     }
 }
+
+/// The VMAF models on the emulator: VIF, ADM, motion (device twins) and
+/// the model scores equal the CPU context's, per frame and pooled.
+#[test]
+fn emulated_context_scores_vmaf_models_as_the_cpu() {
+    use vmafx::model::{Model, ModelConfig};
+    let Some(world) = emulated_world() else { return };
+    for (chroma, bits, w, h, threads) in [(Chroma::Yuv420, 8, 37, 33, 0), (Chroma::Yuv422, 10, 33, 35, 2)] {
+        let frames = synth::clip(chroma, bits, w, h, 3, 0xadd ^ w as u64);
+        let with_models = |mut ctx: Context| -> Context {
+            for (version, name) in [("vmaf_v0.6.1", "vmaf"), ("vmaf_v0.6.1neg", "vmaf_neg")] {
+                let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+            }
+            // The models' motion, and PSNR.
+            score(ctx, &frames, false, host).unwrap()
+        };
+        let cfg = ContextConfig { threads, ..Default::default() };
+        let cpu = with_models(Context::new(cfg.clone()).unwrap());
+        let dev = with_models(emulated_context(threads, &world));
+        let n = assert_same(&cpu, &dev, &format!("vmaf {w}x{h} {bits}-bit, {threads} threads"));
+        eprintln!("vmaf models {w}x{h} {bits}-bit, {threads} threads: {n} values equal");
+    }
+}

@@ -7,6 +7,7 @@
 
 pub(crate) mod loader;
 
+pub mod adm;
 pub mod cache;
 pub mod compile;
 pub mod cuda;
@@ -21,6 +22,7 @@ pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::feature::vif::VifSums;
+use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use engine::{ArrayExtent, Backend, DevPlane, Engine, Pitched};
@@ -319,6 +321,12 @@ impl GpuDevice {
         on_engine!(&mut self.lane, e => e.vif_sums_dev(r, d, bpc, enhn_gain_limit, skip_scale0))
     }
 
+    /// [`Engine::adm_sums_dev`]: ADM's integer sums of two luma planes in
+    /// the lane's memory.
+    pub fn adm_sums_dev(&mut self, r: DevPlane, d: DevPlane, params: &AdmParams) -> Result<AdmSums> {
+        on_engine!(&mut self.lane, e => e.adm_sums_dev(r, d, params))
+    }
+
     /// [`Engine::psnr_sse_regions_dev`]: the SSE of several regions, one
     /// download for all.
     pub fn psnr_sse_regions_dev(&mut self, regions: &[psnr::SseRegion]) -> Result<Vec<u64>> {
@@ -345,5 +353,8 @@ impl Device for GpuDevice {
         skip_scale0: bool,
     ) -> Result<[VifSums; 4]> {
         on_engine!(&mut self.lane, e => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0))
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
+        on_engine!(&mut self.lane, e => e.adm_sums(r, d, params))
     }
 }
