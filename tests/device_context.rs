@@ -206,3 +206,41 @@ fn cuda_context_reads_device_pictures_in_place() {
     // SAFETY: balances the retain above.
     check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");
 }
+
+/// The VMAF models (VIF, ADM, motion on the device) on a GPU context equal
+/// the CPU context, per frame and pooled; prints the time per frame of
+/// each (the GPU's includes copying host pictures to it).
+#[test]
+fn gpu_context_scores_vmaf_models_as_the_cpu() {
+    use vmafx::model::{Model, ModelConfig};
+    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { kind, index: 0 };
+        for (chroma, bits, w, h, threads) in [
+            (Chroma::Yuv420, 8, 1920, 1080, 0),
+            (Chroma::Yuv420, 10, 1920, 1080, 2),
+            (Chroma::Yuv422, 12, 333, 127, 2),
+            (Chroma::Yuv444, 16, 65, 33, 0),
+            (Chroma::Yuv420, 10, 3840, 2160, 4),
+        ] {
+            let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x7a1f ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                for (version, name) in [("vmaf_v0.6.1", "vmaf"), ("vmaf_4k_v0.6.1", "vmaf_4k")] {
+                    let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                    ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+                }
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("VMAF {device} {w}x{h} {} {bits}-bit, {threads} threads", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
