@@ -34,7 +34,7 @@ pub fn score(
     mut ctx: Context,
     frames: &Clip,
     motion: bool,
-    picture: impl Fn(&OwnedPicture, usize, &str) -> Arc<dyn PictureSource>,
+    mut picture: impl FnMut(&OwnedPicture, usize, &str) -> Arc<dyn PictureSource>,
 ) -> vmafx::Result<Context> {
     add_features(&mut ctx, motion)?;
     for (i, (r, d)) in frames.iter().enumerate() {
