@@ -248,7 +248,7 @@ struct ExtractorUse {
 /// What a worker scores frames with: the CPU, or its own GPU lane.
 enum WorkerLane {
     Cpu,
-    Device(LaneState),
+    Device(Box<LaneState>),
 }
 
 struct Job {
@@ -488,7 +488,7 @@ impl Context {
             1
         };
         let mut lanes = std::mem::take(&mut self.lanes).into_iter().map(|device| {
-            WorkerLane::Device(LaneState { device, planes, kept: None, uploads: Arc::clone(&self.uploads) })
+            WorkerLane::Device(Box::new(LaneState { device, planes, kept: None, uploads: Arc::clone(&self.uploads) }))
         });
         if self.config.threads == 0 {
             self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);

@@ -408,8 +408,7 @@ fn run(cli: Cli) -> Result<(), Error> {
     };
     let result = score(
         &cli,
-        cpu,
-        device,
+        ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device },
         &model_specs,
         features,
         ref_in.as_mut(),
@@ -427,15 +426,14 @@ fn run(cli: Cli) -> Result<(), Error> {
 /// Scores the inputs, prints the score lines and writes the log.
 fn score(
     cli: &Cli,
-    cpu: CpuLevel,
-    device: DeviceChoice,
+    config: ContextConfig,
     model_specs: &[ModelSpec],
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
     log_file: Option<&std::fs::File>,
 ) -> Result<(), Error> {
-    let mut ctx = Context::new(ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device })?;
+    let mut ctx = Context::new(config)?;
     let mut labels = Vec::new();
     for spec in model_specs {
         let model = match (&spec.version, &spec.path) {
