@@ -282,6 +282,8 @@ fn emulated_context_equals_the_cpu_context() {
             let cpu = cpu_context(&frames, threads, motion);
             let waited = Arc::default();
             let dev = score(emulated_context(threads, &waited), &frames, motion, host).unwrap();
+            assert_eq!(dev.device_memory(), Some(EMU_MEMORY));
+            assert_eq!(cpu.device_memory(), None);
             values += assert_same(&cpu, &dev, &what);
             if threads == 0 {
                 // One lane: each frame copies its reference and distorted
