@@ -382,6 +382,12 @@ impl Context {
         &self.config
     }
 
+    /// The memory the context's lanes read device pictures from in place
+    /// (`None` for a CPU context): an importer puts frames there.
+    pub fn device_memory(&self) -> Option<DeviceMemoryId> {
+        self.memory
+    }
+
     /// The lanes' device (`None` for a CPU context).
     pub fn device_info(&self) -> Option<&crate::device::DeviceInfo> {
         self.device_info.as_ref()

@@ -133,6 +133,8 @@ fn emulated_context_equals_the_cpu_context() {
             let what = format!("{w}x{h} {} {bits}-bit, {threads} threads", chroma.name());
             let cpu = cpu_context(&frames, threads, motion);
             let dev = score(emulated_context(threads, &world), &frames, motion, host).unwrap();
+            assert_eq!(dev.device_memory(), Some(EMU_MEMORY));
+            assert_eq!(cpu.device_memory(), None);
             values += assert_same(&cpu, &dev, &what);
             if threads == 0 {
                 // One lane: each frame copies its reference and distorted
