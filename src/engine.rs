@@ -145,6 +145,9 @@ struct LaneState {
     /// Planes each picture needs there (chroma only when an extractor of
     /// the context reads it).
     planes: usize,
+    /// Planes the previous reference needs (chroma only when a temporal
+    /// extractor reads it).
+    prev_planes: usize,
     /// The last frame's reference copied here, with its planes and scratch
     /// slot: the next frame's previous reference when this lane scores that
     /// frame, so a run on one lane copies each picture once.
@@ -159,13 +162,14 @@ impl LaneState {
     fn place(
         &mut self,
         picture: &Arc<dyn PictureSource>,
+        planes: usize,
         used: &mut [bool; 3],
         index: u32,
         which: &str,
     ) -> Result<(DeviceFrame, Option<usize>)> {
         let memory = self.device.memory();
         if let Some(frame) = picture.device_frame().filter(|f| f.memory == memory) {
-            if frame.planes.len() < self.planes {
+            if frame.planes.len() < planes {
                 return Err(Error::invalid(format!(
                     "frame {index}: the {which} device picture has luma only; this context's extractors read chroma"
                 )));
@@ -176,7 +180,7 @@ impl LaneState {
             return Ok((frame.clone(), None));
         }
         if let Some((kept, frame, slot)) = &self.kept {
-            if same_picture(kept, picture) {
+            if same_picture(kept, picture) && frame.planes.len() >= planes {
                 used[*slot] = true;
                 return Ok((frame.clone(), Some(*slot)));
             }
@@ -191,7 +195,7 @@ impl LaneState {
             self.kept = None;
         }
         used[slot] = true;
-        let planes = (0..self.planes)
+        let planes = (0..planes)
             .map(|p| self.device.upload_plane(SLOTS[slot][p], &host.plane(p)))
             .collect::<Result<Vec<_>>>()?;
         self.uploads.fetch_add(1, Ordering::Relaxed);
@@ -488,13 +492,26 @@ impl Context {
             }
         }
         // Chroma goes to the device only when some extractor reads it.
-        let planes = if self.uses.iter().any(|u| u.descriptor.reads_chroma) {
-            geometry.format.chroma.plane_count()
-        } else {
-            1
+        let chroma = |temporal_only: bool| {
+            let reads = self
+                .uses
+                .iter()
+                .any(|u| u.descriptor.reads_chroma && (u.descriptor.needs_prev_reference || !temporal_only));
+            if reads {
+                geometry.format.chroma.plane_count()
+            } else {
+                1
+            }
         };
+        let (planes, prev_planes) = (chroma(false), chroma(true));
         let mut lanes = std::mem::take(&mut self.lanes).into_iter().map(|device| {
-            WorkerLane::Device(Box::new(LaneState { device, planes, kept: None, uploads: Arc::clone(&self.uploads) }))
+            WorkerLane::Device(Box::new(LaneState {
+                device,
+                planes,
+                prev_planes,
+                kept: None,
+                uploads: Arc::clone(&self.uploads),
+            }))
         });
         if self.config.threads == 0 {
             self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
@@ -825,14 +842,14 @@ fn run_job(
     let mut used = [false; 3];
     let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
     let prev = match (&job.prev_reference, needs_prev) {
-        (Some(p), true) => Some(lane.place(p, &mut used, job.index, "previous reference")?.0),
+        (Some(p), true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous reference")?.0),
         _ => None,
     };
-    let (reference, reference_slot) = lane.place(&job.reference, &mut used, job.index, "reference")?;
+    let (reference, reference_slot) = lane.place(&job.reference, lane.planes, &mut used, job.index, "reference")?;
     let distorted = if same_picture(&job.reference, &job.distorted) {
         reference.clone()
     } else {
-        lane.place(&job.distorted, &mut used, job.index, "distorted")?.0
+        lane.place(&job.distorted, lane.planes, &mut used, job.index, "distorted")?.0
     };
     let input = DeviceFrameInput {
         index: job.index,
