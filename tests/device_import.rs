@@ -258,7 +258,8 @@ fn imported_layouts_equal_the_cpu() {
                         vmafx::feature::psnr::sse_u16(&va, &vb, pw, ph)
                     };
                     assert_eq!(got, want, "{what}: SSE of plane {i}");
-                    if i == 0 {
+                    // Motion on frames of at least 8x8, as device_twins runs it.
+                    if i == 0 && w >= 8 && h >= 8 {
                         let got = engine.motion_sad_dev(da.planes[0], db.planes[0], a.bits as u32).unwrap();
                         assert_eq!(got, vmafx::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
                     }
