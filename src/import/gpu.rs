@@ -965,3 +965,11 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         }
     }
 }
+
+// Frames of both lanes travel to worker threads as `Arc<dyn PictureSource>`.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<GpuFrame<crate::device::gpu::cuda_lane::CudaLane>>();
+    shareable::<GpuFrame<crate::device::gpu::hip_lane::HipLane>>();
+    shareable::<GpuImporter<crate::device::gpu::cuda_lane::CudaLane>>();
+};
