@@ -159,6 +159,7 @@ struct Layout {
     want: Vec<Vec<Vec<u16>>>,
 }
 
+#[allow(clippy::needless_range_loop)]
 fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
     let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
         DrmFourcc::Nv12 => (8, 1, false, 2),
@@ -183,7 +184,7 @@ fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed
         if bps == 1 {
             bytes[at] = v as u8;
         } else {
-            bytes[at..at + 2].copy_from_slice(&((v as u32) << shift % 16).to_le_bytes()[..2]);
+            bytes[at..at + 2].copy_from_slice(&((v as u32) << (shift % 16)).to_le_bytes()[..2]);
         }
     };
     let max = (1u32 << bits) - 1;
@@ -390,7 +391,7 @@ fn convert_kernels_equal_the_host_deinterleave() {
 }
 
 fn refusal(importer: &GpuImporter<emulator::Emulator>, d: FrameDescriptor) -> (ImportErrorKind, String) {
-    let r = importer.import(d).err().expect("refused");
+    let r = importer.import(d).expect_err("refused");
     (r.error.kind, r.error.to_string())
 }
 
@@ -521,12 +522,12 @@ fn host_fences_and_sync_files_busy_until_signalled() {
     let fence = HostFence::new();
     let mut d = l.descriptor("distorted frame 3", Memory::DevicePointer(ptr), 0);
     d.acquire.push(AcquireFence::Host(fence.clone()));
-    let r = importer.import(d).err().expect("busy");
+    let r = importer.import(d).expect_err("busy");
     assert_eq!(r.error.kind, ImportErrorKind::Busy);
     assert_eq!(importer.stats().busy.load(Ordering::SeqCst), 1);
     assert_eq!(importer.stats().imports.load(Ordering::SeqCst), 0, "nothing queued while BUSY");
     // Timeout: the error names the frame and the fence.
-    let r = importer.wait_and_import(*r.descriptor, Duration::from_millis(30), None).err().expect("timeout");
+    let r = importer.wait_and_import(*r.descriptor, Duration::from_millis(30), None).expect_err("timeout");
     assert_eq!(r.error.kind, ImportErrorKind::Busy);
     let m = r.error.to_string();
     assert!(m.contains("distorted frame 3") && m.contains("host fence") && m.contains("gave up"), "{m}");
@@ -544,7 +545,7 @@ fn host_fences_and_sync_files_busy_until_signalled() {
     let (rd, wr) = nix::unistd::pipe().unwrap();
     let mut d = l.descriptor("reference frame 4", Memory::DevicePointer(ptr), 0);
     d.acquire.push(AcquireFence::SyncFile(rd));
-    let r = importer.import(d).err().expect("busy");
+    let r = importer.import(d).expect_err("busy");
     assert_eq!(r.error.kind, ImportErrorKind::Busy);
     assert!(r.error.message.contains("sync_file"), "{}", r.error);
     nix::unistd::write(&wr, b"x").unwrap();

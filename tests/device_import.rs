@@ -94,6 +94,7 @@ struct Layout {
     want: Vec<Vec<Vec<u16>>>,
 }
 
+#[allow(clippy::needless_range_loop)]
 fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
     let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
         DrmFourcc::Nv12 => (8, 1, false, 2),
@@ -258,7 +259,8 @@ fn imported_layouts_equal_the_cpu() {
                         vmafx::feature::psnr::sse_u16(&va, &vb, pw, ph)
                     };
                     assert_eq!(got, want, "{what}: SSE of plane {i}");
-                    if i == 0 {
+                    // Motion on frames of at least 8x8, as device_twins runs it.
+                    if i == 0 && w >= 8 && h >= 8 {
                         let got = engine.motion_sad_dev(da.planes[0], db.planes[0], a.bits as u32).unwrap();
                         assert_eq!(got, vmafx::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
                     }
@@ -351,7 +353,7 @@ fn device_arrays_copied_out_equal_the_cpu() {
         d.objects.push(Object { memory: Memory::DeviceArray(uv), size: 0, modifier: DrmModifier::Linear });
         d.layers.push(Layer { format: one, planes: vec![PlaneRef { object: 0, offset: 0, pitch: 0 }] });
         d.layers.push(Layer { format: two, planes: vec![PlaneRef { object: 1, offset: 0, pitch: 0 }] });
-        let r = importer.import(d).err().expect("range");
+        let r = importer.import(d).expect_err("range");
         assert_eq!(r.error.kind, vmafx::import::ImportErrorKind::Range, "{}", r.error);
     }
 }
@@ -367,7 +369,7 @@ fn extents_checked_against_the_allocation() {
     let ptr = device_bytes(&mut setup, &l.bytes);
     let mut d = l.descriptor("frame 9", ptr);
     d.layers[0].planes[1].offset += 64; // chroma runs past the cuMemAlloc
-    let r = importer.import(d).err().expect("range");
+    let r = importer.import(d).expect_err("range");
     assert_eq!(r.error.kind, vmafx::import::ImportErrorKind::Range, "{}", r.error);
     let mut d = l.descriptor("frame 9", ptr);
     d.objects[0].modifier = DrmModifier::I915_y_tiled;

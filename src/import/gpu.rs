@@ -94,22 +94,35 @@ impl GpuImportStats {
 /// Called once a frame is released (after its last reader is done).
 pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 
-/// Device memory a released frame owned, freed once `event` is done (the
-/// readers may still be reading when the last reference drops).
+/// A device buffer: pointer and bytes.
+type Buffer = (u64, usize);
+
+/// Device memory a released frame owned, reusable once `event` is done
+/// (the readers may still be reading when the last reference drops).
 struct Retired {
     event: u64,
-    buffers: Vec<u64>,
+    buffers: Vec<Buffer>,
 }
 
-/// The library stream of a device: an engine (its backend's stream) and
-/// what released frames left to free.
+/// Buffers kept for reuse: frames of a stream have the same sizes, and a
+/// `cuMemFree` may wait for the whole device.
+const POOL_BUFFERS: usize = 32;
+
+/// The library stream of a device: an engine (its backend's stream), what
+/// released frames left behind, and buffers ready for reuse.
 struct LibraryLane<B: Backend> {
     engine: Engine<B>,
     retired: Vec<Retired>,
+    pool: Vec<Buffer>,
 }
 
 impl<B: Backend> LibraryLane<B> {
-    /// Frees what released frames owned, once their work is done.
+    fn new(engine: Engine<B>) -> Self {
+        LibraryLane { engine, retired: Vec::new(), pool: Vec::new() }
+    }
+
+    /// Returns what released frames owned to the pool once their work is
+    /// done (waiting for it when `wait`).
     fn reclaim(&mut self, wait: bool) {
         let mut keep = Vec::new();
         for r in std::mem::take(&mut self.retired) {
@@ -121,26 +134,45 @@ impl<B: Backend> LibraryLane<B> {
             };
             match done {
                 Ok(true) => {
-                    for b in &r.buffers {
-                        backend.free(*b);
-                    }
                     backend.destroy_event(r.event);
+                    self.pool.extend(r.buffers);
                 }
                 Ok(false) => keep.push(r),
                 Err(e) => {
-                    // Freeing memory a kernel may still read is worse than
+                    // Reusing memory a kernel may still read is worse than
                     // leaking it.
                     crate::device::gpu::engine::record_drop_error(e);
                 }
             }
         }
         self.retired = keep;
+        while self.pool.len() > POOL_BUFFERS {
+            // The smallest go first.
+            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].1).unwrap_or(0);
+            let (ptr, _) = self.pool.swap_remove(smallest);
+            self.engine.backend_mut().free(ptr);
+        }
+    }
+
+    /// A buffer of at least `bytes`: the smallest pooled one that fits, or
+    /// a new one.
+    fn take(&mut self, bytes: usize) -> crate::Result<Buffer> {
+        let fit = (0..self.pool.len())
+            .filter(|&i| self.pool[i].1 >= bytes)
+            .min_by_key(|&i| self.pool[i].1);
+        match fit {
+            Some(i) => Ok(self.pool.swap_remove(i)),
+            None => Ok((self.engine.backend_mut().alloc(bytes.max(1))?, bytes.max(1))),
+        }
     }
 }
 
 impl<B: Backend> Drop for LibraryLane<B> {
     fn drop(&mut self) {
         self.reclaim(true);
+        for (ptr, _) in self.pool.drain(..) {
+            self.engine.backend_mut().free(ptr);
+        }
     }
 }
 
@@ -174,10 +206,7 @@ fn per_device<B: Backend + Send + 'static>(
     if let Some(lane) = map.get(&index).and_then(Weak::upgrade) {
         return Ok(lane);
     }
-    let lane = Arc::new(Mutex::new(LibraryLane {
-        engine: Engine::new(open()?)?,
-        retired: Vec::new(),
-    }));
+    let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(open()?)?)));
     map.insert(index, Arc::downgrade(&lane));
     Ok(lane)
 }
@@ -338,10 +367,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// An importer whose library stream is `backend`'s stream (tests, and
     /// callers with a lane of their own).
     pub fn new(backend: B, read_chroma: bool) -> crate::Result<Self> {
-        let lane = Arc::new(Mutex::new(LibraryLane {
-            engine: Engine::new(backend)?,
-            retired: Vec::new(),
-        }));
+        let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(backend)?)));
         Ok(Self::on_lane(lane, read_chroma))
     }
 
@@ -636,7 +662,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<(DeviceFrame, Vec<u64>), ImportError> {
+    ) -> Result<(DeviceFrame, Vec<Buffer>), ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
@@ -652,13 +678,11 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Ok((frame, owned))
             }
             Err(e) => {
-                // Nothing queued may still run on memory we free: wait.
+                // Nothing queued may still run on memory we reuse: wait.
                 let backend = lane.engine.backend_mut();
                 let _ = backend.synchronize();
-                for b in owned {
-                    backend.free(b);
-                }
                 backend.destroy_event(ready);
+                lane.pool.extend(owned);
                 Err(err(Kind::Device, format!("{label}: {e}")))
             }
         }
@@ -670,22 +694,21 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         desc: &FrameDescriptor,
         prep: &Prepared,
         ready: u64,
-        owned: &mut Vec<u64>,
+        owned: &mut Vec<Buffer>,
     ) -> crate::Result<DeviceFrame> {
         let (w, h) = (desc.width, desc.height);
         let Prepared { bps, format, shift, planes, extents, device_waits } = prep;
         let (bps, shift) = (*bps, *shift);
-        let engine = &mut lane.engine;
         for e in device_waits {
-            engine.backend_mut().wait_event(*e)?;
+            lane.engine.backend_mut().wait_event(*e)?;
         }
-        let f = engine.functions(&kernels::CONVERT)?;
+        let f = lane.engine.functions(&kernels::CONVERT)?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
-        let mut alloc = |engine: &mut Engine<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
-            let ptr = engine.backend_mut().alloc(pitch * rows)?;
-            owned.push(ptr);
-            Ok(ptr)
+        let mut alloc = |lane: &mut LibraryLane<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
+            let buffer = lane.take(pitch * rows)?;
+            owned.push(buffer);
+            Ok(buffer.0)
         };
         // Where each flat plane's samples are, linear in device memory
         // (arrays copied out first).
@@ -699,8 +722,8 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Extent::Pointer { ptr, .. } => linear.push(Some(Pitched { ptr: ptr + p.offset, pitch: p.pitch as usize })),
                 Extent::Array { array, .. } if wanted => {
                     let pitch = pitch_of(row);
-                    let dst = alloc(engine, pitch, ph)?;
-                    engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
+                    let dst = alloc(lane, pitch, ph)?;
+                    lane.engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
                     self.stats.array_copies.fetch_add(1, Ordering::SeqCst);
                     linear.push(Some(Pitched { ptr: dst, pitch }));
                 }
@@ -724,7 +747,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 }
                 Samples::Single => {
                     let pitch = pitch_of(pw * 2);
-                    let dst = alloc(engine, pitch, ph)?;
+                    let dst = alloc(lane, pitch, ph)?;
                     let args = Args::new()
                         .ptr(src.ptr)
                         .i32(int(src.pitch, "pitch")?)
@@ -736,14 +759,14 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // SAFETY: convert_shift_16 (src, src_pitch, w, h, shift,
                     // dst, dst_pitch); src spans h rows of w u16 (checked at
                     // import), dst was allocated for h rows of `pitch`.
-                    unsafe { engine.launch(f[2], grid, args) }?;
+                    unsafe { lane.engine.launch(f[2], grid, args) }?;
                     self.stats.converted_planes.fetch_add(1, Ordering::SeqCst);
                     out.push(plane(dst, pitch));
                 }
                 Samples::Interleaved if pi == 1 => {
                     let pitch = pitch_of(pw * bps);
-                    let u = alloc(engine, pitch, ph)?;
-                    let v = alloc(engine, pitch, ph)?;
+                    let u = alloc(lane, pitch, ph)?;
+                    let v = alloc(lane, pitch, ph)?;
                     let args = Args::new().ptr(src.ptr).i32(int(src.pitch, "pitch")?).i32(wi).i32(hi);
                     let args = if bps == 1 { args } else { args.i32(shift as i32) };
                     let args = args.ptr(u).i32(int(pitch, "pitch")?).ptr(v).i32(int(pitch, "pitch")?);
@@ -751,7 +774,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // v, v_pitch) / convert_uv_16 (.., h, shift, u, ..); src
                     // spans h rows of 2w samples (checked at import), u and v
                     // were allocated for h rows of `pitch`.
-                    unsafe { engine.launch(f[usize::from(bps == 2)], grid, args) }?;
+                    unsafe { lane.engine.launch(f[usize::from(bps == 2)], grid, args) }?;
                     self.stats.converted_planes.fetch_add(2, Ordering::SeqCst);
                     out.push(plane(u, pitch));
                     out.push(plane(v, pitch));
@@ -759,7 +782,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Samples::Interleaved => {} // V: written with U above
             }
         }
-        engine.backend_mut().record_event(ready)?;
+        lane.engine.backend_mut().record_event(ready)?;
         Ok(DeviceFrame {
             memory: self.memory,
             format: *format,
@@ -774,7 +797,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: FrameDescriptor,
         frame: DeviceFrame,
-        owned: Vec<u64>,
+        owned: Vec<Buffer>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
         let ready = frame.ready.expect("imports record ready");
@@ -854,7 +877,7 @@ pub struct GpuFrame<B: Backend + Send + 'static> {
     /// The frame's memory and its `ready` event.
     key: (DeviceMemoryId, u64),
     /// Device memory the frame owns (converted planes, copied arrays).
-    owned: Vec<u64>,
+    owned: Vec<Buffer>,
     frame: DeviceFrame,
     release: Vec<ReleaseFence>,
     on_release: Mutex<Option<ReleaseCallback>>,
@@ -942,3 +965,11 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         }
     }
 }
+
+// Frames of both lanes travel to worker threads as `Arc<dyn PictureSource>`.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<GpuFrame<crate::device::gpu::cuda_lane::CudaLane>>();
+    shareable::<GpuFrame<crate::device::gpu::hip_lane::HipLane>>();
+    shareable::<GpuImporter<crate::device::gpu::cuda_lane::CudaLane>>();
+};

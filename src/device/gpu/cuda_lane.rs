@@ -187,6 +187,30 @@ impl CudaLane {
 }
 
 impl CudaLane {
+    /// A lane on the caller's context with a stream of its own (created
+    /// here, destroyed with the lane): an import library stream for frames
+    /// of a context that is not the primary one (FFmpeg's hw device
+    /// contexts create their own).
+    ///
+    /// # Safety
+    /// `ctx` is a live context that outlives the lane.
+    pub unsafe fn own_stream_in(ctx: CUcontext) -> Result<Self> {
+        // SAFETY: forwarded contract; a NULL stream is replaced below.
+        let mut lane = unsafe { Self::from_stream(ctx, std::ptr::null_mut()) }?;
+        let _guard = lane.guard()?;
+        let mut stream: CUstream = std::ptr::null_mut();
+        // SAFETY: the context is current; flags 0.
+        check(
+            lane.api,
+            unsafe { (lane.api.cuStreamCreate)(&mut stream, 0) },
+            "cuStreamCreate",
+        )?;
+        drop(_guard);
+        lane.stream = stream;
+        lane.owns_stream = true;
+        Ok(lane)
+    }
+
     fn guard(&self) -> Result<ContextGuard<'static>> {
         // SAFETY: the lane's context lives as long as the lane (retained
         // primary context, or the caller's by from_stream's contract).
