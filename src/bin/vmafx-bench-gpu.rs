@@ -595,10 +595,12 @@ fn score(o: &Opts) -> Result<()> {
 
     let mut check = String::from("null");
     let mut cpu_seconds = String::from("null");
+    let mut cpu_pooled = String::from("null");
     if o.flag("check") && device == "cuda" {
         let cpu = ContextConfig { threads: cores, ..Default::default() };
         let (run, _) = score_once(&cpu, &model, &as_sources(&host_refs), &as_sources(&host_dists), frames)?;
         cpu_seconds = format!("{:.6}", run.seconds);
+        cpu_pooled = format!("{:?}", run.context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?);
         check = match compare(&context, &run.context, frames) {
             Ok(n) => json_str(&format!("equal: {n} values (every feature and score of {frames} frames, as bits)")),
             Err(e) => json_str(&format!("DIFFERENT: {e}")),
@@ -615,7 +617,7 @@ fn score(o: &Opts) -> Result<()> {
         "RESULT {{\"lane\": {}, \"width\": {}, \"height\": {}, \"bits\": {}, \"frames\": {frames}, \"distinct\": {k}, \
          \"runs_s\": [{}], \"median_s\": {t:.6}, \"fps\": {:.2}, \"ms_per_frame\": {:.4}, \"bytes_per_frame\": {bytes_per_frame}, \
          \"gbs\": {:.2}, \"init_s\": {init:.4}, \"warmup_s\": {warmup:.3}, \"vmaf_pooled\": {pooled:?}, \"vmaf_first\": [{}], \
-         \"check\": {check}, \"check_cpu_s\": {cpu_seconds}}}",
+         \"check\": {check}, \"check_cpu_s\": {cpu_seconds}, \"check_cpu_threads\": {cores}, \"check_cpu_pooled\": {cpu_pooled}}}",
         json_str(&lane),
         g.width,
         g.height,
