@@ -11,12 +11,14 @@
 //! vmafx-bench-gpu bandwidth [--mib 1024] [--iters 20]
 //!     device memory bandwidth of a copy and of a read-only kernel (vmafx's
 //!     own GPU engine, NVRTC, 16-byte loads), in GB/s (10^9 bytes).
-//! vmafx-bench-gpu score --device cuda|cpu --dir DIR --width W --height H --bits B
+//! vmafx-bench-gpu score --device cuda|cuda-stream|cpu --dir DIR --width W --height H --bits B
 //!         --distinct K --frames N [--repeat 3] [--threads T] [--check]
 //!     scores N frames (frame i is stored frame i % K) with vmaf_v0.6.1
 //!     through `vmafx::engine::Context`. cuda: every frame is uploaded to
 //!     device memory once, before timing, and handed over as a device-resident
-//!     picture (`PictureSource::device_frame`); cpu: host pictures, T worker
+//!     picture (`PictureSource::device_frame`) to a context on
+//!     `DeviceChoice::Gpu { Cuda, 0 }` (cuda-stream: `DeviceChoice::CudaStream`
+//!     on the same primary context); cpu: host pictures, T worker
 //!     threads (default: every core). One untimed warm-up run, then `repeat`
 //!     timed runs (push every frame, flush, pool); the median is reported.
 //!     --check (cuda): also scores on the CPU lane and compares every
@@ -558,20 +560,25 @@ fn score(o: &Opts) -> Result<()> {
             as_sources(&host_dists),
             format!("vmafx-cpu-t{threads}"),
         ),
-        "cuda" => {
+        "cuda" | "cuda-stream" => {
             let p = primary.insert(Primary::open()?);
+            let ctx = p.ctx as u64;
             let mut upload = |v: &[Arc<OwnedPicture>]| -> Result<Vec<Arc<dyn PictureSource>>> {
                 v.iter().map(|h| Ok(Arc::new(p.device_picture(h)?) as Arc<dyn PictureSource>)).collect()
             };
             let (r, d) = (upload(&host_refs)?, upload(&host_dists)?);
-            (
-                ContextConfig { device: DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, ..Default::default() },
-                r,
-                d,
-                "vmafx-cuda".to_owned(),
-            )
+            // cuda: the context's own lane on device 0 (its primary context,
+            // where the frames are); cuda-stream: the caller's context and
+            // stream (here the primary context and its legacy default stream),
+            // as FFmpeg hands over its CUDA device.
+            let (device, lane) = if device == "cuda" {
+                (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, "vmafx-cuda")
+            } else {
+                (DeviceChoice::CudaStream { context: ctx, stream: 0 }, "vmafx-cuda-stream")
+            };
+            (ContextConfig { device, ..Default::default() }, r, d, lane.to_owned())
         }
-        other => return Err(Error::invalid(format!("--device {other}: cpu or cuda"))),
+        other => return Err(Error::invalid(format!("--device {other}: cpu, cuda or cuda-stream"))),
     };
 
     // Warm-up: kernel compilation (or the cache), JIT, first allocations.
@@ -596,7 +603,7 @@ fn score(o: &Opts) -> Result<()> {
     let mut check = String::from("null");
     let mut cpu_seconds = String::from("null");
     let mut cpu_pooled = String::from("null");
-    if o.flag("check") && device == "cuda" {
+    if o.flag("check") && device != "cpu" {
         let cpu = ContextConfig { threads: cores, ..Default::default() };
         let (run, _) = score_once(&cpu, &model, &as_sources(&host_refs), &as_sources(&host_dists), frames)?;
         cpu_seconds = format!("{:.6}", run.seconds);

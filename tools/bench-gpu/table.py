@@ -43,6 +43,9 @@ print("| size | bits | frames | vmafx CUDA fps | ms/frame | GB/s | % BW | libvma
       "| vmafx / libvmaf | vmafx CPU fps (threads) | VMAF vmafx | VMAF libvmaf CUDA | vmafx CUDA = CPU | libvmaf CPU = vmafx |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
 notes = []
+for tag in ("bandwidth-vmafx", "bandwidth-memcpy"):
+    if "error" in (first(tag) or {"error": "missing"}):
+        notes.append(f"{tag}: {(first(tag) or {}).get('error', 'missing')}")
 configs = []
 for r in rows:
     if r["config"] != "-" and r["config"] not in configs:
@@ -53,10 +56,16 @@ for c in configs:
         print(f"| {size} | {bits} | {frames} | skipped (deadline) |" + " |" * 16)
         continue
     a = first("vmafx-cuda", c) or {}
+    stream = first("vmafx-cuda-stream", c)
+    if stream is not None:
+        notes.append(f"{size} {bits}-bit, vmafx CUDA (DeviceChoice::Gpu): {a.get('error')}; "
+                     f"retried on DeviceChoice::CudaStream" + ("" if "error" in stream else " (its numbers are in the row)"))
+        if "error" not in stream:
+            a = stream
     b = first("libvmaf-cuda", c) or {}
     cpu = first("vmafx-cpu", c) or {}
     lcpu = first("libvmaf-cpu", c) or {}
-    for tag, res in (("vmafx CUDA", a), ("libvmaf CUDA", b), ("vmafx CPU", cpu), ("libvmaf CPU", lcpu),
+    for tag, res in (("vmafx CUDA" + (" (CudaStream)" if stream is not None else ""), a), ("libvmaf CUDA", b), ("vmafx CPU", cpu), ("libvmaf CPU", lcpu),
                      ("gen", first("gen", c) or {})):
         if "error" in res:
             notes.append(f"{size} {bits}-bit, {tag}: {res['error']}")
