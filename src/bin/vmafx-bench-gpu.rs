@@ -20,7 +20,9 @@
 //!     `DeviceChoice::Gpu { Cuda, 0 }` (cuda-stream: `DeviceChoice::CudaStream`
 //!     on the same primary context); cpu: host pictures, T worker
 //!     threads (default: every core). One untimed warm-up run, then `repeat`
-//!     timed runs (push every frame, flush, pool); the median is reported.
+//!     times: a timed run of N frames (push every frame, flush, pool) and one
+//!     of N/5; fps = (N - N/5) / (median(N) - median(N/5)), the steady rate
+//!     without the fixed cost every run pays (fixed_s: set-up, drain).
 //!     --check (cuda): also scores on the CPU lane and compares every
 //!     feature and score of every frame as bits.
 //! ```
@@ -511,6 +513,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Frames per second from the median time of `frames` frames and of
+/// `short` frames (0: none), and the fixed time per run (set-up + drain).
+fn steady_rate(frames: usize, t: f64, short: usize, short_times: &[f64]) -> (f64, f64) {
+    if short > 0 && !short_times.is_empty() {
+        let per_frame = (t - median(short_times.to_vec())) / (frames - short) as f64;
+        if per_frame > 0.0 {
+            return (1.0 / per_frame, (t - frames as f64 * per_frame).max(0.0));
+        }
+    }
+    (frames as f64 / t, 0.0)
+}
+
 /// The first difference between two contexts' features and scores, as bits.
 fn compare(a: &Context, b: &Context, frames: usize) -> std::result::Result<usize, String> {
     let (ca, cb) = (a.collector(), b.collector());
@@ -585,7 +599,12 @@ fn score(o: &Opts) -> Result<()> {
     let warm = Instant::now();
     score_once(&config, &model, &refs, &dists, frames.min(8))?;
     let warmup = warm.elapsed().as_secs_f64();
-    let mut times = Vec::new();
+    // Each repeat scores all frames, then a shorter run (a fifth of them)
+    // on a fresh context: the difference of the medians is the steady rate,
+    // free of what every run pays once (first-frame set-up, the drain at
+    // flush), which is reported apart as fixed_s.
+    let short = if frames >= 16 { (frames / 5).max(8) } else { 0 };
+    let (mut times, mut short_times) = (Vec::new(), Vec::new());
     let mut init = 0.0;
     let mut last = None;
     for _ in 0..repeat {
@@ -593,6 +612,9 @@ fn score(o: &Opts) -> Result<()> {
         times.push(run.seconds);
         init = i;
         last = Some(run.context);
+        if short > 0 {
+            short_times.push(score_once(&config, &model, &refs, &dists, short)?.0.seconds);
+        }
     }
     let context = last.expect("repeat >= 1");
     let pooled = context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?;
@@ -619,10 +641,12 @@ fn score(o: &Opts) -> Result<()> {
     drop(primary);
 
     let t = median(times.clone());
+    let (fps, fixed) = steady_rate(frames, t, short, &short_times);
     let bytes_per_frame = 3 * g.width * g.height * g.format.bytes_per_sample();
     println!(
         "RESULT {{\"lane\": {}, \"width\": {}, \"height\": {}, \"bits\": {}, \"frames\": {frames}, \"distinct\": {k}, \
-         \"runs_s\": [{}], \"median_s\": {t:.6}, \"fps\": {:.2}, \"ms_per_frame\": {:.4}, \"bytes_per_frame\": {bytes_per_frame}, \
+         \"runs_s\": [{}], \"median_s\": {t:.6}, \"short_frames\": {short}, \"runs_short_s\": [{}], \"fps\": {fps:.2}, \
+         \"fps_whole\": {:.2}, \"fixed_s\": {fixed:.4}, \"ms_per_frame\": {:.4}, \"bytes_per_frame\": {bytes_per_frame}, \
          \"gbs\": {:.2}, \"init_s\": {init:.4}, \"warmup_s\": {warmup:.3}, \"vmaf_pooled\": {pooled:?}, \"vmaf_first\": [{}], \
          \"check\": {check}, \"check_cpu_s\": {cpu_seconds}, \"check_cpu_threads\": {cores}, \"check_cpu_pooled\": {cpu_pooled}}}",
         json_str(&lane),
@@ -630,9 +654,10 @@ fn score(o: &Opts) -> Result<()> {
         g.height,
         g.format.bits,
         times.iter().map(|s| format!("{s:.6}")).collect::<Vec<_>>().join(", "),
+        short_times.iter().map(|s| format!("{s:.6}")).collect::<Vec<_>>().join(", "),
         frames as f64 / t,
-        1e3 * t / frames as f64,
-        bytes_per_frame as f64 * frames as f64 / t / 1e9,
+        1e3 / fps,
+        bytes_per_frame as f64 * fps / 1e9,
         first.join(", "),
     );
     Ok(())

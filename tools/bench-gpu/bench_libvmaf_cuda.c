@@ -10,8 +10,10 @@
  * device to device into them (as vf_libvmaf.c's copy_picture_data_cuda does:
  * libvmaf reads only its own pictures), and vmaf_read_pictures is called.
  * Timed: every frame's fetch + copy + vmaf_read_pictures, the flush, and
- * vmaf_score_pooled. One untimed warm-up run (8 frames), then --repeat runs;
- * the median is reported.
+ * vmaf_score_pooled, on a fresh context per run. One untimed warm-up run
+ * (8 frames), then --repeat times a run of N frames and one of N/5:
+ * fps = (N - N/5) / (median(N) - median(N/5)), the steady rate without the
+ * fixed cost every run pays (fixed_s: first-frame set-up, drain at flush).
  *
  *   bench_libvmaf_cuda --ref F --dis F --width W --height H --bits B \
  *       --distinct K --frames N --model vmaf_v0.6.1.json [--repeat 3] [--cpu [--threads T]]
@@ -278,17 +280,39 @@ static void bandwidth(const Opts *o)
 }
 #endif
 
-static void print_run(const Opts *o, const char *lane, double *times, Run *last, double warmup)
+/* Frames of the shorter run each repeat adds (0: none): the difference of
+ * the medians gives the steady rate, without what every run pays once
+ * (first-frame set-up, the drain at flush), reported as fixed_s. */
+static unsigned short_frames(const Opts *o)
 {
-    double t = median(times, o->repeat);
-    size_t bpf = 3 * luma_bytes(o);
+    return o->frames >= 16 ? (o->frames / 5 > 8 ? o->frames / 5 : 8) : 0;
+}
+
+static void print_run(const Opts *o, const char *lane, double *times, double *short_times,
+                      Run *last, double warmup)
+{
+    unsigned ns = short_frames(o);
     printf("RESULT {\"lane\": \"%s\", \"width\": %u, \"height\": %u, \"bits\": %u, \"frames\": %u, "
            "\"distinct\": %u, \"runs_s\": [", lane, o->w, o->h, o->bits, o->frames, o->distinct);
     for (unsigned i = 0; i < o->repeat; i++) printf("%s%.6f", i ? ", " : "", times[i]);
-    printf("], \"median_s\": %.6f, \"fps\": %.2f, \"ms_per_frame\": %.4f, \"bytes_per_frame\": %zu, "
+    printf("], \"short_frames\": %u, \"runs_short_s\": [", ns);
+    for (unsigned i = 0; ns && i < o->repeat; i++) printf("%s%.6f", i ? ", " : "", short_times[i]);
+    double t = median(times, o->repeat);
+    double fps = o->frames / t, fixed = 0;
+    if (ns) {
+        double per_frame = (t - median(short_times, o->repeat)) / (o->frames - ns);
+        if (per_frame > 0) {
+            fps = 1 / per_frame;
+            fixed = t - o->frames * per_frame;
+            if (fixed < 0) fixed = 0;
+        }
+    }
+    size_t bpf = 3 * luma_bytes(o);
+    printf("], \"median_s\": %.6f, \"fps\": %.2f, \"fps_whole\": %.2f, \"fixed_s\": %.4f, "
+           "\"ms_per_frame\": %.4f, \"bytes_per_frame\": %zu, "
            "\"gbs\": %.2f, \"init_s\": %.4f, \"warmup_s\": %.3f, \"vmaf_pooled\": %.17g, "
            "\"vmaf_first\": [%.17g, %.17g, %.17g]}\n",
-           t, o->frames / t, 1e3 * t / o->frames, bpf, (double)bpf * o->frames / t / 1e9,
+           t, fps, o->frames / t, fixed, 1e3 / fps, bpf, (double)bpf * fps / 1e9,
            last->init, warmup, last->pooled, last->first[0], last->first[1], last->first[2]);
 }
 
@@ -330,6 +354,8 @@ int main(int argc, char **argv)
     uint8_t *ref = read_file(o.ref, frame_bytes(&o) * o.distinct);
     uint8_t *dis = read_file(o.dis, frame_bytes(&o) * o.distinct);
     double *times = calloc(o.repeat, sizeof(*times));
+    double *short_times = calloc(o.repeat, sizeof(*short_times));
+    unsigned ns = short_frames(&o);
     Run last = { 0 };
     unsigned warm_n = o.frames < 8 ? o.frames : 8;
 
@@ -340,10 +366,11 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < o.repeat; i++) {
             last = run_cpu(&o, ref, dis, o.frames);
             times[i] = last.seconds;
+            if (ns) short_times[i] = run_cpu(&o, ref, dis, ns).seconds;
         }
         char lane[32];
         snprintf(lane, sizeof(lane), "libvmaf-cpu-t%u", o.threads);
-        print_run(&o, lane, times, &last, warmup);
+        print_run(&o, lane, times, short_times, &last, warmup);
         return 0;
     }
 #ifndef BENCH_CPU_ONLY
@@ -364,8 +391,9 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < o.repeat; i++) {
         last = run_cuda(&o, ctx, dref, ddis, o.frames);
         times[i] = last.seconds;
+        if (ns) short_times[i] = run_cuda(&o, ctx, dref, ddis, ns).seconds;
     }
-    print_run(&o, "libvmaf-cuda", times, &last, warmup);
+    print_run(&o, "libvmaf-cuda", times, short_times, &last, warmup);
     return 0;
 #else
     fail("built without CUDA: use --cpu", 0);

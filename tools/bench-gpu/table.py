@@ -36,13 +36,14 @@ print(f"- device memory bandwidth measured here: read kernel {num(read_bw, '.0f'
       f"% BW = achieved / read-kernel bandwidth")
 print("- bytes per frame = the minimum each frame must read: 3 luma planes "
       "(reference, distorted, previous reference) x width x height x bytes per sample")
-print("- fps: median of the timed runs (every frame pushed/read, flush, pooled score); "
-      "frames uploaded to the device before timing")
+print("- fps: steady rate, (N - N/5) / (median time of N frames - median time of N/5 frames), each run "
+      "on a fresh context (every frame pushed / read, flush, pooled score); frames in device memory before timing")
 print()
 print("| size | bits | frames | vmafx CUDA fps | ms/frame | GB/s | % BW | libvmaf CUDA fps | ms/frame | GB/s | % BW "
       "| vmafx / libvmaf | vmafx CPU fps (threads) | VMAF vmafx | VMAF libvmaf CUDA | vmafx CUDA = CPU | libvmaf CPU = vmafx |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
 notes = []
+extra = []
 for tag in ("bandwidth-vmafx", "bandwidth-memcpy"):
     if "error" in (first(tag) or {"error": "missing"}):
         notes.append(f"{tag}: {(first(tag) or {}).get('error', 'missing')}")
@@ -76,6 +77,7 @@ for c in configs:
         pct = 100 * res["gbs"] / read_bw if read_bw else None
         return [num(res["fps"], ".1f"), num(res["ms_per_frame"], ".3f"), num(res["gbs"], ".1f"), num(pct, ".1f")]
 
+    extra.append((c, a, b))
     ratio = num(a["fps"] / b["fps"], ".2f") if "fps" in a and "fps" in b else "n/a"
     if a.get("check_cpu_s"):
         cpu_fps = f"{int(frames) / a['check_cpu_s']:.1f} ({a.get('check_cpu_threads', '?')})"
@@ -97,6 +99,19 @@ for c in configs:
         lcheck = "n/a"
     print(f"| {size} | {bits} | {frames} | " + " | ".join(side(a)) + " | " + " | ".join(side(b))
           + f" | {ratio} | {cpu_fps} | {num(vmafx_vmaf, '.6f')} | {num(b.get('vmaf_pooled'), '.6f')} | {check} | {lcheck} |")
+print()
+print("Per run, apart from the steady rate above: the rate over the whole run (fresh context, all frames), "
+      "the fixed time each run pays (first-frame set-up, drain at flush; from the N and N/5 runs), "
+      "and the context set-up before the first frame (not timed above).")
+print()
+print("| size | bits | vmafx CUDA fps whole run | vmafx fixed s | vmafx set-up s | libvmaf CUDA fps whole run "
+      "| libvmaf fixed s | libvmaf set-up s |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for c, a, b in extra:
+    size, bits = c.split(":")[:2]
+    cell = lambda r, k, f: num(r.get(k), f)
+    print(f"| {size} | {bits} | {cell(a, 'fps_whole', '.1f')} | {cell(a, 'fixed_s', '.3f')} | {cell(a, 'init_s', '.3f')} "
+          f"| {cell(b, 'fps_whole', '.1f')} | {cell(b, 'fixed_s', '.3f')} | {cell(b, 'init_s', '.3f')} |")
 print()
 print("VMAF values: vmafx's CUDA lane must equal its CPU lane (every feature and score of every frame "
       "compared as bits) and libvmaf's CPU path; libvmaf's own CUDA backend differs by design "
