@@ -16,7 +16,8 @@
  * fixed cost every run pays (fixed_s: first-frame set-up, drain at flush).
  *
  *   bench_libvmaf_cuda --ref F --dis F --width W --height H --bits B \
- *       --distinct K --frames N --model vmaf_v0.6.1.json [--repeat 3] [--cpu [--threads T]]
+ *       --distinct K --frames N --model vmaf_v0.6.1.json [--repeat 3]
+ *       [--cpu [--threads T] [--no-warmup]]
  *   bench_libvmaf_cuda --bandwidth [--mib 1024] [--iters 20]
  *
  * --cpu scores the same frames on libvmaf's CPU path (host pictures, T
@@ -48,7 +49,7 @@
 typedef struct {
     const char *ref, *dis, *model;
     unsigned w, h, bits, distinct, frames, repeat, threads;
-    int cpu, bandwidth;
+    int cpu, bandwidth, no_warmup;
     size_t mib;
     unsigned iters;
 } Opts;
@@ -323,6 +324,7 @@ int main(int argc, char **argv)
         const char *k = argv[i];
         if (!strcmp(k, "--cpu")) { o.cpu = 1; continue; }
         if (!strcmp(k, "--bandwidth")) { o.bandwidth = 1; continue; }
+        if (!strcmp(k, "--no-warmup")) { o.no_warmup = 1; continue; }
         if (i + 1 >= argc) fail("option needs a value", i);
         const char *v = argv[++i];
         if (!strcmp(k, "--ref")) o.ref = v;
@@ -361,7 +363,7 @@ int main(int argc, char **argv)
 
     if (o.cpu) {
         double w0 = now();
-        run_cpu(&o, ref, dis, warm_n);
+        if (!o.no_warmup) run_cpu(&o, ref, dis, warm_n);
         double warmup = now() - w0;
         for (unsigned i = 0; i < o.repeat; i++) {
             last = run_cpu(&o, ref, dis, o.frames);

@@ -92,9 +92,10 @@ for c in configs:
     check = "n/a" if not check else ("yes, 0 diff" if check.startswith("equal") else "**NO**")
     if a.get("check") and not a["check"].startswith("equal"):
         notes.append(f"{size} {bits}-bit: {a['check']}")
-    if "vmaf_pooled" in lcpu and vmafx_cpu_pooled is not None:
-        same = lcpu["vmaf_pooled"] == vmafx_cpu_pooled
-        lcheck = "yes (pooled, as bits)" if same else f"**NO** ({lcpu['vmaf_pooled']!r})"
+    vmafx_first = a.get("vmaf_first") or cpu.get("vmaf_first")
+    if "vmaf_first" in lcpu and vmafx_first:
+        same = lcpu["vmaf_first"] == vmafx_first
+        lcheck = "yes (frames 0-2, as bits)" if same else f"**NO** ({lcpu['vmaf_first']!r} vs {vmafx_first!r})"
     else:
         lcheck = "n/a"
     print(f"| {size} | {bits} | {frames} | " + " | ".join(side(a)) + " | " + " | ".join(side(b))
@@ -114,7 +115,7 @@ for c, a, b in extra:
           f"| {cell(b, 'fps_whole', '.1f')} | {cell(b, 'fixed_s', '.3f')} | {cell(b, 'init_s', '.3f')} |")
 print()
 print("VMAF values: vmafx's CUDA lane must equal its CPU lane (every feature and score of every frame "
-      "compared as bits) and libvmaf's CPU path; libvmaf's own CUDA backend differs by design "
+      "compared as bits) and libvmaf's CPU path (frames 0-2); libvmaf's own CUDA backend differs by design "
       "(its CUDA motion is the pre-3.2.0 integer_motion, so VMAF differs slightly per frame).")
 for n in notes:
     print(f"- {n}")
