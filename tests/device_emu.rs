@@ -247,3 +247,105 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     eprintln!("{cases} cases equal");
 }
+
+/// A plane of `f(x, y)` samples with `pad` bytes after each row: (buffer, stride).
+fn plane_of(w: usize, h: usize, bits: u32, pad: usize, f: impl Fn(usize, usize) -> u64) -> (Vec<u16>, usize) {
+    let bps = if bits == 8 { 1 } else { 2 };
+    let stride = w * bps + pad;
+    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
+    // SAFETY: viewing the u16 buffer as bytes.
+    let bytes: &mut [u8] =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
+    for y in 0..h {
+        for x in 0..w {
+            let v = f(x, y);
+            let at = y * stride + x * bps;
+            if bps == 1 {
+                bytes[at] = v as u8;
+            } else {
+                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
+            }
+        }
+    }
+    (buf, stride)
+}
+
+/// VIF's four scales (kernels/vif.cu through Engine::vif_sums) against the
+/// CPU's scalar sums: 8/10/12/16 bit, odd sizes (down to VIF's minimum),
+/// odd pitches, random, correlated-with-gain, smooth and extreme content,
+/// enhancement gain limits 100, 1.0 and 2.5, scale 0 skipped.
+#[test]
+fn emulated_vif_equals_the_cpu() {
+    use vmafx::feature::vif;
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    let mut cases = 0;
+    let mut log_paths = 0;
+    let mut gain_limited = 0;
+    for (w, h) in [(67, 45), (96, 54), (16, 16)] {
+        for bits in [8u32, 10, 12, 16] {
+            let max = (1u64 << bits) - 1;
+            let odd_pad = if bits == 8 { 3 } else { 6 };
+            let cases_here: [(&str, usize, f64, bool); 7] = [
+                ("random", 0, 100.0, false),
+                ("random", odd_pad, 1.0, false),
+                ("gain", odd_pad, 100.0, false),
+                ("gain", 0, 1.0, false),
+                ("smooth", odd_pad + 64, 2.5, true),
+                ("max-vs-0", odd_pad, 100.0, false),
+                ("zero", 0, 100.0, false),
+            ];
+            for (pattern, pad, egl, skip) in cases_here {
+                let seed = (w * 1000 + h) as u64 ^ (bits as u64) << 20 ^ pad as u64;
+                let noise = |s: u64, x: usize, y: usize| {
+                    let mut r = Rng((s ^ (y * 4099 + x) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+                    r.next();
+                    r.next()
+                };
+                let smooth = |x: usize, y: usize| ((x * 3 + y * 5) as u64 * max / (3 * w + 5 * h) as u64).min(max);
+                let (a, b) = match pattern {
+                    "random" => (
+                        plane_of(w, h, bits, pad, |x, y| noise(seed, x, y) % (max + 1)),
+                        plane_of(w, h, bits, pad, |x, y| noise(seed ^ 0xdead, x, y) % (max + 1)),
+                    ),
+                    // Distorted = 1.5 x reference + noise: gains above 1.
+                    "gain" => (
+                        plane_of(w, h, bits, pad, |x, y| noise(seed, x, y) % (max / 2 + 1)),
+                        plane_of(w, h, bits, pad, |x, y| {
+                            ((noise(seed, x, y) % (max / 2 + 1)) * 3 / 2 + noise(seed ^ 7, x, y) % 4).min(max)
+                        }),
+                    ),
+                    "smooth" => (
+                        plane_of(w, h, bits, pad, smooth),
+                        plane_of(w, h, bits, pad, |x, y| (smooth(x, y) + noise(seed, x, y) % 9).min(max)),
+                    ),
+                    "max-vs-0" => (plane_of(w, h, bits, pad, |_, _| max), plane_of(w, h, bits, pad, |_, _| 0)),
+                    _ => (plane_of(w, h, bits, pad, |_, _| 0), plane_of(w, h, bits, pad, |_, _| 0)),
+                };
+                let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+                let what = format!(
+                    "{w}x{h} {bits}-bit stride {} {pattern} egl {egl} skip_scale0 {skip} seed {seed:#x}",
+                    a.1
+                );
+                let want = vif::sums_scalar(&va, &vb, bits, egl, skip).unwrap();
+                let got = engine.vif_sums(&va, &vb, bits, egl, skip).unwrap();
+                assert_eq!(got, want, "vif {what}");
+                if want.iter().any(|s| s.num_log != 0) {
+                    log_paths += 1;
+                }
+                if egl == 1.0 && vif::sums_scalar(&va, &vb, bits, 100.0, skip).unwrap() != want {
+                    gain_limited += 1;
+                }
+                cases += 1;
+            }
+        }
+    }
+    // Too small for VIF: refused, as the CPU refuses it.
+    let (a, stride) = plane_of(15, 40, 8, 0, |_, _| 0);
+    assert!(engine.vif_sums(&view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
+    assert!(log_paths >= cases / 2, "only {log_paths} of {cases} cases reach the log path");
+    assert!(gain_limited >= 12, "the gain limit changed only {gain_limited} cases");
+    drop(engine);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("{cases} vif cases equal ({log_paths} with log sums, {gain_limited} changed by egl 1.0)");
+}

@@ -2,6 +2,7 @@
 //! GPU twin is compared with.
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
+use crate::feature::vif::{self, VifSums};
 use crate::feature::{motion, psnr};
 use crate::picture::PlaneView;
 use crate::Result;
@@ -48,5 +49,15 @@ impl Device for CpuDevice {
         } else {
             psnr::sse_u16(r, d, w, h)
         })
+    }
+    fn vif_sums(
+        &mut self,
+        r: &PlaneView,
+        d: &PlaneView,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<[VifSums; 4]> {
+        vif::sums_scalar(r, d, bpc, enhn_gain_limit, skip_scale0)
     }
 }

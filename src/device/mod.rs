@@ -81,6 +81,16 @@ pub trait Device: Send {
     /// [`crate::feature::psnr::sse_u8`] / [`crate::feature::psnr::sse_u16`]
     /// over the top-left `w` x `h`.
     fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64>;
+    /// [`crate::feature::vif::sums_scalar`] of two luma planes: the integer
+    /// sums of VIF's four scales (scale 0 zero with `skip_scale0`).
+    fn vif_sums(
+        &mut self,
+        r: &PlaneView,
+        d: &PlaneView,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<[crate::feature::vif::VifSums; 4]>;
 }
 
 /// How many devices of `kind` this machine has; a missing runtime is an

@@ -16,15 +16,20 @@
 struct vx_dim3 { unsigned x, y, z; };
 static thread_local vx_dim3 threadIdx;
 static thread_local vx_dim3 blockIdx;
+static vx_dim3 gridDim;  // set before a launch's blocks start
 static std::barrier<> *vx_emu_barrier;
 #define __global__
 #define __device__
 #define __constant__
 #define __shared__ static
 #define __syncthreads() vx_emu_barrier->arrive_and_wait()
+// CUDA's count-leading-zeros intrinsics (32 and 64 for zero).
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 
 #include "motion.cu"
 #include "psnr.cu"
+#include "vif.cu"
 
 // A pool of VMAFX_BLOCK threads, kept for the process: per block, the
 // launcher publishes the body and block index, releases the pool at `start`
@@ -52,6 +57,7 @@ static void vx_emu_pool() {
 template <class F> static void vx_emu_run(unsigned gx, unsigned gy, F body) {
     std::call_once(vx_emu_pool_once, vx_emu_pool);
     vx_emu_body = body;
+    gridDim = {gx, gy, 1};
     for (unsigned by = 0; by < gy; by++)
         for (unsigned bx = 0; bx < gx; bx++) {
             vx_emu_block = {bx, by, 0};
@@ -79,6 +85,16 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(motion_row_sad, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)),
     VX_EMU(psnr_sse_row_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
     VX_EMU(psnr_sse_row_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
+    VX_EMU(vif_stat_0_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), ptr<vx_u16>(a, 9), ptr<vx_u64>(a, 10)),
+    VX_EMU(vif_stat_0_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), ptr<vx_u16>(a, 9), ptr<vx_u64>(a, 10)),
+    VX_EMU(vif_stat_1, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), ptr<vx_u16>(a, 9), ptr<vx_u64>(a, 10)),
+    VX_EMU(vif_stat_2, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), ptr<vx_u16>(a, 9), ptr<vx_u64>(a, 10)),
+    VX_EMU(vif_stat_3, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), ptr<vx_u16>(a, 9), ptr<vx_u64>(a, 10)),
+    VX_EMU(vif_subsample_0_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
+    VX_EMU(vif_subsample_0_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
+    VX_EMU(vif_subsample_1, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
+    VX_EMU(vif_subsample_2, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
+    VX_EMU(vif_reduce, ptr<vx_u64>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
 };
 
 // The id of entry `name`, or -1 when it has no row above.

@@ -198,6 +198,20 @@ impl<B: Backend> Engine<B> {
         Ok(self.buffers[name].ptr)
     }
 
+    /// A read-only table (`data`) in device buffer `name`, uploaded on the
+    /// first call only; later calls return the same buffer without a copy.
+    /// `name` must not be used with [`Self::scratch`].
+    pub fn table(&mut self, name: &'static str, data: &[u8]) -> Result<u64> {
+        if let Some(b) = self.buffers.get(name) {
+            if b.bytes == data.len().max(1) {
+                return Ok(b.ptr);
+            }
+        }
+        let ptr = self.scratch(name, data.len())?;
+        self.backend.upload(ptr, data)?;
+        Ok(ptr)
+    }
+
     /// Copies a host plane into scratch buffer `name`, rows kept at the
     /// host stride.
     pub fn upload_plane(&mut self, name: &'static str, p: &PlaneView) -> Result<DevPlane> {

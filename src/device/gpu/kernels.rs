@@ -27,8 +27,27 @@ pub const PSNR: KernelSource = KernelSource {
     entries: &["psnr_sse_row_8", "psnr_sse_row_16"],
 };
 
+/// Integer VIF (src/device/gpu/vif.rs): the statistic per scale, the
+/// subsampling between scales, the reduction over blocks.
+pub const VIF: KernelSource = KernelSource {
+    name: "vif.cu",
+    source: include_str!("../../../kernels/vif.cu"),
+    entries: &[
+        "vif_stat_0_8",
+        "vif_stat_0_16",
+        "vif_stat_1",
+        "vif_stat_2",
+        "vif_stat_3",
+        "vif_subsample_0_8",
+        "vif_subsample_0_16",
+        "vif_subsample_1",
+        "vif_subsample_2",
+        "vif_reduce",
+    ],
+};
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, VIF];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

@@ -16,8 +16,10 @@ pub mod hip;
 pub mod hip_lane;
 pub mod kernels;
 pub mod nvrtc;
+pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
+use crate::feature::vif::VifSums;
 use crate::picture::PlaneView;
 use crate::Result;
 
@@ -120,6 +122,19 @@ impl Device for GpuDevice {
         match &mut self.lane {
             Lane::Cuda(e) => e.psnr_sse(r, d, w, h),
             Lane::Hip(e) => e.psnr_sse(r, d, w, h),
+        }
+    }
+    fn vif_sums(
+        &mut self,
+        r: &PlaneView,
+        d: &PlaneView,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        skip_scale0: bool,
+    ) -> Result<[VifSums; 4]> {
+        match &mut self.lane {
+            Lane::Cuda(e) => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0),
+            Lane::Hip(e) => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0),
         }
     }
 }

@@ -402,6 +402,19 @@ impl VifComputer {
     /// libvmaf's `extract`, without the writing: scores one luma pair.
     /// With `skip_scale0`, scale 0 stays zero.
     pub fn compute(&mut self, reference: &PlaneView, distorted: &PlaneView, bpc: u32) -> Result<VifScore> {
+        let sums = self.sums(reference, distorted, bpc)?;
+        let mut score = VifScore::default();
+        let start = if self.skip_scale0 { 1 } else { 0 };
+        for (scale, s) in sums.iter().enumerate().skip(start) {
+            (score.num[scale], score.den[scale]) = s.num_den();
+        }
+        Ok(score)
+    }
+
+    /// The integer sums of the four scales of one luma pair (what a GPU
+    /// computes too; [`VifSums::num_den`] turns them into the score). With
+    /// `skip_scale0`, scale 0's sums stay zero.
+    pub fn sums(&mut self, reference: &PlaneView, distorted: &PlaneView, bpc: u32) -> Result<[VifSums; 4]> {
         let (w, h) = (reference.width(), distorted.height());
         if distorted.width() != w || reference.height() != h {
             return Err(Error::Mismatch("vif: reference and distorted luma differ in size".into()));
@@ -409,7 +422,7 @@ impl VifComputer {
         check_size(w, h)?;
         let k = self.kernels;
         let egl = self.enhn_gain_limit;
-        let mut score = VifScore::default();
+        let mut out = [VifSums::default(); 4];
         let start = if self.skip_scale0 { 1 } else { 0 };
         let (mut sw, mut sh) = (w, h);
         for scale in 0..4 {
@@ -453,15 +466,26 @@ impl VifComputer {
                 let d = Plane::new(in_d, sw, sw, sh)?;
                 (k.stat_u16)(&r, &d, &p, &mut self.scratch)
             };
-            let (num, den) = sums.num_den();
-            score.num[scale] = num;
-            score.den[scale] = den;
+            out[scale] = sums;
         }
-        Ok(score)
+        Ok(out)
     }
 }
 
-fn check_size(w: usize, h: usize) -> Result<()> {
+/// [`VifComputer::sums`] with the scalar kernels: the CPU reference the
+/// device kernels are compared with.
+pub fn sums_scalar(
+    reference: &PlaneView,
+    distorted: &PlaneView,
+    bpc: u32,
+    enhn_gain_limit: f64,
+    skip_scale0: bool,
+) -> Result<[VifSums; 4]> {
+    VifComputer::new(scalar::KERNELS, enhn_gain_limit, skip_scale0).sums(reference, distorted, bpc)
+}
+
+/// Refuses luma below [`MIN_SIZE`] (see there).
+pub fn check_size(w: usize, h: usize) -> Result<()> {
     if w < MIN_SIZE || h < MIN_SIZE {
         return Err(Error::NotSupported(format!(
             "vif on {w}x{h} luma: below {MIN_SIZE}x{MIN_SIZE}, libvmaf's result depends on stale buffer contents"
