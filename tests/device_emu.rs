@@ -352,7 +352,8 @@ fn emulated_adm_equals_the_cpu() {
     // and size with two contents (each depth sees all five); each option
     // set on two sizes, depths and contents. (The emulator is slow: ~2 s a
     // case on 2 busy cores.)
-    let mut cases: Vec<((usize, usize), u32, AdmContent, Vec<(&str, &str)>)> = Vec::new();
+    type Case<'a> = ((usize, usize), u32, AdmContent, Vec<(&'a str, &'a str)>);
+    let mut cases: Vec<Case> = Vec::new();
     for (si, size) in [(33, 33), (67, 45), (96, 54)].into_iter().enumerate() {
         for bits in [8u32, 10, 12, 16] {
             for k in 0..2 {

@@ -268,7 +268,8 @@ fn gpu_adm_equals_the_cpu() {
     let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
     let contents = ["Random", "Enhanced", "Flattened", "MaxVsZero", "Equal"];
     // (w, h, bits, content, pad, options)
-    let mut cases: Vec<(usize, usize, u32, &str, usize, &[(&str, &str)])> = Vec::new();
+    type Case<'a> = (usize, usize, u32, &'a str, usize, &'a [(&'a str, &'a str)]);
+    let mut cases: Vec<Case> = Vec::new();
     for &(w, h) in &[(33, 33), (67, 45), (96, 54), (333, 127), (1023, 35), (97, 541)] {
         for bits in [8u32, 10, 12, 16] {
             for (ci, &content) in contents.iter().enumerate() {
