@@ -3,6 +3,7 @@
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
 use crate::feature::vif::{self, VifSums};
+use crate::feature::adm::{self, AdmParams, AdmSums};
 use crate::feature::{motion, psnr};
 use crate::picture::PlaneView;
 use crate::Result;
@@ -59,5 +60,8 @@ impl Device for CpuDevice {
         skip_scale0: bool,
     ) -> Result<[VifSums; 4]> {
         vif::sums_scalar(r, d, bpc, enhn_gain_limit, skip_scale0)
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
+        adm::sums_scalar(params, r, d)
     }
 }

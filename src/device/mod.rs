@@ -10,6 +10,7 @@ pub mod gpu;
 
 pub use frame::{DeviceFrame, DeviceMemoryId};
 
+use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 
@@ -91,6 +92,10 @@ pub trait Device: Send {
         enhn_gain_limit: f64,
         skip_scale0: bool,
     ) -> Result<[crate::feature::vif::VifSums; 4]>;
+    /// The integer ADM sums of two luma planes:
+    /// [`crate::feature::adm::sums_scalar`]; finish them with
+    /// [`crate::feature::adm::AdmParams::scores`].
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums>;
 }
 
 /// How many devices of `kind` this machine has; a missing runtime is an

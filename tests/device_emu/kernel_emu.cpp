@@ -27,9 +27,15 @@ static std::barrier<> *vx_emu_barrier;
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 
+// Only thread 0 of a block adds, but keep it atomic all the same.
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
 #include "motion.cu"
 #include "psnr.cu"
 #include "vif.cu"
+#include "adm.cu"
 
 // A pool of VMAFX_BLOCK threads, kept for the process: per block, the
 // launcher publishes the body and block index, releases the pool at `start`
@@ -95,6 +101,12 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(vif_subsample_1, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
     VX_EMU(vif_subsample_2, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u16>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
     VX_EMU(vif_reduce, ptr<vx_u64>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
+    VX_EMU(adm_dwt_s0_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<int>(a, 8), ptr<vx_i32>(a, 9), ptr<vx_i32>(a, 10), ptr<vx_i16>(a, 11), ptr<vx_i16>(a, 12), arg<int>(a, 13), arg<int>(a, 14), arg<int>(a, 15), arg<int>(a, 16), arg<int>(a, 17), arg<double>(a, 18), arg<vx_u32>(a, 19), arg<vx_u32>(a, 20), arg<vx_u32>(a, 21), arg<int>(a, 22), ptr<vx_i32>(a, 23)),
+    VX_EMU(adm_dwt_s0_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<int>(a, 8), ptr<vx_i32>(a, 9), ptr<vx_i32>(a, 10), ptr<vx_i16>(a, 11), ptr<vx_i16>(a, 12), arg<int>(a, 13), arg<int>(a, 14), arg<int>(a, 15), arg<int>(a, 16), arg<int>(a, 17), arg<double>(a, 18), arg<vx_u32>(a, 19), arg<vx_u32>(a, 20), arg<vx_u32>(a, 21), arg<int>(a, 22), ptr<vx_i32>(a, 23)),
+    VX_EMU(adm_dwt_s123, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<vx_i64>(a, 4), arg<int>(a, 5), arg<vx_i64>(a, 6), arg<int>(a, 7), arg<int>(a, 8), arg<int>(a, 9), ptr<vx_i32>(a, 10), ptr<vx_i32>(a, 11), ptr<vx_i32>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<int>(a, 15), arg<int>(a, 16), arg<int>(a, 17), arg<int>(a, 18), arg<double>(a, 19), arg<vx_u32>(a, 20), arg<vx_u32>(a, 21), arg<vx_u32>(a, 22), arg<int>(a, 23), ptr<vx_i32>(a, 24)),
+    VX_EMU(adm_cm_s0, ptr<vx_i16>(a, 0), ptr<vx_i16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
+    VX_EMU(adm_cm_s123, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
+    VX_EMU(adm_zero, ptr<vx_u64>(a, 0), arg<int>(a, 1)),
 };
 
 // The id of entry `name`, or -1 when it has no row above.
@@ -104,8 +116,13 @@ extern "C" int vx_emu_find(const char *name) {
     return -1;
 }
 
+// One launch at a time: the pool, the barriers and the __shared__ statics
+// are process-wide, and tests run on several threads.
+static std::mutex vx_emu_launch_lock;
+
 extern "C" int vx_emu_launch(int id, unsigned gx, unsigned gy, void **a) {
     if (id < 0 || id >= (int)(sizeof vx_emu_entries / sizeof vx_emu_entries[0])) return -1;
+    std::lock_guard<std::mutex> hold(vx_emu_launch_lock);
     vx_emu_entries[id].run(gx, gy, a);
     return 0;
 }

@@ -46,8 +46,14 @@ pub const VIF: KernelSource = KernelSource {
     ],
 };
 
+pub const ADM: KernelSource = KernelSource {
+    name: "adm.cu",
+    source: include_str!("../../../kernels/adm.cu"),
+    entries: &["adm_dwt_s0_8", "adm_dwt_s0_16", "adm_dwt_s123", "adm_cm_s0", "adm_cm_s123", "adm_zero"],
+};
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR, VIF];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, VIF, ADM];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

@@ -7,6 +7,7 @@
 
 pub(crate) mod loader;
 
+pub mod adm;
 pub mod cache;
 pub mod compile;
 pub mod cuda;
@@ -20,6 +21,7 @@ pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, FenceKind, MemoryKind};
 use crate::feature::vif::VifSums;
+use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::Result;
 
@@ -135,6 +137,12 @@ impl Device for GpuDevice {
         match &mut self.lane {
             Lane::Cuda(e) => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0),
             Lane::Hip(e) => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0),
+        }
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
+        match &mut self.lane {
+            Lane::Cuda(e) => e.adm_sums(r, d, params),
+            Lane::Hip(e) => e.adm_sums(r, d, params),
         }
     }
 }

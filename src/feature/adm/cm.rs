@@ -199,8 +199,10 @@ pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShift
     inner
 }
 
-/// `adm_cm`: the masked, CSF-weighted cube sum of `src` (h, v, d) over the
-/// score region, as a float num term. `thr`, `vsum`: w-entry scratch.
+/// `adm_cm`, integer part: the masked, CSF-weighted cube sums of `src` (h,
+/// v, d) over the score region, each row's sum shifted down before it is
+/// added (wrapping). `thr`, `vsum`: w-entry scratch. [`cm_s0_value`]
+/// turns them into the float num term.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s0(
     k: (ThresholdRow, CmS0Row),
@@ -213,10 +215,9 @@ pub fn cm_s0(
     h: usize,
     reg: Region,
     sh: CmShiftsS0,
-    noise_weight: f64,
     vsum: &mut [i32],
     thr: &mut [i32],
-) -> f32 {
+) -> [i64; 3] {
     let n = reg.right - reg.left;
     let thr = &mut thr[..n];
     let mut accum = [0i64; 3];
@@ -229,6 +230,11 @@ pub fn cm_s0(
             accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(sh.inner.1 as i64) >> (sh.inner.0 & 63));
         }
     }
+    accum
+}
+
+/// `adm_cm`, float part: the num term of the accumulators of [`cm_s0`].
+pub fn cm_s0_value(accum: [i64; 3], sh: CmShiftsS0, reg: Region, noise_weight: f64) -> f32 {
     let exp_hv = 52u32.wrapping_sub(sh.cub_hv.0).wrapping_sub(sh.inner.0) as f64;
     let exp_d = 57u32.wrapping_sub(sh.cub_d.0).wrapping_sub(sh.inner.0) as f64;
     // (libvmaf's AVX2/AVX-512 twins round the h sum to float before the
@@ -262,7 +268,8 @@ pub fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShi
     inner
 }
 
-/// `i4_adm_cm` (scales 1-3).
+/// `i4_adm_cm` (scales 1-3), integer part, as [`cm_s0`]; [`cm_s123_value`]
+/// is the float part.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_s123(
     k: (ThresholdRow, CmS123Row),
@@ -275,10 +282,9 @@ pub fn cm_s123(
     h: usize,
     reg: Region,
     sh: CmShiftsS123,
-    noise_weight: f64,
     vsum: &mut [i32],
     thr: &mut [i32],
-) -> f32 {
+) -> [i64; 3] {
     let n = reg.right - reg.left;
     let thr = &mut thr[..n];
     let mut accum = [0i64; 3];
@@ -291,6 +297,11 @@ pub fn cm_s123(
             accum[b] = accum[b].wrapping_add(inner[b].wrapping_add(sh.inner.1 as i64) >> (sh.inner.0 & 63));
         }
     }
+    accum
+}
+
+/// `i4_adm_cm`, float part: the num term of the accumulators of [`cm_s123`].
+pub fn cm_s123_value(accum: [i64; 3], sh: CmShiftsS123, reg: Region, noise_weight: f64) -> f32 {
     let fs = sh.final_shift as f64;
     let f = accum.map(|a| (a as f64 / fs) as f32);
     let floor = noise_floor(reg, noise_weight);

@@ -27,6 +27,7 @@ pub mod dwt;
 pub mod avx2;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
+use crate::picture::PlaneView;
 use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -251,27 +252,34 @@ fn shift_and_round(x: f64) -> (u32, u32) {
 }
 
 /// Everything of one scale that depends only on sizes and options.
-struct ScaleParams {
+#[derive(Clone, Debug)]
+pub struct ScaleParams {
     /// Size of the DWT input and of the output bands.
-    in_w: usize,
-    in_h: usize,
-    w: usize,
-    h: usize,
-    rows: Vec<[usize; 4]>,
-    taps: Region,
-    score: Region,
-    rfactor: [f32; 3],
-    den: DenShifts,
+    pub in_w: usize,
+    pub in_h: usize,
+    pub w: usize,
+    pub h: usize,
+    /// The input rows of each output row (mirrored at the edges).
+    pub rows: Vec<[usize; 4]>,
+    /// Where decouple and CSF compute, and where the sums are taken.
+    pub taps: Region,
+    pub score: Region,
+    pub rfactor: [f32; 3],
+    pub den: DenShifts,
 }
 
-/// Scale-0 and scale-1..3 specific constants.
-struct Scale0Consts {
-    i_rfactor: [u16; 3],
-    cm: CmShiftsS0,
+/// Scale-0 constants: Q21/Q23 band weights and the masking shifts.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale0Consts {
+    pub i_rfactor: [u16; 3],
+    pub cm: CmShiftsS0,
 }
-struct S123Consts {
-    i_rfactor: [u32; 3],
-    cm: CmShiftsS123,
+
+/// Scale 1-3 constants: Q32 band weights and the masking shifts.
+#[derive(Clone, Copy, Debug)]
+pub struct S123Consts {
+    pub i_rfactor: [u32; 3],
+    pub cm: CmShiftsS123,
 }
 
 fn scale_params(in_w: usize, in_h: usize, scale: usize, csf: &CsfOptions) -> ScaleParams {
@@ -301,6 +309,182 @@ fn scale_params(in_w: usize, in_h: usize, scale: usize, csf: &CsfOptions) -> Sca
     }
 }
 
+/// Scales 1-3 square shift of the den sums (`adm_csf_den_s123`).
+pub const DEN_SQ_SHIFT: [u32; 3] = [31, 30, 31];
+
+/// Everything of an ADM computation that depends only on the options and
+/// the picture size (what libvmaf's `init` derives), shared by the CPU
+/// extractor and the device kernels.
+#[derive(Clone, Debug)]
+pub struct AdmParams {
+    pub width: usize,
+    pub height: usize,
+    pub bits: u32,
+    pub dlm_weight: f64,
+    pub enhn_gain_limit: f64,
+    pub noise_weight: f64,
+    pub min_val: f64,
+    pub skip_aim: bool,
+    pub skip_scale0: bool,
+    /// libvmaf's 16-bit pipeline cannot go below 1080p at 3H.
+    pub view_ok: bool,
+    pub scales: Vec<ScaleParams>,
+    pub s0: Scale0Consts,
+    /// Scales 1, 2, 3.
+    pub s123: Vec<S123Consts>,
+}
+
+impl AdmParams {
+    /// The parameters of `adm` with options `o` (of [`DESCRIPTOR`]) on
+    /// `width` x `height` luma of `bits` bits.
+    pub fn new(width: usize, height: usize, bits: u32, o: &FeatureOptions) -> Result<Self> {
+        if width < MIN_SIDE || height < MIN_SIDE {
+            return Err(Error::NotSupported(format!(
+                "adm on a {width}x{height} picture (libvmaf's integer ADM needs at least {MIN_SIDE}x{MIN_SIDE})"
+            )));
+        }
+        if !(8..=16).contains(&bits) {
+            return Err(Error::invalid(format!("adm: {bits}-bit samples")));
+        }
+        let csf = CsfOptions {
+            mode: o.get_int(&OPTIONS, "adm_csf_mode"),
+            norm_view_dist: o.get_double(&OPTIONS, "adm_norm_view_dist"),
+            ref_display_height: o.get_int(&OPTIONS, "adm_ref_display_height"),
+            csf_scale: o.get_double(&OPTIONS, "adm_csf_scale"),
+            csf_diag_scale: o.get_double(&OPTIONS, "adm_csf_diag_scale"),
+        };
+        let mut scales = Vec::with_capacity(4);
+        let (mut in_w, mut in_h) = (width, height);
+        for scale in 0..4 {
+            let p = scale_params(in_w, in_h, scale, &csf);
+            (in_w, in_h) = (p.w, p.h);
+            scales.push(p);
+        }
+        let p0 = &scales[0];
+        let s0 = Scale0Consts {
+            i_rfactor: csf::i_rfactors_scale0(&csf),
+            cm: CmShiftsS0 {
+                cub_hv: shift_and_round((p0.w as f64).log2() - 4.0),
+                cub_d: shift_and_round((p0.w as f64).log2() - 3.0),
+                inner: shift_and_round((p0.h as f64).log2()),
+            },
+        };
+        let s123 = (1..4)
+            .map(|scale| {
+                let p = &scales[scale];
+                let cub = shift_and_round((p.w as f64).log2());
+                let inner = shift_and_round((p.h as f64).log2());
+                let e = [45u32, 39, 36][scale - 1].wrapping_sub(cub.0).wrapping_sub(inner.0);
+                S123Consts {
+                    i_rfactor: csf::i_rfactors_s123(&csf, scale),
+                    cm: CmShiftsS123 { cub, inner, final_shift: 2f64.powf(e as f64) as f32 },
+                }
+            })
+            .collect();
+        let nvd = csf.norm_view_dist;
+        Ok(AdmParams {
+            width,
+            height,
+            bits,
+            dlm_weight: o.get_double(&OPTIONS, "adm_dlm_weight"),
+            enhn_gain_limit: o.get_double(&OPTIONS, "adm_enhn_gain_limit"),
+            noise_weight: o.get_double(&OPTIONS, "adm_noise_weight"),
+            min_val: o.get_double(&OPTIONS, "adm_min_val"),
+            skip_aim: o.get_bool(&OPTIONS, "adm_skip_aim"),
+            skip_scale0: o.get_bool(&OPTIONS, "adm_skip_scale0"),
+            view_ok: nvd * (csf.ref_display_height as f64) >= 3.0 * 1080.0,
+            scales,
+            s0,
+            s123,
+        })
+    }
+
+    /// The float terms of each scale from its integer sums.
+    pub fn scale_scores(&self, sums: &AdmSums) -> [ScaleScores; 4] {
+        std::array::from_fn(|scale| {
+            let p = &self.scales[scale];
+            let t = &sums.scales[scale];
+            if scale == 0 && self.skip_scale0 {
+                return ScaleScores { num: 0.0, den: 1e-10, aim: 0.0 };
+            }
+            let nw = self.noise_weight;
+            let den = den::den_value(t.den, p.rfactor, p.den.to_float, p.score, nw);
+            let (num, aim) = if scale == 0 {
+                let sh = self.s0.cm;
+                (cm::cm_s0_value(t.num, sh, p.score, nw), cm::cm_s0_value(t.aim, sh, p.score, 0.0))
+            } else {
+                let sh = self.s123[scale - 1].cm;
+                (cm::cm_s123_value(t.num, sh, p.score, nw), cm::cm_s123_value(t.aim, sh, p.score, 0.0))
+            };
+            ScaleScores { num, den, aim: if self.skip_aim { 0.0 } else { aim } }
+        })
+    }
+
+    /// Everything `adm` writes for a frame, from its integer sums.
+    pub fn scores(&self, sums: &AdmSums) -> AdmScores {
+        let s = self.scale_scores(sums);
+        let (mut num, mut den, mut aim_num) = (0.0f64, 0.0f64, 0.0f64);
+        for t in &s {
+            num += t.num as f64;
+            den += t.den as f64;
+            aim_num += t.aim as f64;
+        }
+        let numden_limit = 1e-10 * (self.width * self.height) as i32 as f64 / (1920.0 * 1080.0);
+        if num < numden_limit {
+            num = 0.0;
+        }
+        if den < numden_limit {
+            den = 0.0;
+        }
+        // libvmaf leaves aim uninitialised when den is 0; 0 stands in.
+        let (score, score_aim) = if den == 0.0 { (1.0, 0.0) } else { (num / den, aim_num / den) };
+        let adm3 = score * self.dlm_weight + (1.0 - score_aim) * (1.0 - self.dlm_weight);
+        let adm3 = if adm3 > self.min_val { adm3 } else { self.min_val };
+        AdmScores { scales: s, adm2: score, aim: score_aim, adm3, num, den }
+    }
+}
+
+/// The integer accumulators of one scale (libvmaf's int64 sums before
+/// they become floats): per band h, v, d.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdmScaleSums {
+    /// Cube sums of the reference bands (`adm_csf_den_scale` / `_s123`).
+    pub den: [u64; 3],
+    /// Masked cube sums of the restored bands (`adm_cm`, num).
+    pub num: [i64; 3],
+    /// Masked cube sums of the additive impairment (`adm_cm`, aim); 0 with
+    /// `adm_skip_aim`.
+    pub aim: [i64; 3],
+}
+
+/// The integer accumulators of a frame: all the CPU's and the devices'
+/// integer work; [`AdmParams::scores`] finishes them on the host. Scale 0
+/// holds zeros with `adm_skip_scale0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdmSums {
+    pub scales: [AdmScaleSums; 4],
+}
+
+/// num, den and aim terms of one scale.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScaleScores {
+    pub num: f32,
+    pub den: f32,
+    pub aim: f32,
+}
+
+/// A frame's ADM values, as the extractor writes them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdmScores {
+    pub scales: [ScaleScores; 4],
+    pub adm2: f64,
+    pub aim: f64,
+    pub adm3: f64,
+    /// Sums of the scales' num and den (after the small-value limit).
+    pub num: f64,
+    pub den: f64,
+}
+
 /// Per-frame working buffers.
 struct Buffers {
     ref16: Bands<i16>,
@@ -322,157 +506,61 @@ struct Buffers {
     thr: Vec<i32>,
 }
 
-struct Names {
-    adm2: String,
-    aim: String,
-    adm3: String,
-    scale: [String; 4],
-    debug_adm: String,
-    num: String,
-    den: String,
-    num_scale: [String; 4],
-    den_scale: [String; 4],
-}
-
-struct Adm {
-    names: Names,
-    debug: bool,
-    dlm_weight: f64,
-    enhn_gain_limit: f64,
-    noise_weight: f64,
-    min_val: f64,
-    skip_aim: bool,
-    skip_scale0: bool,
-    view_ok: bool,
-    width: usize,
-    height: usize,
-    bits: u32,
+/// The CPU's integer ADM: the kernels of one CPU level and their buffers,
+/// for one [`AdmParams`].
+pub struct AdmCpu {
     kernels: Kernels,
-    scales: Vec<ScaleParams>,
-    s0: Scale0Consts,
-    s123: Vec<S123Consts>,
     buf: Buffers,
 }
 
-fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
-    let o: &FeatureOptions = &cfg.options;
-    let (width, height) = (cfg.width, cfg.height);
-    if width < MIN_SIDE || height < MIN_SIDE {
-        return Err(Error::NotSupported(format!(
-            "adm on a {width}x{height} picture (libvmaf's integer ADM needs at least {MIN_SIDE}x{MIN_SIDE})"
-        )));
+impl AdmCpu {
+    pub fn new(p: &AdmParams, cpu: CpuLevel) -> Self {
+        let p0 = &p.scales[0];
+        let n0 = p0.w * p0.h;
+        let n1 = p.scales[1].w * p.scales[1].h;
+        let buf = Buffers {
+            ref16: Bands::hvd(n0),
+            dis16: Bands::hvd(n0),
+            r16: std::array::from_fn(|_| vec![0; n0]),
+            a16: std::array::from_fn(|_| vec![0; n0]),
+            ref_lo: vec![0; n0],
+            dis_lo: vec![0; n0],
+            ref32: Bands::new(n1),
+            dis32: Bands::new(n1),
+            r32: std::array::from_fn(|_| vec![0; n1]),
+            a32: std::array::from_fn(|_| vec![0; n1]),
+            fsum: vec![0; n0],
+            csum: vec![0; n0],
+            tmp16: vec![0; 2 * (p.width + 3)],
+            tmp32: vec![0; 2 * (p0.w + 3 + dwt::EXT_PAD)],
+            vsum: vec![0; p0.w],
+            thr: vec![0; p0.w],
+        };
+        AdmCpu { kernels: kernels(cpu), buf }
     }
-    let name = |f| DESCRIPTOR.feature_name(f, o);
-    let names = Names {
-        adm2: name(ADM2),
-        aim: name(AIM),
-        adm3: name(ADM3),
-        scale: SCALE.map(name),
-        debug_adm: name(DEBUG_ADM),
-        num: name(DEBUG_NUM),
-        den: name(DEBUG_DEN),
-        num_scale: NUM_SCALE.map(name),
-        den_scale: DEN_SCALE.map(name),
-    };
-    let csf = CsfOptions {
-        mode: o.get_int(&OPTIONS, "adm_csf_mode"),
-        norm_view_dist: o.get_double(&OPTIONS, "adm_norm_view_dist"),
-        ref_display_height: o.get_int(&OPTIONS, "adm_ref_display_height"),
-        csf_scale: o.get_double(&OPTIONS, "adm_csf_scale"),
-        csf_diag_scale: o.get_double(&OPTIONS, "adm_csf_diag_scale"),
-    };
-    let mut scales = Vec::with_capacity(4);
-    let (mut in_w, mut in_h) = (width, height);
-    for scale in 0..4 {
-        let p = scale_params(in_w, in_h, scale, &csf);
-        (in_w, in_h) = (p.w, p.h);
-        scales.push(p);
+
+    /// The integer sums of one frame's luma planes (of `p`'s size; checked
+    /// by the caller).
+    pub fn sums(&mut self, p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> AdmSums {
+        let mut sums = AdmSums::default();
+        sums.scales[0] = self.scale0(p, reference, distorted);
+        for scale in 1..4 {
+            sums.scales[scale] = self.scale123(p, scale);
+        }
+        sums
     }
-    let p0 = &scales[0];
-    let s0 = Scale0Consts {
-        i_rfactor: csf::i_rfactors_scale0(&csf),
-        cm: CmShiftsS0 {
-            cub_hv: shift_and_round((p0.w as f64).log2() - 4.0),
-            cub_d: shift_and_round((p0.w as f64).log2() - 3.0),
-            inner: shift_and_round((p0.h as f64).log2()),
-        },
-    };
-    let s123 = (1..4)
-        .map(|scale| {
-            let p = &scales[scale];
-            let cub = shift_and_round((p.w as f64).log2());
-            let inner = shift_and_round((p.h as f64).log2());
-            let e = [45u32, 39, 36][scale - 1].wrapping_sub(cub.0).wrapping_sub(inner.0);
-            S123Consts {
-                i_rfactor: csf::i_rfactors_s123(&csf, scale),
-                cm: CmShiftsS123 { cub, inner, final_shift: 2f64.powf(e as f64) as f32 },
-            }
-        })
-        .collect();
 
-    let n0 = p0.w * p0.h;
-    let n1 = scales[1].w * scales[1].h;
-    let buf = Buffers {
-        ref16: Bands::hvd(n0),
-        dis16: Bands::hvd(n0),
-        r16: std::array::from_fn(|_| vec![0; n0]),
-        a16: std::array::from_fn(|_| vec![0; n0]),
-        ref_lo: vec![0; n0],
-        dis_lo: vec![0; n0],
-        ref32: Bands::new(n1),
-        dis32: Bands::new(n1),
-        r32: std::array::from_fn(|_| vec![0; n1]),
-        a32: std::array::from_fn(|_| vec![0; n1]),
-        fsum: vec![0; n0],
-        csum: vec![0; n0],
-        tmp16: vec![0; 2 * (width + 3)],
-        tmp32: vec![0; 2 * (p0.w + 3 + dwt::EXT_PAD)],
-        vsum: vec![0; p0.w],
-        thr: vec![0; p0.w],
-    };
-    let nvd = csf.norm_view_dist;
-    Ok(Box::new(Adm {
-        names,
-        debug: o.get_bool(&OPTIONS, "debug"),
-        dlm_weight: o.get_double(&OPTIONS, "adm_dlm_weight"),
-        enhn_gain_limit: o.get_double(&OPTIONS, "adm_enhn_gain_limit"),
-        noise_weight: o.get_double(&OPTIONS, "adm_noise_weight"),
-        min_val: o.get_double(&OPTIONS, "adm_min_val"),
-        skip_aim: o.get_bool(&OPTIONS, "adm_skip_aim"),
-        skip_scale0: o.get_bool(&OPTIONS, "adm_skip_scale0"),
-        // libvmaf's 16-bit pipeline cannot go below 1080p at 3H.
-        view_ok: nvd * (csf.ref_display_height as f64) >= 3.0 * 1080.0,
-        width,
-        height,
-        bits: cfg.format.bits as u32,
-        kernels: kernels(cfg.cpu),
-        scales,
-        s0,
-        s123,
-        buf,
-    }))
-}
-
-/// num, den and aim terms of each scale.
-#[derive(Clone, Copy, Default)]
-struct ScaleScores {
-    num: f32,
-    den: f32,
-    aim: f32,
-}
-
-impl Adm {
-    fn scale0(&mut self, frame: &FrameInput<'_>) -> ScaleScores {
-        let p = &self.scales[0];
+    fn scale0(&mut self, prm: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> AdmScaleSums {
+        let p = &prm.scales[0];
         let b = &mut self.buf;
         let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
-        let lo_only = self.skip_scale0;
+        let lo_only = prm.skip_scale0;
         // The low bands go straight to the next scale's input, widened.
         let k = &self.kernels.dwt;
-        dwt::dwt_s0(k, &frame.reference.luma(), self.bits, g, &mut b.ref_lo, &mut b.ref16, &mut b.tmp16, lo_only);
-        dwt::dwt_s0(k, &frame.distorted.luma(), self.bits, g, &mut b.dis_lo, &mut b.dis16, &mut b.tmp16, lo_only);
-        if self.skip_scale0 {
-            return ScaleScores { num: 0.0, den: 1e-10, aim: 0.0 };
+        dwt::dwt_s0(k, reference, prm.bits, g, &mut b.ref_lo, &mut b.ref16, &mut b.tmp16, lo_only);
+        dwt::dwt_s0(k, distorted, prm.bits, g, &mut b.dis_lo, &mut b.dis16, &mut b.tmp16, lo_only);
+        if prm.skip_scale0 {
+            return AdmScaleSums::default();
         }
         let stride = p.w;
         {
@@ -486,35 +574,33 @@ impl Adm {
                 HvdMut { h: ah, v: av, d: ad },
                 stride,
                 p.taps,
-                self.enhn_gain_limit,
+                prm.enhn_gain_limit,
             );
         }
-        let sums = den::den_sums_s0(self.kernels.cube_sum_s0, [&b.ref16.h, &b.ref16.v, &b.ref16.d], stride, p.score, p.den);
-        let den = den::den_value(sums, p.rfactor, p.den.to_float, p.score, self.noise_weight);
-        let c = &self.s0;
+        let den = den::den_sums_s0(self.kernels.cube_sum_s0, [&b.ref16.h, &b.ref16.v, &b.ref16.d], stride, p.score, p.den);
+        let c = &prm.s0;
         let r = [&b.r16[0][..], &b.r16[1][..], &b.r16[2][..]];
         let a = [&b.a16[0][..], &b.a16[1][..], &b.a16[2][..]];
         let k = &self.kernels;
         cm::csf_s0(k.csf_s0, a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
         let num = cm::cm_s0(
             (k.thresholds, k.cm_s0),
-            r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, self.noise_weight, &mut b.vsum,
-            &mut b.thr,
+            r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, &mut b.vsum, &mut b.thr,
         );
-        let mut aim = 0.0;
-        if !self.skip_aim {
+        let mut aim = [0; 3];
+        if !prm.skip_aim {
             cm::csf_s0(k.csf_s0, r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
             aim = cm::cm_s0(
                 (k.thresholds, k.cm_s0),
-                a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
+                a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, &mut b.vsum, &mut b.thr,
             );
         }
-        ScaleScores { num, den, aim }
+        AdmScaleSums { den, num, aim }
     }
 
-    fn scale123(&mut self, scale: usize) -> ScaleScores {
-        let p = &self.scales[scale];
-        let c = &self.s123[scale - 1];
+    fn scale123(&mut self, prm: &AdmParams, scale: usize) -> AdmScaleSums {
+        let p = &prm.scales[scale];
+        let c = &prm.s123[scale - 1];
         let b = &mut self.buf;
         let g = DwtGeometry { w: p.in_w, h: p.in_h, rows: &p.rows, stride: p.w, out_w: p.w };
         dwt::dwt_s123(&self.kernels.dwt_s123, &b.ref_lo, g, scale, &mut b.ref32, &mut b.tmp32);
@@ -531,26 +617,25 @@ impl Adm {
                 HvdMut { h: ah, v: av, d: ad },
                 stride,
                 p.taps,
-                self.enhn_gain_limit,
+                prm.enhn_gain_limit,
             );
         }
-        let sq_shift = [31u32, 30, 31][scale - 1];
-        let sums = den::den_sums_s123([&b.ref32.h, &b.ref32.v, &b.ref32.d], stride, p.score, sq_shift, p.den);
-        let den = den::den_value(sums, p.rfactor, p.den.to_float, p.score, self.noise_weight);
+        let sq_shift = DEN_SQ_SHIFT[scale - 1];
+        let den = den::den_sums_s123([&b.ref32.h, &b.ref32.v, &b.ref32.d], stride, p.score, sq_shift, p.den);
         let r = [&b.r32[0][..], &b.r32[1][..], &b.r32[2][..]];
         let a = [&b.a32[0][..], &b.a32[1][..], &b.a32[2][..]];
-        cm::csf_s123(self.kernels.csf_s123, a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+        let k = &self.kernels;
+        cm::csf_s123(k.csf_s123, a, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
         let num = cm::cm_s123(
-            (self.kernels.thresholds, self.kernels.cm_s123),
-            r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, self.noise_weight, &mut b.vsum,
-            &mut b.thr,
+            (k.thresholds, k.cm_s123),
+            r, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, &mut b.vsum, &mut b.thr,
         );
-        let mut aim = 0.0;
-        if !self.skip_aim {
-            cm::csf_s123(self.kernels.csf_s123, r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
+        let mut aim = [0; 3];
+        if !prm.skip_aim {
+            cm::csf_s123(k.csf_s123, r, c.i_rfactor, &mut b.fsum, &mut b.csum, stride, p.taps);
             aim = cm::cm_s123(
-                (self.kernels.thresholds, self.kernels.cm_s123),
-                a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, 0.0, &mut b.vsum, &mut b.thr,
+                (k.thresholds, k.cm_s123),
+                a, &b.fsum, &b.csum, c.i_rfactor, stride, p.w, p.h, p.score, c.cm, &mut b.vsum, &mut b.thr,
             );
         }
         // This scale's low bands feed the next one: swap the buffers (an even
@@ -560,67 +645,116 @@ impl Adm {
             std::mem::swap(&mut b.ref_lo, &mut b.ref32.a);
             std::mem::swap(&mut b.dis_lo, &mut b.dis32.a);
         }
-        ScaleScores { num, den, aim }
+        AdmScaleSums { den, num, aim }
+    }
+}
+
+/// The CPU's scalar sums of one frame: the reference every device twin is
+/// compared with (allocates its buffers per call).
+pub fn sums_scalar(p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> Result<AdmSums> {
+    check_planes(p, reference, distorted)?;
+    Ok(AdmCpu::new(p, CpuLevel::Scalar).sums(p, reference, distorted))
+}
+
+/// Whether two luma planes fit `p` (size and sample width).
+pub fn check_planes(p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> Result<()> {
+    let bps = if p.bits == 8 { 1 } else { 2 };
+    for v in [reference, distorted] {
+        if v.width() != p.width || v.height() != p.height || v.bytes_per_sample() != bps {
+            return Err(Error::invalid(format!(
+                "adm: {}x{} picture of {} bytes per sample given to ADM made for {}x{} {}-bit",
+                v.width(),
+                v.height(),
+                v.bytes_per_sample(),
+                p.width,
+                p.height,
+                p.bits
+            )));
+        }
+    }
+    Ok(())
+}
+
+struct Names {
+    adm2: String,
+    aim: String,
+    adm3: String,
+    scale: [String; 4],
+    debug_adm: String,
+    num: String,
+    den: String,
+    num_scale: [String; 4],
+    den_scale: [String; 4],
+}
+
+struct Adm {
+    names: Names,
+    debug: bool,
+    params: AdmParams,
+    cpu: AdmCpu,
+}
+
+fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
+    let o: &FeatureOptions = &cfg.options;
+    let params = AdmParams::new(cfg.width, cfg.height, cfg.format.bits as u32, o)?;
+    let name = |f| DESCRIPTOR.feature_name(f, o);
+    let names = Names {
+        adm2: name(ADM2),
+        aim: name(AIM),
+        adm3: name(ADM3),
+        scale: SCALE.map(name),
+        debug_adm: name(DEBUG_ADM),
+        num: name(DEBUG_NUM),
+        den: name(DEBUG_DEN),
+        num_scale: NUM_SCALE.map(name),
+        den_scale: DEN_SCALE.map(name),
+    };
+    let cpu = AdmCpu::new(&params, cfg.cpu);
+    Ok(Box::new(Adm { names, debug: o.get_bool(&OPTIONS, "debug"), params, cpu }))
+}
+
+impl Adm {
+    fn push(&self, s: &AdmScores, out: &mut FrameScores) {
+        let n = &self.names;
+        out.push(&n.adm2, s.adm2);
+        out.push(&n.aim, s.aim);
+        out.push(&n.adm3, s.adm3);
+        for (name, t) in n.scale.iter().zip(&s.scales) {
+            out.push(name, t.num as f64 / t.den as f64);
+        }
+        if self.debug {
+            out.push(&n.debug_adm, s.adm2);
+            out.push(&n.num, s.num);
+            out.push(&n.den, s.den);
+            for ((num, den), t) in n.num_scale.iter().zip(&n.den_scale).zip(&s.scales) {
+                out.push(num, t.num as f64);
+                out.push(den, t.den as f64);
+            }
+        }
     }
 }
 
 impl Extractor for Adm {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
-        if !self.view_ok {
+        let p = &self.params;
+        if !p.view_ok {
             return Err(Error::invalid(
                 "adm: adm_norm_view_dist * adm_ref_display_height below 3 * 1080 (libvmaf refuses it)",
             ));
         }
         let luma = frame.reference.luma();
-        if luma.width() != self.width || luma.height() != self.height {
+        if luma.width() != p.width || luma.height() != p.height {
             return Err(Error::invalid(format!(
                 "adm: {}x{} picture given to an extractor made for {}x{}",
                 luma.width(),
                 luma.height(),
-                self.width,
-                self.height
+                p.width,
+                p.height
             )));
         }
-        let mut s = [ScaleScores::default(); 4];
-        s[0] = self.scale0(frame);
-        for (scale, slot) in s.iter_mut().enumerate().skip(1) {
-            *slot = self.scale123(scale);
-        }
-
-        let (mut num, mut den, mut aim_num) = (0.0f64, 0.0f64, 0.0f64);
-        for t in &s {
-            num += t.num as f64;
-            den += t.den as f64;
-            aim_num += t.aim as f64;
-        }
-        let numden_limit = 1e-10 * (self.width * self.height) as i32 as f64 / (1920.0 * 1080.0);
-        if num < numden_limit {
-            num = 0.0;
-        }
-        if den < numden_limit {
-            den = 0.0;
-        }
-        // libvmaf leaves aim uninitialised when den is 0; 0 stands in.
-        let (score, score_aim) = if den == 0.0 { (1.0, 0.0) } else { (num / den, aim_num / den) };
-        let adm3 = score * self.dlm_weight + (1.0 - score_aim) * (1.0 - self.dlm_weight);
-        let adm3 = if adm3 > self.min_val { adm3 } else { self.min_val };
-
-        let n = &self.names;
-        out.push(&n.adm2, score);
-        out.push(&n.aim, score_aim);
-        out.push(&n.adm3, adm3);
-        for (name, t) in n.scale.iter().zip(&s) {
-            out.push(name, t.num as f64 / t.den as f64);
-        }
-        if self.debug {
-            out.push(&n.debug_adm, score);
-            out.push(&n.num, num);
-            out.push(&n.den, den);
-            for ((num, den), t) in n.num_scale.iter().zip(&n.den_scale).zip(&s) {
-                out.push(num, t.num as f64);
-                out.push(den, t.den as f64);
-            }
-        }
+        let sums = self.cpu.sums(p, &frame.reference.luma(), &frame.distorted.luma());
+        let scores = p.scores(&sums);
+        self.push(&scores, out);
         Ok(())
     }
 }
