@@ -453,6 +453,10 @@ struct RunResult {
     /// vmafx's "N frame pairs scored, M host copies" (None: not logged).
     scored_and_copies: Option<(u64, u64)>,
     log: Vec<String>,
+    /// Pulls after pushing fenced DRM frames, and how many of them returned
+    /// only after the fences signalled.
+    fenced_pulls: usize,
+    waited_pulls: usize,
 }
 
 unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
@@ -564,6 +568,7 @@ fn run(case: &Case, frames: &[(OwnedPicture, OwnedPicture)]) -> RunResult {
         let mut error = None;
         let mut error_after = Duration::ZERO;
         let mut pending_fences = Vec::new();
+        let (mut fenced_pulls, mut waited_pulls) = (0, 0);
         for (i, (rp, dp)) in frames.iter().enumerate() {
             // Each input's frame: software, or a DRM frame from the pool
             // holding poison under an unsignalled fence.
@@ -642,11 +647,13 @@ fn run(case: &Case, frames: &[(OwnedPicture, OwnedPicture)]) -> RunResult {
             let t0 = Instant::now();
             let drained = drain(sink, &mut out);
             let took = t0.elapsed();
+            // Read before the join: set only just before the signal, so a
+            // pull that returns with it set took the pair and waited.
+            let signalled_first = written.load(Ordering::SeqCst);
             if let Some(t) = producer_thread {
                 pending_fences.extend(t.join().unwrap());
-                if drained.is_ok() {
-                    assert!(written.load(Ordering::SeqCst), "frame {i}: the graph went on before the fences signalled");
-                }
+                fenced_pulls += 1;
+                waited_pulls += signalled_first as usize;
             }
             if let Err(r) = drained {
                 error = Some((r, i));
@@ -692,7 +699,7 @@ fn run(case: &Case, frames: &[(OwnedPicture, OwnedPicture)]) -> RunResult {
             let (m, _) = rest.split_once(" host copies")?;
             Some((n.trim().parse().ok()?, m.trim().parse().ok()?))
         });
-        RunResult { out, error, error_after, scored_and_copies, log }
+        RunResult { out, error, error_after, scored_and_copies, log, fenced_pulls, waited_pulls }
     }
 }
 
@@ -739,7 +746,9 @@ fn vm_graph_drm_prime_frames_score_like_software() {
                 Sw::P010 => assert_eq!(copies, sw_copies, "{what}: one shifted luma per picture, as for software p010"),
                 _ => assert_eq!(copies, 0, "{what}: read in place"),
             }
-            eprintln!("{what}: {n} frames bit-exact with the software run, {copies} host copies");
+            assert_eq!(got.fenced_pulls, n, "{what}");
+            assert_eq!(got.waited_pulls, n, "{what}: every pull after a fenced push waited for the fences");
+            eprintln!("{what}: {n} frames bit-exact with the software run, {copies} host copies, {} pulls waited for fences", got.waited_pulls);
         }
     }
 }
