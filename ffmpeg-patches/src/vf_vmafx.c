@@ -297,13 +297,11 @@ static int config_output(AVFilterLink *outlink)
     outlink->time_base = mainlink->time_base;
     outlink->sample_aspect_ratio = mainlink->sample_aspect_ratio;
     ol->frame_rate = il->frame_rate;
-    /* DRM_PRIME output (main passes through): same frames context. */
-    if (il->hw_frames_ctx) {
-        av_buffer_unref(&ol->hw_frames_ctx);
-        ol->hw_frames_ctx = av_buffer_ref(il->hw_frames_ctx);
-        if (!ol->hw_frames_ctx)
-            return AVERROR(ENOMEM);
-    }
+    /* DRM_PRIME output (main passes through): libavfilter gives the output
+     * main's hw_frames_ctx itself, after this, for a filter that is not
+     * FF_FILTER_FLAG_HWFRAME_AWARE, and asserts that the filter set none
+     * (setting it here aborted every graph with a real DRM frames context:
+     * tests/dmabuf_graph.rs). */
     return ff_framesync_configure(&s->fs);
 }
 
@@ -344,8 +342,14 @@ static av_cold void uninit(AVFilterContext *ctx)
     ff_framesync_uninit(&s->fs);
     if (s->vx && vmafx_filter_frames_scored(s->vx)) {
         const char *summary;
-        if (!s->finished)
-            finish(ctx);
+        if (!s->finished) {
+            /* Torn down before EOF (a failed push, or the caller stopped):
+             * score what was pushed, without the frame-count check, whose
+             * counts mean nothing here (a refused pair was taken from both
+             * inputs but never pushed). */
+            s->finished = 1;
+            vmafx_filter_finish(s->vx, -1, 1);
+        }
         summary = vmafx_filter_summary(s->vx);
         log_warnings(ctx);
         av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies\n",
