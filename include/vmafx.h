@@ -112,6 +112,17 @@ int vmafx_filter_configure(VmafxFilter *f,
                            int main_w, int main_h, const char *main_fmt,
                            int ref_w, int ref_h, const char *ref_fmt);
 
+/* Declares an input (0: main, 1: reference) as CUDA frames (API version
+ * 3): `cuda_ctx` and `stream` are its device's AVCUDADeviceContext fields
+ * (CUcontext, CUstream; NULL is the default stream), plain pointers that
+ * must outlive the filter. Call before vmafx_filter_configure, which then
+ * takes that input by its sw_format and scores on the GPU, queued on that
+ * stream after the decoder's work; a software input mixed with it is
+ * copied to the device. Both inputs CUDA: the same context. Configure fails
+ * when the CUDA driver cannot be loaded. */
+int vmafx_filter_set_cuda_device(VmafxFilter *f, int input,
+                                 void *cuda_ctx, void *stream);
+
 /* Queues one frame pair for scoring. `main` and `ref` hand over their
  * handles (also on error: vmafx releases them). `output` is the frame to
  * pass downstream once its scores are final (vmafx_filter_pop returns it
