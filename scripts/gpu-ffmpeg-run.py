@@ -5,7 +5,8 @@ vmafx on the CPU, on the clips in build/gpu-ffmpeg/clips.
 Per pair (distorted, reference):
   decode cuda   both inputs, -hwaccel cuda -hwaccel_output_format cuda, -f null
   cuda+vmafx    the same, through vmafx (CUDA frames, scored on the GPU)
-  mixed+vmafx   CUDA main, software reference (copied to the device)
+  mixed+vmafx   CUDA main, software reference converted to NVDEC's layout
+                (nv12 / p010le) and copied to the device by the context
   decode sw     both inputs in software, -f null
   sw+vmafx      software decode, vmafx on the CPU (n_threads = cores)
 Every vmafx run writes the per-frame metadata (%.17g, exact doubles) and a
@@ -108,12 +109,14 @@ def compare(a, b, what):
 
 
 def first_error(log_path):
+    """The first few error lines of a run's log (vmafx's own first)."""
     with open(log_path, errors="replace") as f:
-        lines = f.read().splitlines()
-    for line in lines:
-        if "vmafx" in line and ("rror" in line or "not supported" in line or "device:" in line):
-            return line.strip()
-    return lines[-1].strip() if lines else "(no output)"
+        lines = [l.strip() for l in f.read().splitlines()]
+    pat = re.compile(r"rror|Cannot|not supported|device:|mismatch:|invalid argument:|internal:|failed")
+    vmafx = [l for l in lines if "vmafx" in l and pat.search(l) and "Failed to configure" not in l]
+    other = [l for l in lines if pat.search(l) and l not in vmafx]
+    picked = (vmafx + other)[:3]
+    return " / ".join(picked) if picked else (lines[-1] if lines else "(no output)")
 
 
 def counters(log_path):
@@ -137,8 +140,12 @@ def main():
     cuda_opts = os.environ.get("CUDA_FILTER_OPTS", "")
     cpu_opts = os.environ.get("CPU_FILTER_OPTS", f"n_threads={cores}")
     print(f"VMAFX_NVRTC_LIB={os.environ.get('VMAFX_NVRTC_LIB', '(by SONAME)')}")
-    subprocess.call(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
-    subprocess.call([ff, "-hide_banner", "-version"], stdout=sys.stdout)
+    try:
+        subprocess.call(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    except OSError:
+        print("nvidia-smi: not found")
+    sys.stdout.flush()
+    subprocess.call([ff, "-hide_banner", "-version"])
     pairs = []
     for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
         name = os.path.basename(ref).rsplit("-ref.", 1)[0]
@@ -153,8 +160,8 @@ def main():
 
     rows, details, failed = [], [], False
 
-    def vmafx_cmd(inputs, tag, opts):
-        graph = f"[0:v][1:v]vmafx=log_fmt=json:log_path={work}/{tag}.json"
+    def vmafx_cmd(inputs, tag, opts, prep="[0:v]null[d];[1:v]null[r];"):
+        graph = f"{prep}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
         if opts:
             graph += ":" + opts
         graph += f",metadata=mode=print:file={work}/{tag}.meta"
@@ -171,7 +178,11 @@ def main():
         res["dec_sw"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *sw_in, *null], f"{work}/{t}-dec-sw.log")
         res["cpu"] = best_of(runs, vmafx_cmd(sw_in, f"{t}-cpu", cpu_opts), f"{work}/{t}-cpu.log")
         res["cuda"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-cuda", cuda_opts), f"{work}/{t}-cuda.log")
-        res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts), f"{work}/{t}-mixed.log")
+        # The software reference in NVDEC's layout (nv12 / p010le): vmafx
+        # wants one format on both inputs.
+        nvdec_fmt = "p010le" if "10" in name.split("-")[0] else "nv12"
+        mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
+        res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
 
         frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None)
         status = []
