@@ -486,3 +486,40 @@ pub unsafe extern "C" fn vmafx_filter_free(f: *mut VmafxFilter) {
         drop(unsafe { Box::from_raw(f) });
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn no_free(_: *mut c_void) {}
+
+    fn frame(pix_fmt: &CStr, sw_format: Option<&CStr>, hw_context: usize) -> VmafxFrame {
+        VmafxFrame {
+            data: [8 as *const u8, ptr::null(), ptr::null(), ptr::null()],
+            linesize: [64, 0, 0, 0],
+            width: 64,
+            height: 48,
+            pix_fmt: pix_fmt.as_ptr(),
+            handle: ptr::null_mut(),
+            sw_format: sw_format.map_or(ptr::null(), |s| s.as_ptr()),
+            hw_context: hw_context as *mut c_void,
+        }
+    }
+
+    #[test]
+    fn frames_are_read_as_their_memory_and_sw_format() {
+        let take = |f: &VmafxFrame| unsafe { take_frame(f, no_free) }.map(|(_, raw, fmt)| (raw.memory, fmt.to_owned()));
+        assert_eq!(take(&frame(c"nv12", Some(c"gray"), 7)).unwrap(), (FrameMemory::Host, "nv12".into()));
+        assert_eq!(take(&frame(c"drm_prime", Some(c"nv12"), 0)).unwrap(), (FrameMemory::DrmPrime, "nv12".into()));
+        assert_eq!(
+            take(&frame(c"cuda", Some(c"p010le"), 0x5eed)).unwrap(),
+            (FrameMemory::Cuda { context: 0x5eed }, "p010le".into())
+        );
+        let err = take(&frame(c"cuda", Some(c"nv12"), 0)).unwrap_err().to_string();
+        assert!(err.contains("cuda frame without a CUDA context"), "{err}");
+        let err = take(&frame(c"cuda", None, 0x5eed)).unwrap_err().to_string();
+        assert!(err.contains("cuda frame without a sw_format"), "{err}");
+        let err = take(&frame(c"drm_prime", None, 0)).unwrap_err().to_string();
+        assert!(err.contains("drm_prime frame without a sw_format"), "{err}");
+    }
+}
