@@ -163,6 +163,8 @@ const char *vmafx_filter_last_error(const VmafxFilter *f);
  * CUDA frames are read in place: they never count. */
 uint64_t vmafx_filter_frames_scored(const VmafxFilter *f);
 uint64_t vmafx_filter_host_copies(const VmafxFilter *f);
+/* CUDA frames handed to the GPU scoring context in place (API version 3). */
+uint64_t vmafx_filter_device_frames(const VmafxFilter *f);
 
 /* Releases everything, queued frames included. NULL is a no-op. */
 void vmafx_filter_free(VmafxFilter *f);

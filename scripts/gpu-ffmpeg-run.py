@@ -122,10 +122,12 @@ def first_error(log_path):
 def counters(log_path):
     with open(log_path, errors="replace") as f:
         text = f.read()
-    m = re.findall(r"(\d+) frame pairs scored, (\d+) host copies", text)
+    m = re.findall(r"(\d+) frame pairs scored, (\d+) host copies(?:, (\d+) CUDA frames in place)?", text)
     score = re.findall(r"VMAF score: (\S+)", text)
     cuda_line = "CUDA frames read in place on the GPU" in text
-    return (int(m[-1][0]), int(m[-1][1])) if m else (None, None), score, cuda_line
+    if not m:
+        return (None, None, None), score, cuda_line
+    return (int(m[-1][0]), int(m[-1][1]), int(m[-1][2] or 0)), score, cuda_line
 
 
 def main():
@@ -184,7 +186,7 @@ def main():
         mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
         res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
 
-        frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None)
+        frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None, None)
         status = []
         cpu_meta = cpu_json = None
         if res["cpu"][1] != 0:
@@ -202,10 +204,12 @@ def main():
                 status.append(f"{run_name} failed")
                 details.append(f"{name} {run_name}: {first_error(log)}")
                 continue
-            (pairs_scored, host_copies), score, cuda_line = counters(log)
+            (pairs_scored, host_copies, in_place), score, cuda_line = counters(log)
             copies[run_name] = host_copies
-            if not cuda_line:
-                status.append(f"{run_name}: frames were not CUDA")
+            # Both inputs CUDA: two frames per pair; mixed: one.
+            want = (pairs_scored or 0) * (2 if run_name == "cuda" else 1)
+            if not cuda_line or in_place != want or not pairs_scored:
+                status.append(f"{run_name}: {in_place} CUDA frames in place for {pairs_scored} pairs")
             if host_copies != 0:
                 status.append(f"{run_name}: {host_copies} host copies")
             if cpu_meta is None:

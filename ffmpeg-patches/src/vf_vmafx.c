@@ -401,8 +401,9 @@ static av_cold void uninit(AVFilterContext *ctx)
             finish(ctx);
         summary = vmafx_filter_summary(s->vx);
         log_warnings(ctx);
-        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies\n",
-               vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx));
+        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies, %"PRIu64" CUDA frames in place\n",
+               vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx),
+               vmafx_filter_device_frames(s->vx));
         if (!summary)
             av_log(ctx, AV_LOG_ERROR, "%s\n", vmafx_filter_last_error(s->vx));
         else if (*summary)

@@ -470,6 +470,19 @@ pub unsafe extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 
     unsafe { (*f).filter.host_copies() }
 }
 
+/// `vmafx_filter_device_frames` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_device_frames(f: *const VmafxFilter) -> u64 {
+    if f.is_null() {
+        return 0;
+    }
+    // SAFETY: a handle from vmafx_filter_new.
+    unsafe { (*f).filter.device_frames() }
+}
+
 /// `vmafx_filter_free` in vmafx.h.
 ///
 /// # Safety
