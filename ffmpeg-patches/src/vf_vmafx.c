@@ -57,6 +57,9 @@ typedef struct VMAFXContext {
     char *model_cfg;
     char *feature_cfg;
     VmafxFilter *vx;
+    /* The CUDA inputs' devices, held until vmafx is freed: its scoring
+     * context runs on their CUcontext and stream. */
+    AVBufferRef *cuda_device[2];
     int events;
     int finished;
 } VMAFXContext;
@@ -317,6 +320,11 @@ static int config_input_ref(AVFilterLink *inlink)
                    i ? "reference" : "main", CONFIG_CUDA ? "" : " (this FFmpeg was built without CUDA)");
             return AVERROR(EINVAL);
         }
+        av_buffer_unref(&s->cuda_device[i]);
+        s->cuda_device[i] = av_buffer_ref(
+            ((AVHWFramesContext *)ff_filter_link(link)->hw_frames_ctx->data)->device_ref);
+        if (!s->cuda_device[i])
+            return AVERROR(ENOMEM);
         err = vmafx_filter_set_cuda_device(s->vx, i, cuda_ctx, stream);
         if (err < 0)
             return vmafx_error(ctx, err);
@@ -411,6 +419,8 @@ static av_cold void uninit(AVFilterContext *ctx)
     }
     vmafx_filter_free(s->vx);
     s->vx = NULL;
+    av_buffer_unref(&s->cuda_device[0]);
+    av_buffer_unref(&s->cuda_device[1]);
 }
 
 static const AVFilterPad vmafx_inputs[] = {
