@@ -8,6 +8,8 @@ Per pair (distorted, reference):
   mixed+vmafx   CUDA main, software reference converted to NVDEC's layout
                 (nv12 / p010le) and copied to the device by the context
   decode sw     both inputs in software, -f null
+  dl+vmafx      NVDEC, hwdownload to nv12 / p010le, vmafx on the CPU (as
+                sw+vmafx; works without GPU scoring)
   sw+vmafx      software decode, vmafx on the CPU (n_threads = cores)
 Every vmafx run writes the per-frame metadata (%.17g, exact doubles) and a
 JSON log; every per-frame value of the GPU runs must equal the CPU run's as
@@ -185,6 +187,10 @@ def main():
         nvdec_fmt = "p010le" if "10" in name.split("-")[0] else "nv12"
         mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
         res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
+        # NVDEC, frames downloaded to the host, vmafx on the CPU: what works
+        # with no GPU scoring (and for p010 until the device-side shift).
+        dl_prep = f"[0:v]hwdownload,format={nvdec_fmt}[d];[1:v]hwdownload,format={nvdec_fmt}[r];"
+        res["dl"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-dl", cpu_opts, dl_prep), f"{work}/{t}-dl.log")
 
         frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None, None)
         status = []
@@ -198,7 +204,7 @@ def main():
             cpu_score = counters(f"{work}/{t}-cpu.log")[1]
         compared = {}
         copies = {}
-        for run_name in ("cuda", "mixed"):
+        for run_name in ("cuda", "mixed", "dl"):
             log = f"{work}/{t}-{run_name}.log"
             if res[run_name][1] != 0:
                 status.append(f"{run_name} failed")
@@ -206,11 +212,12 @@ def main():
                 continue
             (pairs_scored, host_copies, in_place), score, cuda_line = counters(log)
             copies[run_name] = host_copies
-            # Both inputs CUDA: two frames per pair; mixed: one.
-            want = (pairs_scored or 0) * (2 if run_name == "cuda" else 1)
-            if not cuda_line or in_place != want or not pairs_scored:
+            # Both inputs CUDA: two frames per pair; mixed: one; downloaded: none.
+            want = (pairs_scored or 0) * {"cuda": 2, "mixed": 1, "dl": 0}[run_name]
+            if cuda_line != (run_name != "dl") or in_place != want or not pairs_scored:
                 status.append(f"{run_name}: {in_place} CUDA frames in place for {pairs_scored} pairs")
-            if host_copies != 0:
+            # Downloaded p010 is shifted on the host (counted); CUDA frames never are.
+            if host_copies != 0 and run_name != "dl":
                 status.append(f"{run_name}: {host_copies} host copies")
             if cpu_meta is None:
                 continue
@@ -236,14 +243,17 @@ def main():
             return f"{s:.2f}s{fps}"
 
         rows.append([
-            name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"), fmt_t("mixed"), fmt_t("dec_sw"), fmt_t("cpu"),
-            " / ".join(f"{compared[k][0]}: {compared[k][1]} diff" for k in ("cuda", "mixed") if k in compared) or "-",
-            " / ".join(str(copies[k]) for k in ("cuda", "mixed") if k in copies) or "-",
+            name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"), fmt_t("mixed"), fmt_t("dl"), fmt_t("dec_sw"),
+            fmt_t("cpu"),
+            " / ".join(f"{compared[k][0]}: {compared[k][1]} diff" if k in compared else "-"
+                       for k in ("cuda", "mixed", "dl")),
+            " / ".join(str(copies[k]) if k in copies else "-" for k in ("cuda", "mixed", "dl")),
             "ok" if not status else "; ".join(status),
         ])
 
-    head = ["pair", "frames", "decode cuda", "cuda+vmafx", "mixed+vmafx", "decode sw", "sw+vmafx (cpu)",
-            "values compared (cuda / mixed)", "host copies (cuda / mixed)", "status"]
+    head = ["pair", "frames", "decode cuda", "cuda+vmafx", "mixed+vmafx", "cuda+hwdownload+vmafx (cpu)",
+            "decode sw", "sw+vmafx (cpu)", "values compared: diffs (cuda / mixed / dl)",
+            "host copies (cuda / mixed / dl)", "status"]
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
