@@ -143,3 +143,22 @@ fn cuda_formats_must_match_like_software_ones() {
     assert!(!r.ok);
     assert!(r.stderr.contains("input pixel formats differ: main is nv12, reference is yuv420p"), "{}", r.stderr);
 }
+
+#[test]
+fn layouts_needing_device_work_are_refused_at_configure() {
+    let Some(bin) = ffmpeg_cuda() else { return };
+    for (graph, message) in [
+        (
+            "[0:v]format=p010le,hwupload[d];[1:v]format=p010le,hwupload[r];[d][r]vmafx",
+            "not supported: the main input (cuda p010le): p010le keeps its 10-bit samples in the top bits",
+        ),
+        (
+            "[0:v]format=nv12,hwupload[d];[1:v]format=nv12[r];[d][r]vmafx=feature=name=psnr",
+            "not supported: the main input (cuda nv12): an extractor reads chroma",
+        ),
+    ] {
+        let r = run(&bin, graph);
+        assert!(!r.ok);
+        assert!(r.stderr.contains(message), "{graph}\n{}", r.stderr);
+    }
+}

@@ -65,22 +65,7 @@ impl CudaPicture {
         if width == 0 || height == 0 {
             return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
         }
-        if format.msb_aligned {
-            return Err(Error::NotSupported(format!(
-                "{label}: {} keeps its {}-bit samples in the top bits, which must be shifted down on the \
-                 device before scoring; that conversion is not in this build yet (hwdownload,format={} \
-                 scores it on the CPU)",
-                format.name, format.bits, format.name
-            )));
-        }
-        if format.layout == Layout::SemiPlanar && read_chroma {
-            return Err(Error::NotSupported(format!(
-                "{label}: an extractor reads chroma, and {}'s interleaved chroma must be split into planes \
-                 on the device first; that is not in this build yet (luma-only features such as the VMAF \
-                 models read it in place; hwdownload,format={} scores chroma on the CPU)",
-                format.name, format.name
-            )));
-        }
+        check_layout(format, read_chroma, label)?;
         let core = format.core_format(read_chroma);
         let bytes_per_sample = if format.bits > 8 { 2 } else { 1 };
         let plane_count = match core.chroma {
@@ -126,6 +111,28 @@ impl CudaPicture {
             _handle: handle,
         })
     }
+}
+
+/// Refuses, by name, the CUDA layouts that need work on the device before
+/// the core can read them (checked at configure, and again per frame).
+pub fn check_layout(format: &HostFormat, read_chroma: bool, label: &str) -> Result<()> {
+    if format.msb_aligned {
+        return Err(Error::NotSupported(format!(
+            "{label}: {} keeps its {}-bit samples in the top bits, which must be shifted down on the \
+             device before scoring; that conversion is not in this build yet (hwdownload,format={} \
+             scores it on the CPU)",
+            format.name, format.bits, format.name
+        )));
+    }
+    if format.layout == Layout::SemiPlanar && read_chroma {
+        return Err(Error::NotSupported(format!(
+            "{label}: an extractor reads chroma, and {}'s interleaved chroma must be split into planes \
+             on the device first; that is not in this build yet (luma-only features such as the VMAF \
+             models read it in place; hwdownload,format={} scores chroma on the CPU)",
+            format.name, format.name
+        )));
+    }
+    Ok(())
 }
 
 /// Checks that CUDA can be used at all: the driver library loads and

@@ -211,6 +211,12 @@ impl Filter {
             return Err(Error::NotSupported(format!("frames of {}x{} (at least 3x3)", main.0, main.1)));
         }
         self.geometry = Some(Geometry { width: main.0, height: main.1, format });
+        for (i, device) in self.cuda.iter().enumerate() {
+            if device.is_some() {
+                let label = format!("the {} input (cuda {})", INPUT_NAMES[i], format.name);
+                cuda::check_layout(format, self.read_chroma, &label)?;
+            }
+        }
         self.configure_device(main.2)
     }
 
@@ -614,6 +620,14 @@ mod tests {
         // One CUDA input, mixed with a software one.
         let mut f = Filter::new(&raw).unwrap();
         f.set_cuda_device(1, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
+        // Layouts that need device work are refused before anything else.
+        let err = f.configure((64, 48, "p010le"), (64, 48, "p010le")).unwrap_err().to_string();
+        assert!(err.starts_with("not supported: the reference input (cuda p010le): p010le keeps its 10-bit samples"), "{err}");
+        let psnr = RawOptions { model: None, feature: Some("name=psnr"), n_subsample: 1, ..Default::default() };
+        let mut g = Filter::new(&psnr).unwrap();
+        g.set_cuda_device(0, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
+        let err = g.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+        assert!(err.contains("the main input (cuda nv12): an extractor reads chroma"), "{err}");
         match crate::device::gpu::cuda::driver() {
             Err(_) => {
                 // No driver here: a clear error naming the input and the library.
