@@ -22,11 +22,23 @@ type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;
 struct Emulator {
     launch: Launch,
     find: Find,
-    _lib: libloading::Library,
     memory: HashMap<u64, Vec<u64>>,
 }
 
+/// The emulator library, built and loaded once per process (tests run on
+/// several threads; kernel_emu.cpp serialises their launches).
 fn build_emulator() -> Option<Emulator> {
+    static LIB: std::sync::OnceLock<Option<(Launch, Find, libloading::Library)>> =
+        std::sync::OnceLock::new();
+    let (launch, find, _) = LIB.get_or_init(load_emulator).as_ref()?;
+    Some(Emulator {
+        launch: *launch,
+        find: *find,
+        memory: HashMap::new(),
+    })
+}
+
+fn load_emulator() -> Option<(Launch, Find, libloading::Library)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
@@ -64,12 +76,7 @@ fn build_emulator() -> Option<Emulator> {
     // SAFETY: kernel_emu.cpp defines vx_emu_find with this signature.
     let find = unsafe { *lib.get::<Find>(b"vx_emu_find\0").unwrap() };
     std::fs::remove_file(&out).ok();
-    Some(Emulator {
-        launch,
-        find,
-        _lib: lib,
-        memory: HashMap::new(),
-    })
+    Some((launch, find, lib))
 }
 
 impl Backend for Emulator {
@@ -339,6 +346,25 @@ fn emulated_vif_equals_the_cpu() {
                 cases += 1;
             }
         }
+    }
+    // Device planes with different pitches for reference and distorted
+    // (two producers), read in place through vif_sums_dev.
+    for bits in [8u32, 10] {
+        let (w, h) = (61, 33);
+        let max = (1u64 << bits) - 1;
+        let (a, sa) = plane_of(w, h, bits, 2, |x, y| ((x * 37 + y * 11) as u64 * 97) % (max + 1));
+        let (b, sb) = plane_of(w, h, bits, 10, |x, y| ((x * 37 + y * 11) as u64 * 97 + (x % 3) as u64) % (max + 1));
+        let (va, vb) = (view(&a, sa, w, h, bits), view(&b, sb, w, h, bits));
+        let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
+        let r = engine.upload_plane("test.vif.ref", &va).unwrap();
+        let d = engine.upload_plane("test.vif.dis", &vb).unwrap();
+        assert_ne!(r.pitch, d.pitch);
+        assert_eq!(engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
+        // Wrong depth for the samples, different sizes: errors, not results.
+        assert!(engine.vif_sums_dev(r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
+        let smaller = vmafx::device::gpu::engine::DevPlane { height: h - 1, ..d };
+        assert!(engine.vif_sums_dev(r, smaller, bits, 100.0, false).is_err());
+        cases += 1;
     }
     // Too small for VIF: refused, as the CPU refuses it.
     let (a, stride) = plane_of(15, 40, 8, 0, |_, _| 0);
