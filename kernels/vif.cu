@@ -330,10 +330,12 @@ __device__ inline void vx_vif_subsample(const vx_u8 *ref, const vx_u8 *dis, int 
     __shared__ vx_u16 v_r[V], v_d[V];
     const int ow = w / 2, oh = h / 2;
     const int ox0 = blockIdx.x * VX_VIF_OW, oy0 = blockIdx.y * VX_VIF_OH;
+    const bool inside = 2 * ox0 - H >= 0 && 2 * ox0 - H + CW <= w;  // no column mirror
     for (int idx = threadIdx.x; idx < CH * CW; idx += VMAFX_BLOCK) {
         int r = idx / CW, c = idx - r * CW;
         long long y = vx_vif_reflect(2 * oy0 - H + r, h);
-        int x = vx_vif_reflect(2 * ox0 - H + c, w);
+        int x = 2 * ox0 - H + c;
+        if (!inside) x = vx_vif_reflect(x, w);
         in_r[idx] = ((const T *)(ref + y * ref_pitch))[x];
         in_d[idx] = ((const T *)(dis + y * dis_pitch))[x];
     }
