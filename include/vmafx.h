@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define VMAFX_FILTER_API_VERSION 2
+#define VMAFX_FILTER_API_VERSION 3
 
 /* Return codes. */
 #define VMAFX_OK            0
@@ -72,7 +72,19 @@ typedef struct VmafxFilterOptions {
  * sw_format (the layout of the dma-bufs: nv12, p010le, yuv420p, ...).
  * vmafx duplicates the fds, waits for the buffers' implicit fences (up to
  * fence_timeout_us) and reads them in place; the handle stays referenced
- * until the imported picture is dropped. sw_format is ignored otherwise. */
+ * until the imported picture is dropped.
+ *
+ * A CUDA frame (API version 3): pix_fmt "cuda", data[]/linesize[] the
+ * device pointers (CUdeviceptr) and pitches of its sw_format's planes, as
+ * in the AVFrame, sw_format the name of its hw_frames_ctx's sw_format, and
+ * hw_context the CUcontext of its device (AVCUDADeviceContext.cuda_ctx),
+ * which must be the one given to vmafx_filter_set_cuda_device for that
+ * input. The planes are read in place on the GPU, after the work queued on
+ * that device's stream; the handle stays referenced until that reading is
+ * done.
+ *
+ * sw_format is ignored for software frames, hw_context for all but CUDA
+ * frames. */
 typedef struct VmafxFrame {
     const uint8_t *data[4];
     int linesize[4];
@@ -81,6 +93,7 @@ typedef struct VmafxFrame {
     const char *pix_fmt;
     void *handle;
     const char *sw_format;
+    void *hw_context;
 } VmafxFrame;
 
 /* Creates an instance and parses the options. Returns NULL on error, with
@@ -93,11 +106,22 @@ VmafxFilter *vmafx_filter_new(const VmafxFilterOptions *options,
 const char *const *vmafx_filter_pix_fmts(void);
 
 /* Checks the negotiated inputs: sizes and formats of both must match and
- * be supported. A DRM_PRIME input is given by its sw_format, so a
- * drm_prime nv12 input and a software nv12 input match. */
+ * be supported. A DRM_PRIME or CUDA input is given by its sw_format, so a
+ * drm_prime (or cuda) nv12 input and a software nv12 input match. */
 int vmafx_filter_configure(VmafxFilter *f,
                            int main_w, int main_h, const char *main_fmt,
                            int ref_w, int ref_h, const char *ref_fmt);
+
+/* Declares an input (0: main, 1: reference) as CUDA frames (API version
+ * 3): `cuda_ctx` and `stream` are its device's AVCUDADeviceContext fields
+ * (CUcontext, CUstream; NULL is the default stream), plain pointers that
+ * must outlive the filter. Call before vmafx_filter_configure, which then
+ * takes that input by its sw_format and scores on the GPU, queued on that
+ * stream after the decoder's work; a software input mixed with it is
+ * copied to the device. Both inputs CUDA: the same context. Configure fails
+ * when the CUDA driver cannot be loaded. */
+int vmafx_filter_set_cuda_device(VmafxFilter *f, int input,
+                                 void *cuda_ctx, void *stream);
 
 /* Queues one frame pair for scoring. `main` and `ref` hand over their
  * handles (also on error: vmafx releases them). `output` is the frame to
@@ -135,9 +159,12 @@ const char *vmafx_filter_take_warnings(VmafxFilter *f);
 const char *vmafx_filter_last_error(const VmafxFilter *f);
 
 /* Frames scored so far, and host copies made (nv12/p010 chroma
- * deinterleaving, p010 luma shifts, negative line sizes): a debug counter. */
+ * deinterleaving, p010 luma shifts, negative line sizes): a debug counter.
+ * CUDA frames are read in place: they never count. */
 uint64_t vmafx_filter_frames_scored(const VmafxFilter *f);
 uint64_t vmafx_filter_host_copies(const VmafxFilter *f);
+/* CUDA frames handed to the GPU scoring context in place (API version 3). */
+uint64_t vmafx_filter_device_frames(const VmafxFilter *f);
 
 /* Releases everything, queued frames included. NULL is a no-op. */
 void vmafx_filter_free(VmafxFilter *f);

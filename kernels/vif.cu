@@ -188,13 +188,16 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
                  *v_rd = vplanes + 4 * V;
 
     const int tx0 = blockIdx.x * TW, ty0 = blockIdx.y * VX_VIF_TH;
+    // Tiles whose columns all lie inside the plane need no column mirror.
+    const bool inside = tx0 - H >= 0 && tx0 - H + VX_VIF_CW <= w;
     for (int idx = threadIdx.x; idx < IN; idx += VMAFX_BLOCK) {
         int r = idx / G, g = idx - r * G;
         long long y = vx_vif_reflect(ty0 - H + r, h);
         const T *row_r = (const T *)(ref + y * ref_pitch), *row_d = (const T *)(dis + y * dis_pitch);
         vx_vif_vec4<T> a, b;
         for (int e = 0; e < 4; e++) {
-            int x = vx_vif_reflect(tx0 - H + 4 * g + e, w);
+            int x = tx0 - H + 4 * g + e;
+            if (!inside) x = vx_vif_reflect(x, w);
             a.v[e] = row_r[x];
             b.v[e] = row_d[x];
         }
@@ -327,10 +330,12 @@ __device__ inline void vx_vif_subsample(const vx_u8 *ref, const vx_u8 *dis, int 
     __shared__ vx_u16 v_r[V], v_d[V];
     const int ow = w / 2, oh = h / 2;
     const int ox0 = blockIdx.x * VX_VIF_OW, oy0 = blockIdx.y * VX_VIF_OH;
+    const bool inside = 2 * ox0 - H >= 0 && 2 * ox0 - H + CW <= w;  // no column mirror
     for (int idx = threadIdx.x; idx < CH * CW; idx += VMAFX_BLOCK) {
         int r = idx / CW, c = idx - r * CW;
         long long y = vx_vif_reflect(2 * oy0 - H + r, h);
-        int x = vx_vif_reflect(2 * ox0 - H + c, w);
+        int x = 2 * ox0 - H + c;
+        if (!inside) x = vx_vif_reflect(x, w);
         in_r[idx] = ((const T *)(ref + y * ref_pitch))[x];
         in_d[idx] = ((const T *)(dis + y * dis_pitch))[x];
     }

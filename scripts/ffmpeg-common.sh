@@ -80,6 +80,19 @@ TOML
     echo "$out"
 }
 
+# nv-codec-headers (FFmpeg's ffnvcodec, 12.1.14.0), shipped inside the same
+# ffmpeg-src crate: build/ffmpeg-dl/nv-codec-headers-<crate version>.tar.xz.
+fetch_nv_codec_headers() {
+    local out="$FFMPEG_DL/nv-codec-headers-$FFMPEG_SRC_CRATE_VERSION.tar.xz"
+    if [ -f "$out" ]; then echo "$out"; return; fi
+    fetch_ffmpeg_90 > /dev/null
+    local crate
+    crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/ffmpeg-src-$FFMPEG_SRC_CRATE_VERSION.crate | head -1)
+    tar -xzf "$crate" -O "ffmpeg-src-$FFMPEG_SRC_CRATE_VERSION/native/nv-codec-headers.tar.xz" > "$out.tmp"
+    mv "$out.tmp" "$out"
+    echo "$out"
+}
+
 # extract_pristine LINE DEST: a pristine tree of LINE (7.1 or 9.0) in DEST.
 extract_pristine() {
     local line=$1 dest=$2 tarball

@@ -683,3 +683,300 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     emu.free(ptr);
 }
+/// A plane of `f(x, y)` samples with `pad` bytes after each row: (buffer, stride).
+fn plane_of(w: usize, h: usize, bits: u32, pad: usize, f: impl Fn(usize, usize) -> u64) -> (Vec<u16>, usize) {
+    let bps = if bits == 8 { 1 } else { 2 };
+    let stride = w * bps + pad;
+    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
+    // SAFETY: viewing the u16 buffer as bytes.
+    let bytes: &mut [u8] =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
+    for y in 0..h {
+        for x in 0..w {
+            let v = f(x, y);
+            let at = y * stride + x * bps;
+            if bps == 1 {
+                bytes[at] = v as u8;
+            } else {
+                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
+            }
+        }
+    }
+    (buf, stride)
+}
+
+/// VIF's four scales (kernels/vif.cu through Engine::vif_sums) against the
+/// CPU's scalar sums: 8/10/12/16 bit, odd sizes (down to VIF's minimum),
+/// odd pitches, random, correlated-with-gain, smooth and extreme content,
+/// enhancement gain limits 100, 1.0 and 2.5, scale 0 skipped.
+#[test]
+fn emulated_vif_equals_the_cpu() {
+    use vmafx::feature::vif;
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    let mut cases = 0;
+    let mut log_paths = 0;
+    let mut gain_limited = 0;
+    // 270 wide: scale-0 tiles (statistic and subsampling) with no column
+    // mirror (the inner path).
+    for (w, h) in [(67, 45), (96, 54), (16, 16), (270, 19)] {
+        for bits in [8u32, 10, 12, 16] {
+            if w == 270 && (bits == 10 || bits == 12) {
+                continue;
+            }
+            let max = (1u64 << bits) - 1;
+            let odd_pad = if bits == 8 { 3 } else { 6 };
+            let cases_here: [(&str, usize, f64, bool); 7] = [
+                ("random", 0, 100.0, false),
+                ("random", odd_pad, 1.0, false),
+                ("gain", odd_pad, 100.0, false),
+                ("gain", 0, 1.0, false),
+                ("smooth", odd_pad + 64, 2.5, true),
+                ("max-vs-0", odd_pad, 100.0, false),
+                ("zero", 0, 100.0, false),
+            ];
+            for (pattern, pad, egl, skip) in cases_here {
+                let seed = (w * 1000 + h) as u64 ^ (bits as u64) << 20 ^ pad as u64;
+                let noise = |s: u64, x: usize, y: usize| {
+                    let mut r = Rng((s ^ (y * 4099 + x) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+                    r.next();
+                    r.next()
+                };
+                let smooth = |x: usize, y: usize| ((x * 3 + y * 5) as u64 * max / (3 * w + 5 * h) as u64).min(max);
+                let (a, b) = match pattern {
+                    "random" => (
+                        plane_of(w, h, bits, pad, |x, y| noise(seed, x, y) % (max + 1)),
+                        plane_of(w, h, bits, pad, |x, y| noise(seed ^ 0xdead, x, y) % (max + 1)),
+                    ),
+                    // Distorted = 1.5 x reference + noise: gains above 1.
+                    "gain" => (
+                        plane_of(w, h, bits, pad, |x, y| noise(seed, x, y) % (max / 2 + 1)),
+                        plane_of(w, h, bits, pad, |x, y| {
+                            ((noise(seed, x, y) % (max / 2 + 1)) * 3 / 2 + noise(seed ^ 7, x, y) % 4).min(max)
+                        }),
+                    ),
+                    "smooth" => (
+                        plane_of(w, h, bits, pad, smooth),
+                        plane_of(w, h, bits, pad, |x, y| (smooth(x, y) + noise(seed, x, y) % 9).min(max)),
+                    ),
+                    "max-vs-0" => (plane_of(w, h, bits, pad, |_, _| max), plane_of(w, h, bits, pad, |_, _| 0)),
+                    _ => (plane_of(w, h, bits, pad, |_, _| 0), plane_of(w, h, bits, pad, |_, _| 0)),
+                };
+                let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+                let what = format!(
+                    "{w}x{h} {bits}-bit stride {} {pattern} egl {egl} skip_scale0 {skip} seed {seed:#x}",
+                    a.1
+                );
+                let want = vif::sums_scalar(&va, &vb, bits, egl, skip).unwrap();
+                let got = engine.vif_sums(&va, &vb, bits, egl, skip).unwrap();
+                assert_eq!(got, want, "vif {what}");
+                if want.iter().any(|s| s.num_log != 0) {
+                    log_paths += 1;
+                }
+                if egl == 1.0 && vif::sums_scalar(&va, &vb, bits, 100.0, skip).unwrap() != want {
+                    gain_limited += 1;
+                }
+                cases += 1;
+            }
+        }
+    }
+    // Device planes with different pitches for reference and distorted
+    // (two producers), read in place through vif_sums_dev.
+    for bits in [8u32, 10] {
+        let (w, h) = (61, 33);
+        let max = (1u64 << bits) - 1;
+        let (a, sa) = plane_of(w, h, bits, 2, |x, y| ((x * 37 + y * 11) as u64 * 97) % (max + 1));
+        let (b, sb) = plane_of(w, h, bits, 10, |x, y| ((x * 37 + y * 11) as u64 * 97 + (x % 3) as u64) % (max + 1));
+        let (va, vb) = (view(&a, sa, w, h, bits), view(&b, sb, w, h, bits));
+        let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
+        let r = engine.upload_plane("test.vif.ref", &va).unwrap();
+        let d = engine.upload_plane("test.vif.dis", &vb).unwrap();
+        assert_ne!(r.pitch, d.pitch);
+        assert_eq!(engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
+        // Wrong depth for the samples, different sizes: errors, not results.
+        assert!(engine.vif_sums_dev(r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
+        let smaller = vmafx::device::gpu::engine::DevPlane { height: h - 1, ..d };
+        assert!(engine.vif_sums_dev(r, smaller, bits, 100.0, false).is_err());
+        cases += 1;
+    }
+    // Too small for VIF: refused, as the CPU refuses it.
+    let (a, stride) = plane_of(15, 40, 8, 0, |_, _| 0);
+    assert!(engine.vif_sums(&view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
+    assert!(log_paths >= cases / 2, "only {log_paths} of {cases} cases reach the log path");
+    assert!(gain_limited >= 12, "the gain limit changed only {gain_limited} cases");
+    drop(engine);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("{cases} vif cases equal ({log_paths} with log sums, {gain_limited} changed by egl 1.0)");
+}
+
+/// ADM test content: (reference, distorted) sample values at (x, y).
+#[derive(Clone, Copy, Debug)]
+enum AdmContent {
+    /// Independent noise (decouple's angle test mostly fails).
+    Random,
+    /// A textured reference and a contrast-enhanced, noisy copy: the angle
+    /// test passes often and the enhancement gain limit bites.
+    Enhanced,
+    /// A textured reference and a blurred-looking (flattened) copy.
+    Flattened,
+    /// Full scale against zero.
+    MaxVsZero,
+    /// Equal pictures.
+    Equal,
+}
+
+fn adm_planes(
+    w: usize,
+    h: usize,
+    bits: u32,
+    pad: usize,
+    content: AdmContent,
+    seed: u64,
+) -> [(Vec<u16>, usize); 2] {
+    let bps = if bits == 8 { 1 } else { 2 };
+    let stride = w * bps + pad;
+    let max = (1i64 << bits) - 1;
+    let mid = 1i64 << (bits - 1);
+    let mut rng = Rng(seed | 1);
+    let mut out = [
+        (vec![0u16; (stride * h).div_ceil(2) + 1], stride),
+        (vec![0u16; (stride * h).div_ceil(2) + 1], stride),
+    ];
+    let scale = 1i64 << (bits - 8);
+    for y in 0..h {
+        for x in 0..w {
+            let texture = (((x * 37 + y * 11) % 64) as i64 - 32) * scale
+                + ((x as f64 * 0.3).sin() * (y as f64 * 0.2).cos() * 60.0) as i64 * scale;
+            let base = mid / 2 + (x + y) as i64 * max / (2 * (w + h)) as i64;
+            let noise = |rng: &mut Rng, amp: i64| (rng.next() % (2 * amp as u64 + 1)) as i64 - amp;
+            let (r, d) = match content {
+                AdmContent::Random => ((rng.next() as i64) & max, (rng.next() as i64) & max),
+                AdmContent::Enhanced => {
+                    let r = base + texture;
+                    (r, base + texture * 5 / 4 + noise(&mut rng, 2 * scale))
+                }
+                AdmContent::Flattened => {
+                    let r = base + texture + noise(&mut rng, 8 * scale);
+                    (r, base + texture / 3 + noise(&mut rng, scale))
+                }
+                AdmContent::MaxVsZero => (max, 0),
+                AdmContent::Equal => {
+                    let r = base + texture;
+                    (r, r)
+                }
+            };
+            for (p, v) in out.iter_mut().zip([r, d]) {
+                let v = v.clamp(0, max) as u16;
+                // SAFETY: viewing the u16 buffer as bytes.
+                let bytes: &mut [u8] =
+                    unsafe { std::slice::from_raw_parts_mut(p.0.as_mut_ptr().cast(), p.0.len() * 2) };
+                let at = y * stride + x * bps;
+                if bps == 1 {
+                    bytes[at] = v as u8;
+                } else {
+                    bytes[at..at + 2].copy_from_slice(&v.to_ne_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn adm_params(w: usize, h: usize, bits: u32, opts: &[(&str, &str)]) -> vmafx::feature::adm::AdmParams {
+    use vmafx::feature::{adm, FeatureOptions};
+    let mut fo = FeatureOptions::new();
+    for (k, v) in opts {
+        fo.set_text(adm::DESCRIPTOR.options, k, v).unwrap();
+    }
+    adm::AdmParams::new(w, h, bits, &fo).unwrap()
+}
+
+#[test]
+fn emulated_adm_equals_the_cpu() {
+    use vmafx::feature::adm;
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    let contents = [
+        AdmContent::Random,
+        AdmContent::Enhanced,
+        AdmContent::Flattened,
+        AdmContent::MaxVsZero,
+        AdmContent::Equal,
+    ];
+    // (size, bits, content, options): with the default options every depth
+    // and size with two contents (each depth sees all five); each option
+    // set on two sizes, depths and contents. (The emulator is slow: ~2 s a
+    // case on 2 busy cores.)
+    type Case<'a> = ((usize, usize), u32, AdmContent, Vec<(&'a str, &'a str)>);
+    let mut cases: Vec<Case> = Vec::new();
+    for (si, size) in [(33, 33), (67, 45), (96, 54)].into_iter().enumerate() {
+        for bits in [8u32, 10, 12, 16] {
+            for k in 0..2 {
+                cases.push((size, bits, contents[(si * 2 + k) % contents.len()], vec![]));
+            }
+        }
+    }
+    // Wide enough for several DWT blocks per row at scale 0 (550 outputs)
+    // and a masking row longer than a block (440).
+    cases.push(((1100, 35), 8, AdmContent::Enhanced, vec![]));
+    cases.push(((1101, 33), 16, AdmContent::Random, vec![("adm_enhn_gain_limit", "1.2")]));
+    let option_sets: [&[(&str, &str)]; 9] = [
+        &[("adm_enhn_gain_limit", "1.2")],
+        &[("adm_enhn_gain_limit", "1.0")],
+        &[("adm_csf_mode", "1")],
+        &[("adm_csf_mode", "2")],
+        &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5.0")],
+        &[("adm_csf_scale", "1.5"), ("adm_csf_diag_scale", "0.75"), ("adm_csf_mode", "1")],
+        &[("adm_ref_display_height", "2160")],
+        &[("adm_skip_aim", "true")],
+        &[("adm_skip_scale0", "true")],
+    ];
+    for opts in option_sets {
+        cases.push(((67, 45), 8, AdmContent::Enhanced, opts.to_vec()));
+        cases.push(((35, 49), 10, AdmContent::Random, opts.to_vec()));
+    }
+    let start = std::time::Instant::now();
+    for (n, ((w, h), bits, content, opts)) in cases.iter().enumerate() {
+        let (w, h, bits) = (*w, *h, *bits);
+        // Tight rows, and padded ones (odd for 8 bit).
+        let pad = [0, if bits == 8 { 3 } else { 6 }, 64][n % 3];
+        let seed = (w * 1000 + h) as u64 ^ (bits as u64) << 20 ^ (n as u64) << 32;
+        let [a, b] = adm_planes(w, h, bits, pad, *content, seed);
+        let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+        let params = adm_params(w, h, bits, opts);
+        let what = format!("{w}x{h} {bits}-bit stride {} {content:?} {opts:?} seed {seed:#x}", a.1);
+        let want = adm::sums_scalar(&params, &va, &vb).unwrap();
+        let got = engine.adm_sums(&va, &vb, &params).unwrap();
+        assert_eq!(got, want, "adm sums {what}");
+        let (sw, sg) = (params.scores(&want), params.scores(&got));
+        for (x, y) in [(sw.adm2, sg.adm2), (sw.aim, sg.aim), (sw.adm3, sg.adm3)] {
+            assert_eq!(x.to_bits(), y.to_bits(), "adm scores {what}");
+        }
+        if !matches!(content, AdmContent::Equal | AdmContent::MaxVsZero) && !params.skip_scale0 {
+            assert!(want.scales[0].num.iter().any(|&v| v != 0), "adm {what}: degenerate case");
+        }
+    }
+    drop(engine);
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("adm: {} cases equal ({:.1} s)", cases.len(), start.elapsed().as_secs_f64());
+}
+
+/// One 1920x1080 frame (8 and 10 bit) through the emulated ADM kernels:
+/// minutes on 2 cores, so run on demand (`-- --ignored`).
+#[test]
+#[ignore]
+fn emulated_adm_1080p_equals_the_cpu() {
+    use vmafx::feature::adm;
+    let Some(emu) = build_emulator() else { return };
+    let mut engine = Engine::new(emu).unwrap();
+    for (bits, content, pad) in [(8u32, AdmContent::Enhanced, 3usize), (10, AdmContent::Random, 64)] {
+        let (w, h) = (1920, 1080);
+        let [a, b] = adm_planes(w, h, bits, pad, content, 0x1080);
+        let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+        let params = adm_params(w, h, bits, &[]);
+        let t = std::time::Instant::now();
+        let got = engine.adm_sums(&va, &vb, &params).unwrap();
+        eprintln!("{bits}-bit {content:?}: emulated in {:.1} s", t.elapsed().as_secs_f64());
+        assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit {content:?}");
+    }
+}

@@ -777,6 +777,7 @@ fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -> vm
         pix_fmt,
         handle: f as *mut _,
         sw_format: sw.as_ptr(),
+        hw_context: std::ptr::null_mut(),
     }
 }
 

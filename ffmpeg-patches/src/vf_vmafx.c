@@ -27,11 +27,18 @@
 
 #include <vmafx.h>
 
+#include "config.h"
 #include "libavutil/dict.h"
 #include "libavutil/frame.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
+#if CONFIG_CUDA
+/* For AVCUDADeviceContext only: its two pointers go to vmafx as they are;
+ * no CUDA call is made here. */
+#include <ffnvcodec/dynlink_cuda.h>
+#include "libavutil/hwcontext_cuda.h"
+#endif
 #include "avfilter.h"
 #include "filters.h"
 #include "formats.h"
@@ -50,6 +57,9 @@ typedef struct VMAFXContext {
     char *model_cfg;
     char *feature_cfg;
     VmafxFilter *vx;
+    /* The CUDA inputs' devices, held until vmafx is freed: its scoring
+     * context runs on their CUcontext and stream. */
+    AVBufferRef *cuda_device[2];
     int events;
     int finished;
 } VMAFXContext;
@@ -82,6 +92,9 @@ static const enum AVPixelFormat pix_fmts[] = {
     /* dma-bufs, read in place on the CPU; the layout is the input link's
      * hw_frames_ctx sw_format (one of the above). */
     AV_PIX_FMT_DRM_PRIME,
+    /* CUDA frames (NVDEC, CUDA filters), read in place on the GPU; the
+     * layout is the link's hw_frames_ctx sw_format. */
+    AV_PIX_FMT_CUDA,
     AV_PIX_FMT_NONE
 };
 
@@ -128,20 +141,41 @@ static void log_warnings(AVFilterContext *ctx)
         av_log(ctx, AV_LOG_WARNING, "%s", w);
 }
 
-/* The format vmafx reads from a link: its own, or for DRM_PRIME the
- * sw_format of its hw_frames_ctx (NULL when it has none). */
+static int is_hw_format(int format)
+{
+    return format == AV_PIX_FMT_DRM_PRIME || format == AV_PIX_FMT_CUDA;
+}
+
+/* The format vmafx reads from a link: its own, or for DRM_PRIME and CUDA
+ * the sw_format of its hw_frames_ctx (NULL when it has none). */
 static const char *link_format_name(AVFilterLink *link)
 {
     FilterLink *l = ff_filter_link(link);
-    if (link->format != AV_PIX_FMT_DRM_PRIME)
+    if (!is_hw_format(link->format))
         return av_get_pix_fmt_name(link->format);
     if (!l->hw_frames_ctx)
         return NULL;
     return av_get_pix_fmt_name(((AVHWFramesContext *)l->hw_frames_ctx->data)->sw_format);
 }
 
-/* DRM_PRIME frames: data[0] is the AVDRMFrameDescriptor, the sw format
- * comes from the frame's own hw_frames_ctx. */
+/* The CUcontext of a CUDA frames context's device (NULL if none). */
+static void *cuda_context_of(AVBufferRef *hw_frames_ctx, void **stream)
+{
+#if CONFIG_CUDA
+    AVHWFramesContext *fc = hw_frames_ctx ? (AVHWFramesContext *)hw_frames_ctx->data : NULL;
+    if (fc && fc->device_ctx->type == AV_HWDEVICE_TYPE_CUDA) {
+        AVCUDADeviceContext *hw = fc->device_ctx->hwctx;
+        if (stream)
+            *stream = hw->stream;
+        return hw->cuda_ctx;
+    }
+#endif
+    return NULL;
+}
+
+/* DRM_PRIME frames: data[0] is the AVDRMFrameDescriptor; CUDA frames:
+ * data[] are device pointers. Both take the sw format from the frame's own
+ * hw_frames_ctx; CUDA frames also name their CUcontext. */
 static void fill_frame(VmafxFrame *dst, AVFrame *src)
 {
     for (int i = 0; i < 4; i++) {
@@ -152,10 +186,13 @@ static void fill_frame(VmafxFrame *dst, AVFrame *src)
     dst->height  = src->height;
     dst->pix_fmt = av_get_pix_fmt_name(src->format);
     dst->handle  = src;
-    dst->sw_format = NULL;
-    if (src->format == AV_PIX_FMT_DRM_PRIME && src->hw_frames_ctx)
+    dst->sw_format  = NULL;
+    dst->hw_context = NULL;
+    if (is_hw_format(src->format) && src->hw_frames_ctx)
         dst->sw_format = av_get_pix_fmt_name(
             ((AVHWFramesContext *)src->hw_frames_ctx->data)->sw_format);
+    if (src->format == AV_PIX_FMT_CUDA)
+        dst->hw_context = cuda_context_of(src->hw_frames_ctx, NULL);
 }
 
 static int do_vmafx(FFFrameSync *fs)
@@ -269,13 +306,37 @@ static int config_input_ref(AVFilterLink *inlink)
     int err;
 
     if (!mf || !rf) {
-        av_log(ctx, AV_LOG_ERROR, "a drm_prime input has no hw_frames_ctx (no sw_format to read it as)\n");
+        av_log(ctx, AV_LOG_ERROR, "a drm_prime or cuda input has no hw_frames_ctx (no sw_format to read it as)\n");
         return AVERROR(EINVAL);
     }
-    if (m->format == AV_PIX_FMT_DRM_PRIME || r->format == AV_PIX_FMT_DRM_PRIME)
-        av_log(ctx, AV_LOG_VERBOSE, "main %s%s, reference %s%s: dma-bufs read in place on the CPU\n",
-               m->format == AV_PIX_FMT_DRM_PRIME ? "drm_prime/" : "", mf,
-               r->format == AV_PIX_FMT_DRM_PRIME ? "drm_prime/" : "", rf);
+    for (int i = 0; i < 2; i++) {
+        AVFilterLink *link = ctx->inputs[i];
+        void *cuda_ctx, *stream = NULL;
+        if (link->format != AV_PIX_FMT_CUDA)
+            continue;
+        cuda_ctx = cuda_context_of(ff_filter_link(link)->hw_frames_ctx, &stream);
+        if (!cuda_ctx) {
+            av_log(ctx, AV_LOG_ERROR, "the %s input is cuda but its frames context has no CUDA device%s\n",
+                   i ? "reference" : "main", CONFIG_CUDA ? "" : " (this FFmpeg was built without CUDA)");
+            return AVERROR(EINVAL);
+        }
+        av_buffer_unref(&s->cuda_device[i]);
+        s->cuda_device[i] = av_buffer_ref(
+            ((AVHWFramesContext *)ff_filter_link(link)->hw_frames_ctx->data)->device_ref);
+        if (!s->cuda_device[i])
+            return AVERROR(ENOMEM);
+        err = vmafx_filter_set_cuda_device(s->vx, i, cuda_ctx, stream);
+        if (err < 0)
+            return vmafx_error(ctx, err);
+    }
+    if (is_hw_format(m->format) || is_hw_format(r->format))
+        av_log(ctx, AV_LOG_VERBOSE, "main %s%s%s, reference %s%s%s: %s\n",
+               is_hw_format(m->format) ? av_get_pix_fmt_name(m->format) : "",
+               is_hw_format(m->format) ? "/" : "", mf,
+               is_hw_format(r->format) ? av_get_pix_fmt_name(r->format) : "",
+               is_hw_format(r->format) ? "/" : "", rf,
+               m->format == AV_PIX_FMT_CUDA || r->format == AV_PIX_FMT_CUDA ?
+                   "CUDA frames read in place on the GPU" : "dma-bufs read in place on the CPU");
     err = vmafx_filter_configure(s->vx, m->w, m->h, mf, r->w, r->h, rf);
     return err < 0 ? vmafx_error(ctx, err) : 0;
 }
@@ -297,13 +358,11 @@ static int config_output(AVFilterLink *outlink)
     outlink->time_base = mainlink->time_base;
     outlink->sample_aspect_ratio = mainlink->sample_aspect_ratio;
     ol->frame_rate = il->frame_rate;
-    /* DRM_PRIME output (main passes through): same frames context. */
-    if (il->hw_frames_ctx) {
-        av_buffer_unref(&ol->hw_frames_ctx);
-        ol->hw_frames_ctx = av_buffer_ref(il->hw_frames_ctx);
-        if (!ol->hw_frames_ctx)
-            return AVERROR(ENOMEM);
-    }
+    /* DRM_PRIME or CUDA output (main passes through): libavfilter gives the output
+     * main's hw_frames_ctx itself, after this, for a filter that is not
+     * FF_FILTER_FLAG_HWFRAME_AWARE, and asserts that the filter set none
+     * (setting it here aborted every graph with a real DRM frames context:
+     * tests/dmabuf_graph.rs). */
     return ff_framesync_configure(&s->fs);
 }
 
@@ -344,12 +403,19 @@ static av_cold void uninit(AVFilterContext *ctx)
     ff_framesync_uninit(&s->fs);
     if (s->vx && vmafx_filter_frames_scored(s->vx)) {
         const char *summary;
-        if (!s->finished)
-            finish(ctx);
+        if (!s->finished) {
+            /* Torn down before EOF (a failed push, or the caller stopped):
+             * score what was pushed, without the frame-count check, whose
+             * counts mean nothing here (a refused pair was taken from both
+             * inputs but never pushed). */
+            s->finished = 1;
+            vmafx_filter_finish(s->vx, -1, 1);
+        }
         summary = vmafx_filter_summary(s->vx);
         log_warnings(ctx);
-        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies\n",
-               vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx));
+        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies, %"PRIu64" CUDA frames in place\n",
+               vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx),
+               vmafx_filter_device_frames(s->vx));
         if (!summary)
             av_log(ctx, AV_LOG_ERROR, "%s\n", vmafx_filter_last_error(s->vx));
         else if (*summary)
@@ -357,6 +423,8 @@ static av_cold void uninit(AVFilterContext *ctx)
     }
     vmafx_filter_free(s->vx);
     s->vx = NULL;
+    av_buffer_unref(&s->cuda_device[0]);
+    av_buffer_unref(&s->cuda_device[1]);
 }
 
 static const AVFilterPad vmafx_inputs[] = {

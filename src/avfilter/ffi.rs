@@ -15,7 +15,8 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use super::frame::{FrameHandle, RawPlanes, HOST_FORMATS};
+use super::cuda::CudaInput;
+use super::frame::{FrameHandle, FrameMemory, RawPlanes, HOST_FORMATS};
 use super::options::RawOptions;
 use super::Filter;
 use crate::Error;
@@ -57,6 +58,8 @@ pub struct VmafxFrame {
     pub pix_fmt: *const c_char,
     pub handle: *mut c_void,
     pub sw_format: *const c_char,
+    /// A CUDA frame's `CUcontext` (API version 3).
+    pub hw_context: *mut c_void,
 }
 
 /// The opaque `VmafxFilter`.
@@ -198,7 +201,7 @@ pub unsafe extern "C" fn vmafx_filter_new(
 /// NULL-terminated list of the accepted pixel format names.
 #[no_mangle]
 pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
-    struct List([*const c_char; 21]);
+    struct List([*const c_char; 22]);
     // SAFETY: the pointers are to 'static C string literals.
     unsafe impl Sync for List {}
     static NAMES: List = List([
@@ -208,10 +211,10 @@ pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
         c"yuv420p16le".as_ptr(), c"yuv422p16le".as_ptr(), c"yuv444p16le".as_ptr(),
         c"gray".as_ptr(), c"gray10le".as_ptr(), c"gray12le".as_ptr(), c"gray16le".as_ptr(),
         c"nv12".as_ptr(), c"p010le".as_ptr(), c"p016le".as_ptr(),
-        c"drm_prime".as_ptr(),
+        c"drm_prime".as_ptr(), c"cuda".as_ptr(),
         ptr::null(),
     ]);
-    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 2);
+    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 3);
     NAMES.0.as_ptr()
 }
 
@@ -241,6 +244,25 @@ pub unsafe extern "C" fn vmafx_filter_configure(
     })
 }
 
+/// `vmafx_filter_set_cuda_device` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation);
+/// `cuda_ctx` and `stream` are only stored, never dereferenced here.
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_set_cuda_device(
+    f: *mut VmafxFilter,
+    input: c_int,
+    cuda_ctx: *mut c_void,
+    stream: *mut c_void,
+) -> c_int {
+    with_filter(f, |vx| {
+        let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
+        vx.filter.set_cuda_device(input, CudaInput { context: cuda_ctx as u64, stream: stream as u64 })?;
+        Ok(VMAFX_OK)
+    })
+}
+
 /// Takes the handle out of `frame` (so it is released exactly once) and
 /// reads its planes.
 ///
@@ -253,11 +275,19 @@ unsafe fn take_frame<'a>(
     let fr = &*frame;
     let handle = FrameHandle::new(fr.handle, free);
     let mut fmt = opt_str(fr.pix_fmt, "pixel format")?.unwrap_or("none");
-    // DRM_PRIME: read as its sw_format, from the descriptor in data[0].
-    let drm = fmt == "drm_prime";
-    if drm {
+    // DRM_PRIME (the descriptor in data[0]) and CUDA (device pointers):
+    // read as their sw_format.
+    let memory = match fmt {
+        "drm_prime" => FrameMemory::DrmPrime,
+        "cuda" if fr.hw_context.is_null() => {
+            return Err(Error::invalid("cuda frame without a CUDA context (no hw_frames_ctx?)"))
+        }
+        "cuda" => FrameMemory::Cuda { context: fr.hw_context as u64 },
+        _ => FrameMemory::Host,
+    };
+    if memory != FrameMemory::Host {
         fmt = opt_str(fr.sw_format, "sw_format")?
-            .ok_or_else(|| Error::invalid("drm_prime frame without a sw_format (no hw_frames_ctx?)"))?;
+            .ok_or_else(|| Error::invalid(format!("{fmt} frame without a sw_format (no hw_frames_ctx?)")))?;
     }
     if fr.width <= 0 || fr.height <= 0 {
         return Err(Error::invalid(format!("frame size {}x{}", fr.width, fr.height)));
@@ -267,7 +297,7 @@ unsafe fn take_frame<'a>(
         linesize: fr.linesize,
         width: fr.width as usize,
         height: fr.height as usize,
-        drm,
+        memory,
     };
     Ok((handle, raw, fmt))
 }
@@ -440,6 +470,19 @@ pub unsafe extern "C" fn vmafx_filter_host_copies(f: *const VmafxFilter) -> u64 
     unsafe { (*f).filter.host_copies() }
 }
 
+/// `vmafx_filter_device_frames` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_device_frames(f: *const VmafxFilter) -> u64 {
+    if f.is_null() {
+        return 0;
+    }
+    // SAFETY: a handle from vmafx_filter_new.
+    unsafe { (*f).filter.device_frames() }
+}
+
 /// `vmafx_filter_free` in vmafx.h.
 ///
 /// # Safety
@@ -455,4 +498,41 @@ pub unsafe extern "C" fn vmafx_filter_free(f: *mut VmafxFilter) {
         // SAFETY: a handle from vmafx_filter_new, freed once.
         drop(unsafe { Box::from_raw(f) });
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn no_free(_: *mut c_void) {}
+
+    fn frame(pix_fmt: &CStr, sw_format: Option<&CStr>, hw_context: usize) -> VmafxFrame {
+        VmafxFrame {
+            data: [8 as *const u8, ptr::null(), ptr::null(), ptr::null()],
+            linesize: [64, 0, 0, 0],
+            width: 64,
+            height: 48,
+            pix_fmt: pix_fmt.as_ptr(),
+            handle: ptr::null_mut(),
+            sw_format: sw_format.map_or(ptr::null(), |s| s.as_ptr()),
+            hw_context: hw_context as *mut c_void,
+        }
+    }
+
+    #[test]
+    fn frames_are_read_as_their_memory_and_sw_format() {
+        let take = |f: &VmafxFrame| unsafe { take_frame(f, no_free) }.map(|(_, raw, fmt)| (raw.memory, fmt.to_owned()));
+        assert_eq!(take(&frame(c"nv12", Some(c"gray"), 7)).unwrap(), (FrameMemory::Host, "nv12".into()));
+        assert_eq!(take(&frame(c"drm_prime", Some(c"nv12"), 0)).unwrap(), (FrameMemory::DrmPrime, "nv12".into()));
+        assert_eq!(
+            take(&frame(c"cuda", Some(c"p010le"), 0x5eed)).unwrap(),
+            (FrameMemory::Cuda { context: 0x5eed }, "p010le".into())
+        );
+        let err = take(&frame(c"cuda", Some(c"nv12"), 0)).unwrap_err().to_string();
+        assert!(err.contains("cuda frame without a CUDA context"), "{err}");
+        let err = take(&frame(c"cuda", None, 0x5eed)).unwrap_err().to_string();
+        assert!(err.contains("cuda frame without a sw_format"), "{err}");
+        let err = take(&frame(c"drm_prime", None, 0)).unwrap_err().to_string();
+        assert!(err.contains("drm_prime frame without a sw_format"), "{err}");
+    }
 }

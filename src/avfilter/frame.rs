@@ -134,6 +134,19 @@ impl Drop for FrameHandle {
     }
 }
 
+/// Where a frame's planes are, as `VmafxFrame.pix_fmt` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMemory {
+    /// Software frame: planes in host memory.
+    Host,
+    /// DRM_PRIME: `data[0]` is its `AVDRMFrameDescriptor`, and the format
+    /// given with it is the hw frames context's sw_format.
+    DrmPrime,
+    /// CUDA: `data[]` are device pointers in the `CUcontext` `context`, the
+    /// format given with them the hw frames context's sw_format.
+    Cuda { context: u64 },
+}
+
 /// Planes of one host frame as `VmafxFrame` describes them.
 #[derive(Clone, Copy, Debug)]
 pub struct RawPlanes {
@@ -141,9 +154,7 @@ pub struct RawPlanes {
     pub linesize: [i32; 4],
     pub width: usize,
     pub height: usize,
-    /// A DRM_PRIME frame: `data[0]` is its `AVDRMFrameDescriptor`, and the
-    /// format given with it is the hw frames context's sw_format.
-    pub drm: bool,
+    pub memory: FrameMemory,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -375,7 +386,7 @@ mod tests {
         for read_chroma in [false, true] {
             let before = FREED.load(Ordering::SeqCst);
             let (hnd, p) = handle(buf.clone());
-            let raw = RawPlanes { data: [p, unsafe { p.add(24) }, std::ptr::null(), std::ptr::null()], linesize: [8, 8, 0, 0], width: w, height: h, drm: false };
+            let raw = RawPlanes { data: [p, unsafe { p.add(24) }, std::ptr::null(), std::ptr::null()], linesize: [8, 8, 0, 0], width: w, height: h, memory: FrameMemory::Host };
             let (pic, copied) = unsafe { HostPicture::wrap(hnd, &raw, nv12, read_chroma) }.unwrap();
             assert_eq!(copied, read_chroma);
             let v = pic.picture();
@@ -402,7 +413,7 @@ mod tests {
         }
         let (hnd, p) = handle(buf);
         // Bottom-up: start at the last row, negative line size.
-        let raw = RawPlanes { data: [unsafe { p.add(8) }, unsafe { p.add(16) }, std::ptr::null(), std::ptr::null()], linesize: [-8, 8, 0, 0], width: w, height: h, drm: false };
+        let raw = RawPlanes { data: [unsafe { p.add(8) }, unsafe { p.add(16) }, std::ptr::null(), std::ptr::null()], linesize: [-8, 8, 0, 0], width: w, height: h, memory: FrameMemory::Host };
         let (pic, copied) = unsafe { HostPicture::wrap(hnd, &raw, HostFormat::by_name("p010le").unwrap(), false) }.unwrap();
         assert!(copied);
         let v = pic.picture();
@@ -415,7 +426,7 @@ mod tests {
     fn unknown_format_and_short_linesize_are_refused() {
         assert!(HostFormat::by_name("rgb24").is_err());
         let (hnd, p) = handle(vec![0u8; 64]);
-        let raw = RawPlanes { data: [p, std::ptr::null(), std::ptr::null(), std::ptr::null()], linesize: [4, 0, 0, 0], width: 8, height: 2, drm: false };
+        let raw = RawPlanes { data: [p, std::ptr::null(), std::ptr::null(), std::ptr::null()], linesize: [4, 0, 0, 0], width: 8, height: 2, memory: FrameMemory::Host };
         assert!(unsafe { HostPicture::wrap(hnd, &raw, HostFormat::by_name("gray").unwrap(), false) }.is_err());
     }
 }

@@ -21,7 +21,17 @@
 //! write fences waited for up to the `fence_timeout`, and the planes read
 //! in place by the CPU device ([`CpuDevice`]); the AVFrame stays referenced
 //! until the imported picture is dropped. docs/drm-prime.md.
+//!
+//! CUDA frames (either input, or both; `-hwaccel cuda
+//! -hwaccel_output_format cuda`) arrive as device pointers plus the
+//! sw_format; the glue first names each CUDA input's `CUcontext` and
+//! stream ([`Filter::set_cuda_device`]), and `configure` then builds the
+//! scoring context on that device and stream (`DeviceChoice::CudaStream`),
+//! so the frames are read in place after the decoder's work ([`cuda`]). A
+//! software input mixed with a CUDA one is copied to the device by the
+//! context. docs/ffmpeg.md.
 
+pub mod cuda;
 pub mod ffi;
 pub mod frame;
 pub mod number;
@@ -31,8 +41,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{Context, ContextConfig, PictureSource};
-use crate::feature::{find_extractor, FeatureOptions};
+use crate::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
 use crate::import::cpu::{CpuDevice, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
@@ -41,7 +51,8 @@ use crate::model::Model;
 use crate::score::log::{write_log, LogInput};
 use crate::{Error, Result};
 
-use frame::{FrameHandle, HostFormat, HostPicture, RawPlanes};
+use cuda::{CudaInput, CudaPicture};
+use frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
 use options::{FilterOptions, ModelSource, RawOptions};
 
 /// How long a DRM_PRIME frame's fences are waited for by default.
@@ -84,7 +95,17 @@ struct Geometry {
 /// One filter instance.
 pub struct Filter {
     options: FilterOptions,
+    /// What the context runs, kept to rebuild it on a CUDA device.
+    models: Vec<Model>,
+    extractors: Vec<(&'static ExtractorDescriptor, FeatureOptions)>,
     context: Context,
+    /// The CUDA device of each input (main, reference) whose frames are
+    /// CUDA frames.
+    cuda: [Option<CudaInput>; 2],
+    /// Where the context scores (set by `configure`).
+    scoring_on: DeviceChoice,
+    /// CUDA frames handed to the context, in place.
+    device_frames: u64,
     read_chroma: bool,
     geometry: Option<Geometry>,
     pending: VecDeque<Pending>,
@@ -105,11 +126,7 @@ impl Filter {
     /// Parses the options, loads the models and sets up the context.
     pub fn new(raw: &RawOptions<'_>) -> Result<Filter> {
         let options = FilterOptions::parse(raw)?;
-        let mut context = Context::new(ContextConfig {
-            threads: options.threads,
-            subsample: options.subsample,
-            ..ContextConfig::default()
-        })?;
+        let mut models = Vec::new();
         for spec in &options.models {
             let model = match &spec.source {
                 ModelSource::Version(v) => Model::builtin(v, &spec.config),
@@ -127,8 +144,9 @@ impl Filter {
                     "model feature override {feature}.{option}={value}"
                 )));
             }
-            context.use_model(model)?;
+            models.push(model);
         }
+        let mut extractors = Vec::new();
         let mut read_chroma = false;
         for f in &options.features {
             let descriptor = find_extractor(&f.name)?;
@@ -138,16 +156,22 @@ impl Filter {
                     .map_err(|e| Error::invalid(format!("feature {}: {e}", f.name)))?;
             }
             read_chroma |= descriptor.reads_chroma;
-            context.use_extractor(descriptor, opts)?;
+            extractors.push((descriptor, opts));
         }
-        for m in context.models() {
+        for m in &models {
             for f in m.features() {
                 read_chroma |= f.extractor.reads_chroma;
             }
         }
+        let context = make_context(&options, &models, &extractors, DeviceChoice::Cpu)?;
         Ok(Filter {
             options,
+            models,
+            extractors,
             context,
+            cuda: [None, None],
+            scoring_on: DeviceChoice::Cpu,
+            device_frames: 0,
             read_chroma,
             geometry: None,
             pending: VecDeque::new(),
@@ -187,6 +211,57 @@ impl Filter {
             return Err(Error::NotSupported(format!("frames of {}x{} (at least 3x3)", main.0, main.1)));
         }
         self.geometry = Some(Geometry { width: main.0, height: main.1, format });
+        for (i, device) in self.cuda.iter().enumerate() {
+            if device.is_some() {
+                let label = format!("the {} input (cuda {})", INPUT_NAMES[i], format.name);
+                cuda::check_layout(format, self.read_chroma, &label)?;
+            }
+        }
+        self.configure_device(main.2)
+    }
+
+    /// Declares `input` (0: main, 1: reference) as CUDA frames on the
+    /// device `AVCUDADeviceContext` {`context`, `stream`}; before
+    /// [`Filter::configure`].
+    pub fn set_cuda_device(&mut self, input: usize, device: CudaInput) -> Result<()> {
+        if input > 1 {
+            return Err(Error::invalid(format!("input {input}: 0 (main) or 1 (reference)")));
+        }
+        if device.context == 0 {
+            return Err(Error::invalid(format!("{} input: a CUDA device without a CUcontext", INPUT_NAMES[input])));
+        }
+        if self.pairs > 0 {
+            return Err(Error::invalid("CUDA device set after frames were scored"));
+        }
+        self.cuda[input] = Some(device);
+        Ok(())
+    }
+
+    /// Scores where the frames are: on the CPU, or, when an input is CUDA
+    /// frames, on that CUDA context and stream.
+    fn configure_device(&mut self, format: &str) -> Result<()> {
+        let device = match self.cuda {
+            [None, None] => DeviceChoice::Cpu,
+            [Some(m), Some(r)] if m.context != r.context => {
+                return Err(Error::Mismatch(format!(
+                    "the main and reference CUDA frames are in different CUDA contexts ({:#x}, {:#x}); \
+                     decode both on one device (-init_hw_device cuda=gpu -hwaccel_device gpu on each input)",
+                    m.context, r.context
+                )))
+            }
+            [Some(c), _] | [None, Some(c)] => {
+                let which = if self.cuda[0].is_some() { INPUT_NAMES[0] } else { INPUT_NAMES[1] };
+                cuda::check_driver(which, &format!("cuda {format}"))?;
+                DeviceChoice::CudaStream { context: c.context, stream: c.stream }
+            }
+        };
+        if device != self.scoring_on {
+            if self.pairs > 0 {
+                return Err(Error::invalid("inputs reconfigured after frames were scored"));
+            }
+            self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
+            self.scoring_on = device;
+        }
         Ok(())
     }
 
@@ -205,13 +280,37 @@ impl Filter {
                 self.pairs, raw.width, raw.height, g.width, g.height, g.format.name
             )));
         }
-        if raw.drm {
-            return self.import_drm(frame, raw, what);
+        match raw.memory {
+            FrameMemory::Host => {}
+            FrameMemory::DrmPrime => return self.import_drm(frame, raw, what),
+            FrameMemory::Cuda { context } => return self.wrap_cuda(frame, raw, context, what),
         }
         // SAFETY: the glue fills RawPlanes from the AVFrame behind `frame`
         // (vmafx.h contract), whose buffers stay referenced by `frame`.
         let (pic, copied) = unsafe { HostPicture::wrap(frame, raw, g.format, self.read_chroma) }?;
         self.host_copies += copied as u64;
+        Ok(Arc::new(pic))
+    }
+
+    /// Wraps a CUDA frame: its planes stay on the device, read in place by
+    /// the context, which runs on that input's CUDA context.
+    fn wrap_cuda(&mut self, frame: FrameHandle, raw: &RawPlanes, context: u64, what: &str) -> Result<Arc<dyn PictureSource>> {
+        let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
+        let input = if what == INPUT_NAMES[0] { 0 } else { 1 };
+        let label = format!("{what} frame {} (cuda {})", self.pairs, g.format.name);
+        let Some(device) = self.cuda[input] else {
+            return Err(Error::invalid(format!(
+                "{label}: a CUDA frame on an input not declared as CUDA (vmafx_filter_set_cuda_device)"
+            )));
+        };
+        if context != device.context {
+            return Err(Error::Mismatch(format!(
+                "{label}: the frame is in CUDA context {context:#x}, the input's device is {:#x}",
+                device.context
+            )));
+        }
+        let pic = CudaPicture::wrap(frame, raw, g.format, self.read_chroma, context, &label)?;
+        self.device_frames += 1;
         Ok(Arc::new(pic))
     }
 
@@ -360,9 +459,43 @@ impl Filter {
     pub fn host_copies(&self) -> u64 {
         self.host_copies
     }
+    /// CUDA frames scored in place on the device.
+    pub fn device_frames(&self) -> u64 {
+        self.device_frames
+    }
+    /// Where the context scores.
+    pub fn scoring_on(&self) -> DeviceChoice {
+        self.scoring_on
+    }
     pub fn context(&self) -> &Context {
         &self.context
     }
+}
+
+/// The inputs by index, as errors name them.
+const INPUT_NAMES: [&str; 2] = ["main", "reference"];
+
+/// A context on `device` running the filter's models and extractors (in the
+/// order `Filter::new` met them: the same collector order on every device).
+fn make_context(
+    options: &FilterOptions,
+    models: &[Model],
+    extractors: &[(&'static ExtractorDescriptor, FeatureOptions)],
+    device: DeviceChoice,
+) -> Result<Context> {
+    let mut context = Context::new(ContextConfig {
+        threads: options.threads,
+        subsample: options.subsample,
+        device,
+        ..ContextConfig::default()
+    })?;
+    for model in models {
+        context.use_model(model.clone())?;
+    }
+    for (descriptor, opts) in extractors {
+        context.use_extractor(descriptor, opts.clone())?;
+    }
+    Ok(context)
 }
 
 /// The metadata key of a collector entry: the prefix and the name libvmaf
@@ -410,7 +543,7 @@ mod tests {
             data[i] = v.plane(i).data().as_ptr();
             linesize[i] = v.plane(i).stride() as i32;
         }
-        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height(), drm: false };
+        let raw = RawPlanes { data, linesize, width: p.width(), height: p.height(), memory: frame::FrameMemory::Host };
         (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
     }
 
@@ -470,6 +603,63 @@ mod tests {
             drop(f);
         }
         assert_eq!(LIVE.load(Ordering::SeqCst), 0, "every host frame released");
+    }
+
+    #[test]
+    fn cuda_inputs_need_one_context_and_the_driver() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let raw = RawOptions { model: None, feature: Some("name=motion"), n_subsample: 1, ..Default::default() };
+        let mut f = Filter::new(&raw).unwrap();
+        assert!(f.set_cuda_device(2, CudaInput { context: 1, stream: 0 }).is_err());
+        assert!(f.set_cuda_device(0, CudaInput { context: 0, stream: 0 }).is_err());
+        f.set_cuda_device(0, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
+        f.set_cuda_device(1, CudaInput { context: 0xc2, stream: 0x52 }).unwrap();
+        let err = f.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+        assert!(err.contains("different CUDA contexts (0xc1, 0xc2)"), "{err}");
+
+        // One CUDA input, mixed with a software one.
+        let mut f = Filter::new(&raw).unwrap();
+        f.set_cuda_device(1, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
+        // Layouts that need device work are refused before anything else.
+        let err = f.configure((64, 48, "p010le"), (64, 48, "p010le")).unwrap_err().to_string();
+        assert!(err.starts_with("not supported: the reference input (cuda p010le): p010le keeps its 10-bit samples"), "{err}");
+        let psnr = RawOptions { model: None, feature: Some("name=psnr"), n_subsample: 1, ..Default::default() };
+        let mut g = Filter::new(&psnr).unwrap();
+        g.set_cuda_device(0, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
+        let err = g.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+        assert!(err.contains("the main input (cuda nv12): an extractor reads chroma"), "{err}");
+        match crate::device::gpu::cuda::driver() {
+            Err(_) => {
+                // No driver here: a clear error naming the input and the library.
+                let err = f.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+                assert!(err.starts_with("device: the reference input is CUDA frames (cuda nv12), but the CUDA driver is not usable here"), "{err}");
+                assert!(err.contains("libcuda.so.1"), "{err}");
+                assert_eq!(f.scoring_on(), DeviceChoice::Cpu);
+            }
+            // A driver: the context is made on the caller's stream (or,
+            // before the GPU context, refused as not supported).
+            Ok(_) => match f.configure((64, 48, "nv12"), (64, 48, "nv12")) {
+                Ok(()) => assert_eq!(f.scoring_on(), DeviceChoice::CudaStream { context: 0xc1, stream: 0x51 }),
+                Err(e) => assert!(matches!(e, Error::NotSupported(_)), "{e}"),
+            },
+        }
+    }
+
+    #[test]
+    fn cuda_frame_on_a_software_input_is_refused() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let raw = RawOptions { model: None, feature: Some("name=motion"), n_subsample: 1, ..Default::default() };
+        let mut f = Filter::new(&raw).unwrap();
+        f.configure((16, 12, "yuv420p"), (16, 12, "yuv420p")).unwrap();
+        let p = picture(0);
+        let (m, mut mr) = fake(&p);
+        mr.memory = frame::FrameMemory::Cuda { context: 0xc1 };
+        let (r, rr) = fake(&p);
+        let (o, _) = fake(&p);
+        let err = f.push((m, mr, "yuv420p"), (r, rr, "yuv420p"), o).unwrap_err().to_string();
+        assert!(err.contains("main frame 0 (cuda yuv420p): a CUDA frame on an input not declared as CUDA"), "{err}");
+        drop(f);
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0, "every frame released on the error path");
     }
 
     #[test]

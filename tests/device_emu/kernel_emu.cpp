@@ -119,8 +119,13 @@ extern "C" int vx_emu_find(const char *name) {
     return -1;
 }
 
+// One launch at a time: the pool, the barriers and the __shared__ statics
+// are process-wide, and tests run on several threads.
+static std::mutex vx_emu_launch_lock;
+
 extern "C" int vx_emu_launch(int id, unsigned gx, unsigned gy, void **a) {
     if (id < 0 || id >= (int)(sizeof vx_emu_entries / sizeof vx_emu_entries[0])) return -1;
+    std::lock_guard<std::mutex> hold(vx_emu_launch_lock);
     vx_emu_entries[id].run(gx, gy, a);
     return 0;
 }

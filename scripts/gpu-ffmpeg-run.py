@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""The GPU host's half of scripts/gpu-ffmpeg: vmafx on CUDA frames against
+vmafx on the CPU, on the clips in build/gpu-ffmpeg/clips.
+
+Per pair (distorted, reference):
+  decode cuda   both inputs, -hwaccel cuda -hwaccel_output_format cuda, -f null
+  cuda+vmafx    the same, through vmafx (CUDA frames, scored on the GPU)
+  mixed+vmafx   CUDA main, software reference converted to NVDEC's layout
+                (nv12 / p010le) and copied to the device by the context
+  decode sw     both inputs in software, -f null
+  dl+vmafx      NVDEC, hwdownload to nv12 / p010le, vmafx on the CPU (as
+                sw+vmafx; works without GPU scoring)
+  sw+vmafx      software decode, vmafx on the CPU (n_threads = cores)
+Every vmafx run writes the per-frame metadata (%.17g, exact doubles) and a
+JSON log; every per-frame value of the GPU runs must equal the CPU run's as
+doubles (same keys, same bits), the pooled "VMAF score" line too, and the
+host-copy counter of the runs with CUDA main frames must be 0 (the mixed
+run's software reference is copied to the device by the context, which is
+not a host copy). Prints a table; exits 1 on any difference or failure.
+
+Usage: python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg
+Env: RUNS (timed repetitions, the best is shown; default 2),
+     CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
+     "n_threads=4"), PAIRS (comma-separated pair names to run),
+     VMAFX_NVRTC_LIB (found under /usr/local/cuda or python's nvidia wheel
+     when unset), VMAFX_KERNEL_CACHE (default build/gpu-ffmpeg/kernel-cache).
+"""
+
+import glob
+import json
+import os
+import re
+import site
+import struct
+import subprocess
+import sys
+import time
+
+HW = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+
+
+def find_nvrtc():
+    if os.environ.get("VMAFX_NVRTC_LIB"):
+        return
+    cands = ["/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12"]
+    for sp in site.getsitepackages():
+        cands.append(os.path.join(sp, "nvidia/cu13/lib/libnvrtc.so.13"))
+        cands.append(os.path.join(sp, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"))
+    for c in cands:
+        if os.path.exists(c):
+            os.environ["VMAFX_NVRTC_LIB"] = c
+            return
+
+
+def run(cmd, log_path):
+    """Runs cmd, stderr to log_path; returns (seconds, returncode)."""
+    t = time.monotonic()
+    with open(log_path, "w") as log:
+        rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=log)
+    return time.monotonic() - t, rc
+
+
+def best_of(n, cmd, log_path):
+    best, rc = None, 0
+    for _ in range(n):
+        s, rc = run(cmd, log_path)
+        if rc != 0:
+            return s, rc
+        best = s if best is None else min(best, s)
+    return best, rc
+
+
+def read_metadata(path):
+    """frame index -> {key: float}, from metadata=mode=print:file=..."""
+    frames, cur = [], None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("frame:"):
+                cur = {}
+                frames.append(cur)
+            elif "=" in line and cur is not None:
+                k, v = line.split("=", 1)
+                cur[k] = float(v)
+    return frames
+
+
+def read_json(path):
+    with open(path) as f:
+        j = json.load(f)
+    return [fr["metrics"] for fr in j["frames"]], j.get("pooled_metrics", {})
+
+
+def bits(v):
+    return struct.pack("<d", v)
+
+
+def compare(a, b, what):
+    """Per-frame dicts a (GPU) vs b (CPU): (values compared, problems)."""
+    problems, n = [], 0
+    if len(a) != len(b):
+        problems.append(f"{what}: {len(a)} frames vs {len(b)}")
+    for i, (fa, fb) in enumerate(zip(a, b)):
+        if set(fa) != set(fb):
+            problems.append(f"{what} frame {i}: keys differ: {sorted(set(fa) ^ set(fb))}")
+        for k in sorted(set(fa) & set(fb)):
+            n += 1
+            if bits(fa[k]) != bits(fb[k]):
+                problems.append(f"{what} frame {i} {k}: {fa[k]!r} vs {fb[k]!r}")
+    return n, problems
+
+
+def first_error(log_path):
+    """The first few error lines of a run's log (vmafx's own first)."""
+    with open(log_path, errors="replace") as f:
+        lines = [l.strip() for l in f.read().splitlines()]
+    pat = re.compile(r"rror|Cannot|not supported|device:|mismatch:|invalid argument:|internal:|failed")
+    vmafx = [l for l in lines if "vmafx" in l and pat.search(l) and "Failed to configure" not in l]
+    other = [l for l in lines if pat.search(l) and l not in vmafx]
+    picked = (vmafx + other)[:3]
+    return " / ".join(picked) if picked else (lines[-1] if lines else "(no output)")
+
+
+def counters(log_path):
+    with open(log_path, errors="replace") as f:
+        text = f.read()
+    m = re.findall(r"(\d+) frame pairs scored, (\d+) host copies(?:, (\d+) CUDA frames in place)?", text)
+    score = re.findall(r"VMAF score: (\S+)", text)
+    cuda_line = "CUDA frames read in place on the GPU" in text
+    if not m:
+        return (None, None, None), score, cuda_line
+    return (int(m[-1][0]), int(m[-1][1]), int(m[-1][2] or 0)), score, cuda_line
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "build/gpu-ffmpeg"
+    ff = os.path.join(out, "bin/ffmpeg")
+    work = os.path.join(out, "work")
+    os.makedirs(work, exist_ok=True)
+    find_nvrtc()
+    os.environ.setdefault("VMAFX_KERNEL_CACHE", os.path.join(out, "kernel-cache"))
+    runs = int(os.environ.get("RUNS", "2"))
+    cores = os.cpu_count() or 1
+    cuda_opts = os.environ.get("CUDA_FILTER_OPTS", "")
+    cpu_opts = os.environ.get("CPU_FILTER_OPTS", f"n_threads={cores}")
+    print(f"VMAFX_NVRTC_LIB={os.environ.get('VMAFX_NVRTC_LIB', '(by SONAME)')}")
+    try:
+        subprocess.call(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    except OSError:
+        print("nvidia-smi: not found")
+    sys.stdout.flush()
+    subprocess.call([ff, "-hide_banner", "-version"])
+    pairs = []
+    for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
+        name = os.path.basename(ref).rsplit("-ref.", 1)[0]
+        dist = ref.replace("-ref.", "-dist.")
+        if os.path.exists(dist):
+            pairs.append((name, dist, ref))
+    only = os.environ.get("PAIRS")
+    if only:
+        pairs = [p for p in pairs if p[0] in only.split(",")]
+    if not pairs:
+        sys.exit(f"no clip pairs under {out}/clips (run scripts/gpu-ffmpeg build first)")
+
+    rows, details, failed = [], [], False
+
+    def vmafx_cmd(inputs, tag, opts, prep="[0:v]null[d];[1:v]null[r];"):
+        graph = f"{prep}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
+        if opts:
+            graph += ":" + opts
+        graph += f",metadata=mode=print:file={work}/{tag}.meta"
+        return [ff, "-hide_banner", "-nostdin", "-v", "verbose", *inputs, "-lavfi", graph, "-f", "null", "-"]
+
+    for name, dist, ref in pairs:
+        t = f"{name}"
+        cuda_in = [*HW, "-i", dist, *HW, "-i", ref]
+        sw_in = ["-i", dist, "-i", ref]
+        mixed_in = [*HW, "-i", dist, "-i", ref]
+        null = ["-map", "0:v", "-map", "1:v", "-f", "null", "-"]
+        res = {}
+        res["dec_cuda"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *cuda_in, *null], f"{work}/{t}-dec-cuda.log")
+        res["dec_sw"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *sw_in, *null], f"{work}/{t}-dec-sw.log")
+        res["cpu"] = best_of(runs, vmafx_cmd(sw_in, f"{t}-cpu", cpu_opts), f"{work}/{t}-cpu.log")
+        res["cuda"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-cuda", cuda_opts), f"{work}/{t}-cuda.log")
+        # The software reference in NVDEC's layout (nv12 / p010le): vmafx
+        # wants one format on both inputs.
+        nvdec_fmt = "p010le" if "10" in name.split("-")[0] else "nv12"
+        mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
+        res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
+        # NVDEC, frames downloaded to the host, vmafx on the CPU: what works
+        # with no GPU scoring (and for p010 until the device-side shift).
+        dl_prep = f"[0:v]hwdownload,format={nvdec_fmt}[d];[1:v]hwdownload,format={nvdec_fmt}[r];"
+        res["dl"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-dl", cpu_opts, dl_prep), f"{work}/{t}-dl.log")
+
+        frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None, None)
+        status = []
+        cpu_meta = cpu_json = None
+        if res["cpu"][1] != 0:
+            status.append("cpu run failed")
+            details.append(f"{name} cpu: {first_error(f'{work}/{t}-cpu.log')}")
+        else:
+            cpu_meta = read_metadata(f"{work}/{t}-cpu.meta")
+            cpu_json, cpu_pooled = read_json(f"{work}/{t}-cpu.json")
+            cpu_score = counters(f"{work}/{t}-cpu.log")[1]
+        compared = {}
+        copies = {}
+        for run_name in ("cuda", "mixed", "dl"):
+            log = f"{work}/{t}-{run_name}.log"
+            if res[run_name][1] != 0:
+                status.append(f"{run_name} failed")
+                details.append(f"{name} {run_name}: {first_error(log)}")
+                continue
+            (pairs_scored, host_copies, in_place), score, cuda_line = counters(log)
+            copies[run_name] = host_copies
+            # Both inputs CUDA: two frames per pair; mixed: one; downloaded: none.
+            want = (pairs_scored or 0) * {"cuda": 2, "mixed": 1, "dl": 0}[run_name]
+            if cuda_line != (run_name != "dl") or in_place != want or not pairs_scored:
+                status.append(f"{run_name}: {in_place} CUDA frames in place for {pairs_scored} pairs")
+            # Downloaded p010 is shifted on the host (counted); CUDA frames never are.
+            if host_copies != 0 and run_name != "dl":
+                status.append(f"{run_name}: {host_copies} host copies")
+            if cpu_meta is None:
+                continue
+            n1, p1 = compare(read_metadata(f"{work}/{t}-{run_name}.meta"), cpu_meta, f"{run_name} metadata")
+            js, pooled = read_json(f"{work}/{t}-{run_name}.json")
+            n2, p2 = compare(js, cpu_json, f"{run_name} json")
+            if pooled != cpu_pooled:
+                p2.append(f"{run_name} json pooled_metrics differ")
+            if score != cpu_score:
+                p2.append(f"{run_name} VMAF score line {score} vs {cpu_score}")
+            compared[run_name] = (n1 + n2, len(p1) + len(p2))
+            if p1 or p2:
+                status.append(f"{run_name}: {len(p1) + len(p2)} differences")
+                details.extend(f"{name} {x}" for x in (p1 + p2)[:10])
+        failed |= bool(status)
+        nframes = frames[0] or 0
+
+        def fmt_t(key):
+            s, rc = res[key]
+            if rc != 0:
+                return "fail"
+            fps = f" ({nframes / s:.0f} fps)" if nframes and s else ""
+            return f"{s:.2f}s{fps}"
+
+        rows.append([
+            name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"), fmt_t("mixed"), fmt_t("dl"), fmt_t("dec_sw"),
+            fmt_t("cpu"),
+            " / ".join(f"{compared[k][0]}: {compared[k][1]} diff" if k in compared else "-"
+                       for k in ("cuda", "mixed", "dl")),
+            " / ".join(str(copies[k]) if k in copies else "-" for k in ("cuda", "mixed", "dl")),
+            "ok" if not status else "; ".join(status),
+        ])
+
+    head = ["pair", "frames", "decode cuda", "cuda+vmafx", "mixed+vmafx", "cuda+hwdownload+vmafx (cpu)",
+            "decode sw", "sw+vmafx (cpu)", "values compared: diffs (cuda / mixed / dl)",
+            "host copies (cuda / mixed / dl)", "status"]
+    print()
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print(f"\ntimes: best of {runs} (mixed: 1 run); cpu run options: {cpu_opts}; cuda run options: {cuda_opts or '(defaults)'}")
+    print(f"logs, metadata and JSON logs in {work}")
+    if details:
+        print("\ndetails:")
+        for d in details:
+            print("  " + d)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""table.py RESULTS.jsonl GPU.csv: the markdown table of scripts/bench-gpu run.
+
+Each line of RESULTS is {"config", "tag", "result"} (result: a RESULT line of
+vmafx-bench-gpu or bench_libvmaf_cuda). Percentages are of the highest read
+bandwidth measured on the GPU (vmafx's read-only kernel; the copy figures
+count read + write)."""
+import json
+import sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+gpu = open(sys.argv[2]).read().strip().splitlines() if len(sys.argv) > 2 else []
+
+
+def first(tag, config="-"):
+    for r in rows:
+        if r["tag"] == tag and r["config"] == config:
+            return r["result"]
+    return None
+
+
+def num(v, fmt):
+    return "n/a" if v is None else format(v, fmt)
+
+
+bw_vmafx = first("bandwidth-vmafx") or {}
+bw_memcpy = first("bandwidth-memcpy") or {}
+read_bw = bw_vmafx.get("read_gbs")
+print("### GPU benchmark: vmafx CUDA vs libvmaf 3.2.0 CUDA, device-resident frames")
+print()
+if len(gpu) > 1:
+    print(f"- GPU: {gpu[1]} ({gpu[0]})")
+print(f"- device memory bandwidth measured here: read kernel {num(read_bw, '.0f')} GB/s, "
+      f"copy kernel {num(bw_vmafx.get('copy_gbs'), '.0f')} GB/s (read + write), "
+      f"cuMemcpyDtoD {num(bw_memcpy.get('memcpy_dtod_gbs'), '.0f')} GB/s (read + write); "
+      f"% BW = achieved / read-kernel bandwidth")
+print("- bytes per frame = the minimum each frame must read: 3 luma planes "
+      "(reference, distorted, previous reference) x width x height x bytes per sample")
+print("- fps: steady rate, (N - N/5) / (median time of N frames - median time of N/5 frames), each run "
+      "on a fresh context (every frame pushed / read, flush, pooled score); frames in device memory before timing")
+print()
+print("| size | bits | frames | vmafx CUDA fps | ms/frame | GB/s | % BW | libvmaf CUDA fps | ms/frame | GB/s | % BW "
+      "| vmafx / libvmaf | vmafx CPU fps (threads) | VMAF vmafx | VMAF libvmaf CUDA | vmafx CUDA = CPU | libvmaf CPU = vmafx |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+notes = []
+extra = []
+for tag in ("bandwidth-vmafx", "bandwidth-memcpy"):
+    if "error" in (first(tag) or {"error": "missing"}):
+        notes.append(f"{tag}: {(first(tag) or {}).get('error', 'missing')}")
+configs = []
+for r in rows:
+    if r["config"] != "-" and r["config"] not in configs:
+        configs.append(r["config"])
+for c in configs:
+    size, bits, _distinct, frames = c.split(":")
+    if first("skipped", c) is not None:
+        print(f"| {size} | {bits} | {frames} | skipped (deadline) |" + " |" * 16)
+        continue
+    a = first("vmafx-cuda", c) or {}
+    stream = first("vmafx-cuda-stream", c)
+    if stream is not None:
+        notes.append(f"{size} {bits}-bit, vmafx CUDA (DeviceChoice::Gpu): {a.get('error')}; "
+                     f"retried on DeviceChoice::CudaStream" + ("" if "error" in stream else " (its numbers are in the row)"))
+        if "error" not in stream:
+            a = stream
+    b = first("libvmaf-cuda", c) or {}
+    cpu = first("vmafx-cpu", c) or {}
+    lcpu = first("libvmaf-cpu", c) or {}
+    for tag, res in (("vmafx CUDA" + (" (CudaStream)" if stream is not None else ""), a), ("libvmaf CUDA", b), ("vmafx CPU", cpu), ("libvmaf CPU", lcpu),
+                     ("gen", first("gen", c) or {})):
+        if "error" in res:
+            notes.append(f"{size} {bits}-bit, {tag}: {res['error']}")
+
+    def side(res):
+        if "fps" not in res:
+            return ["n/a"] * 4
+        pct = 100 * res["gbs"] / read_bw if read_bw else None
+        return [num(res["fps"], ".1f"), num(res["ms_per_frame"], ".3f"), num(res["gbs"], ".1f"), num(pct, ".1f")]
+
+    extra.append((c, a, b))
+    ratio = num(a["fps"] / b["fps"], ".2f") if "fps" in a and "fps" in b else "n/a"
+    if a.get("check_cpu_s"):
+        cpu_fps = f"{int(frames) / a['check_cpu_s']:.1f} ({a.get('check_cpu_threads', '?')})"
+        vmafx_cpu_pooled = a.get("check_cpu_pooled")
+    elif "fps" in cpu:
+        cpu_fps = f"{cpu['fps']:.1f} ({cpu['lane'].split('-t')[-1]})"
+        vmafx_cpu_pooled = cpu.get("vmaf_pooled")
+    else:
+        cpu_fps, vmafx_cpu_pooled = "n/a", None
+    vmafx_vmaf = a.get("vmaf_pooled", vmafx_cpu_pooled)
+    check = a.get("check")
+    check = "n/a" if not check else ("yes, 0 diff" if check.startswith("equal") else "**NO**")
+    if a.get("check") and not a["check"].startswith("equal"):
+        notes.append(f"{size} {bits}-bit: {a['check']}")
+    vmafx_first = a.get("vmaf_first") or cpu.get("vmaf_first")
+    if "vmaf_first" in lcpu and vmafx_first:
+        same = lcpu["vmaf_first"] == vmafx_first
+        lcheck = "yes (frames 0-2, as bits)" if same else f"**NO** ({lcpu['vmaf_first']!r} vs {vmafx_first!r})"
+    else:
+        lcheck = "n/a"
+    print(f"| {size} | {bits} | {frames} | " + " | ".join(side(a)) + " | " + " | ".join(side(b))
+          + f" | {ratio} | {cpu_fps} | {num(vmafx_vmaf, '.6f')} | {num(b.get('vmaf_pooled'), '.6f')} | {check} | {lcheck} |")
+print()
+print("Per run, apart from the steady rate above: the rate over the whole run (fresh context, all frames), "
+      "the fixed time each run pays (first-frame set-up, drain at flush; from the N and N/5 runs), "
+      "and the context set-up before the first frame (not timed above).")
+print()
+print("| size | bits | vmafx CUDA fps whole run | vmafx fixed s | vmafx set-up s | libvmaf CUDA fps whole run "
+      "| libvmaf fixed s | libvmaf set-up s |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for c, a, b in extra:
+    size, bits = c.split(":")[:2]
+    cell = lambda r, k, f: num(r.get(k), f)
+    print(f"| {size} | {bits} | {cell(a, 'fps_whole', '.1f')} | {cell(a, 'fixed_s', '.3f')} | {cell(a, 'init_s', '.3f')} "
+          f"| {cell(b, 'fps_whole', '.1f')} | {cell(b, 'fixed_s', '.3f')} | {cell(b, 'init_s', '.3f')} |")
+print()
+print("VMAF values: vmafx's CUDA lane must equal its CPU lane (every feature and score of every frame "
+      "compared as bits) and libvmaf's CPU path (frames 0-2); libvmaf's own CUDA backend differs by design "
+      "(its CUDA motion is the pre-3.2.0 integer_motion, so VMAF differs slightly per frame).")
+for n in notes:
+    print(f"- {n}")
