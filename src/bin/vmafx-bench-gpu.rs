@@ -556,7 +556,9 @@ fn score(o: &Opts) -> Result<()> {
     let frames = o.num("frames", Some(k))?.max(1);
     let repeat = o.num("repeat", Some(3))?.max(1);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = o.num("threads", Some(cores))?;
+    // CPU: every core; GPU: one lane on the caller's thread unless asked
+    // (each worker thread is a lane with its own stream, frames overlap).
+    let threads = o.num("threads", Some(if device == "cpu" { cores } else { 0 }))?;
     let model = Model::builtin("vmaf_v0.6.1", &ModelConfig::default())?;
 
     let arcs = |v: Vec<OwnedPicture>| v.into_iter().map(Arc::new).collect::<Vec<_>>();
@@ -590,7 +592,7 @@ fn score(o: &Opts) -> Result<()> {
             } else {
                 (DeviceChoice::CudaStream { context: ctx, stream: 0 }, "vmafx-cuda-stream")
             };
-            (ContextConfig { device, ..Default::default() }, r, d, lane.to_owned())
+            (ContextConfig { device, threads, ..Default::default() }, r, d, format!("{lane}-t{threads}"))
         }
         other => return Err(Error::invalid(format!("--device {other}: cpu, cuda or cuda-stream"))),
     };

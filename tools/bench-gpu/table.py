@@ -36,6 +36,9 @@ print(f"- device memory bandwidth measured here: read kernel {num(read_bw, '.0f'
       f"% BW = achieved / read-kernel bandwidth")
 print("- bytes per frame = the minimum each frame must read: 3 luma planes "
       "(reference, distorted, previous reference) x width x height x bytes per sample")
+import os
+print(f"- vmafx: a scoring context on the GPU with {os.environ.get('BENCH_GPU_THREADS', '0')} worker threads "
+      "(0: one lane on the caller's thread; each worker is a lane with its own stream, so frames overlap)")
 print("- fps: steady rate, (N - N/5) / (median time of N frames - median time of N/5 frames), each run "
       "on a fresh context (every frame pushed / read, flush, pooled score); frames in device memory before timing")
 print()
