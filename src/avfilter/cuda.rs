@@ -140,6 +140,49 @@ pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
     format.msb_aligned || (format.layout == Layout::SemiPlanar && read_chroma)
 }
 
+/// The import descriptor of a semi-planar CUDA frame (nv12, p010le,
+/// p016le): two objects, the AVFrame's `data[0]` (Y) and `data[1]` (UV) at
+/// their line sizes, no fences (the caller adds the acquire event). Public
+/// for the emulator tests (tests/device_emu.rs), which import it as the
+/// filter does.
+pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<FrameDescriptor> {
+        let (width, height) = (raw.width, raw.height);
+        if width == 0 || height == 0 {
+            return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
+        }
+        let fourcc = match (format.layout, format.bits) {
+            (Layout::SemiPlanar, 8) => DrmFourcc::Nv12,
+            (Layout::SemiPlanar, 10) => DrmFourcc::P010,
+            (Layout::SemiPlanar, 16) => DrmFourcc::P016,
+            _ => {
+                return Err(Error::Internal(format!(
+                    "{label}: {} is read in place, not imported",
+                    format.name
+                )))
+            }
+        };
+        let mut desc = FrameDescriptor::new(label, width, height, format.bits);
+        let mut planes = Vec::with_capacity(2);
+        for i in 0..2 {
+            let (ptr, pitch) = (raw.data[i] as u64, raw.linesize[i]);
+            if ptr == 0 {
+                return Err(Error::invalid(format!("{label}: plane {i} has no device pointer")));
+            }
+            if pitch < 0 {
+                return Err(Error::NotSupported(format!(
+                    "{label}: plane {i} is bottom-up (line size {pitch}); CUDA frames are read top-down"
+                )));
+            }
+            // Object sizes unknown here: the importer asks the driver for
+            // the allocations' extents (cuMemGetAddressRange).
+            desc.objects.push(Object { memory: Memory::DevicePointer(ptr), size: 0, modifier: DrmModifier::Linear });
+            planes.push(PlaneRef { object: i, offset: 0, pitch: pitch as u64 });
+        }
+        desc.layers.push(Layer { format: fourcc, planes });
+        desc.implicit_sync = false;
+        Ok(desc)
+}
+
 /// An input's stream, borrowed to record the acquire event of each frame:
 /// the importer's library stream waits for it, so the conversions run after
 /// whatever FFmpeg queued there (NVDEC's copies into the frame).
@@ -207,40 +250,7 @@ impl CudaImport {
         format: &HostFormat,
         label: &str,
     ) -> Result<Arc<dyn PictureSource>> {
-        let (width, height) = (raw.width, raw.height);
-        if width == 0 || height == 0 {
-            return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
-        }
-        let fourcc = match (format.layout, format.bits) {
-            (Layout::SemiPlanar, 8) => DrmFourcc::Nv12,
-            (Layout::SemiPlanar, 10) => DrmFourcc::P010,
-            (Layout::SemiPlanar, 16) => DrmFourcc::P016,
-            _ => {
-                return Err(Error::Internal(format!(
-                    "{label}: {} is read in place, not imported",
-                    format.name
-                )))
-            }
-        };
-        let mut desc = FrameDescriptor::new(label, width, height, format.bits);
-        let mut planes = Vec::with_capacity(2);
-        for i in 0..2 {
-            let (ptr, pitch) = (raw.data[i] as u64, raw.linesize[i]);
-            if ptr == 0 {
-                return Err(Error::invalid(format!("{label}: plane {i} has no device pointer")));
-            }
-            if pitch < 0 {
-                return Err(Error::NotSupported(format!(
-                    "{label}: plane {i} is bottom-up (line size {pitch}); CUDA frames are read top-down"
-                )));
-            }
-            // Object sizes unknown here: the importer asks the driver for
-            // the allocations' extents (cuMemGetAddressRange).
-            desc.objects.push(Object { memory: Memory::DevicePointer(ptr), size: 0, modifier: DrmModifier::Linear });
-            planes.push(PlaneRef { object: i, offset: 0, pitch: pitch as u64 });
-        }
-        desc.layers.push(Layer { format: fourcc, planes });
-        desc.implicit_sync = false;
+        let mut desc = descriptor(raw, format, label)?;
         let Some(stream) = self.inputs.get_mut(input).and_then(Option::as_mut) else {
             return Err(Error::Internal(format!("{label}: input {input} has no CUDA stream")));
         };

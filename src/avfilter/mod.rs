@@ -255,13 +255,11 @@ impl Filter {
                 DeviceChoice::CudaStream { context: c.context, stream: c.stream }
             }
         };
-        if device != self.scoring_on {
-            if self.pairs > 0 {
-                return Err(Error::invalid("inputs reconfigured after frames were scored"));
-            }
-            self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
-            self.scoring_on = device;
+        if device != self.scoring_on && self.pairs > 0 {
+            return Err(Error::invalid("inputs reconfigured after frames were scored"));
         }
+        // The converter first (its library stream in the frames' context;
+        // kernels load on first use), then the scoring context.
         let format = HostFormat::by_name(format)?;
         self.cuda_import = None;
         if let DeviceChoice::CudaStream { context, .. } = device {
@@ -272,6 +270,10 @@ impl Filter {
                 // i.e. longer than the filter.
                 self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, self.read_chroma) }?);
             }
+        }
+        if device != self.scoring_on {
+            self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
+            self.scoring_on = device;
         }
         Ok(())
     }
@@ -304,7 +306,8 @@ impl Filter {
     }
 
     /// Wraps a CUDA frame: its planes stay on the device, read in place by
-    /// the context, which runs on that input's CUDA context.
+    /// the context, which runs on that input's CUDA context, or converted
+    /// there first (p010; semi-planar chroma when read).
     fn wrap_cuda(&mut self, frame: FrameHandle, raw: &RawPlanes, context: u64, what: &str) -> Result<Arc<dyn PictureSource>> {
         let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
         let input = if what == INPUT_NAMES[0] { 0 } else { 1 };
