@@ -215,7 +215,30 @@ impl CudaImport {
     /// `context` is a live `CUcontext`, and each input's stream a stream in
     /// it (or 0, its default stream); both outlive the returned value (they
     /// are the `AVCUDADeviceContext`'s, referenced by the filter's links).
-    pub unsafe fn new(context: u64, inputs: [Option<CudaInput>; 2], read_chroma: bool) -> Result<CudaImport> {
+    pub unsafe fn new(
+        context: u64,
+        inputs: [Option<CudaInput>; 2],
+        format: &HostFormat,
+        read_chroma: bool,
+    ) -> Result<CudaImport> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::open(context, inputs, read_chroma) }.map_err(|e| {
+            let detail = match e {
+                Error::Device(m) => m,
+                other => other.to_string(),
+            };
+            Error::Device(format!(
+                "converting cuda {} frames on the device (CUDA context {context:#x}): {detail}",
+                format.name
+            ))
+        })
+    }
+
+    /// [`CudaImport::new`] without the error's context.
+    ///
+    /// # Safety
+    /// As [`CudaImport::new`].
+    unsafe fn open(context: u64, inputs: [Option<CudaInput>; 2], read_chroma: bool) -> Result<CudaImport> {
         let ctx = context as usize as _;
         // SAFETY: forwarded contract.
         let library = unsafe { CudaLane::own_stream_in(ctx) }?;

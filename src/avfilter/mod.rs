@@ -268,7 +268,7 @@ impl Filter {
                 // AVCUDADeviceContext's (vmafx_filter_set_cuda_device), alive
                 // while the filter's links reference their frames contexts,
                 // i.e. longer than the filter.
-                self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, self.read_chroma) }?);
+                self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, format, self.read_chroma) }?);
             }
         }
         if device != self.scoring_on {
