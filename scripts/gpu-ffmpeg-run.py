@@ -4,22 +4,28 @@ vmafx on the CPU, on the clips in build/gpu-ffmpeg/clips.
 
 Per pair (distorted, reference):
   decode cuda   both inputs, -hwaccel cuda -hwaccel_output_format cuda, -f null
-  cuda+vmafx    the same, through vmafx (CUDA frames, scored on the GPU)
+  cuda+vmafx    the same, through vmafx (CUDA frames, scored on the GPU;
+                nv12 luma read in place, p010 shifted down on the device)
+  cuda+psnr     the same with feature=name=psnr added (chroma read: nv12 /
+                p010 chroma split on the device), against sw+psnr
   mixed+vmafx   CUDA main, software reference converted to NVDEC's layout
                 (nv12 / p010le) and copied to the device by the context
   decode sw     both inputs in software, -f null
   dl+vmafx      NVDEC, hwdownload to nv12 / p010le, vmafx on the CPU (as
                 sw+vmafx; works without GPU scoring)
   sw+vmafx      software decode, vmafx on the CPU (n_threads = cores)
+  sw+psnr       the same with feature=name=psnr (one run; PSNR=0 skips both)
 Every vmafx run writes the per-frame metadata (%.17g, exact doubles) and a
 JSON log; every per-frame value of the GPU runs must equal the CPU run's as
 doubles (same keys, same bits), the pooled "VMAF score" line too, and the
 host-copy counter of the runs with CUDA main frames must be 0 (the mixed
 run's software reference is copied to the device by the context, which is
-not a host copy). Prints a table; exits 1 on any difference or failure.
+not a host copy; a software p010le reference is shifted on the host first,
+one host copy per frame, and only there). Prints a table; exits 1 on any difference or failure.
 
 Usage: python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg
-Env: RUNS (timed repetitions, the best is shown; default 2),
+Env: RUNS (timed repetitions, the best is shown; default 2), PSNR (0: no
+     cuda+psnr / sw+psnr runs),
      CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
      "n_threads=4"), PAIRS (comma-separated pair names to run),
      VMAFX_NVRTC_LIB (found under /usr/local/cuda or python's nvidia wheel
@@ -140,6 +146,7 @@ def main():
     find_nvrtc()
     os.environ.setdefault("VMAFX_KERNEL_CACHE", os.path.join(out, "kernel-cache"))
     runs = int(os.environ.get("RUNS", "2"))
+    with_psnr = os.environ.get("PSNR", "1") != "0"
     cores = os.cpu_count() or 1
     cuda_opts = os.environ.get("CUDA_FILTER_OPTS", "")
     cpu_opts = os.environ.get("CPU_FILTER_OPTS", f"n_threads={cores}")
@@ -182,13 +189,19 @@ def main():
         res["dec_sw"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *sw_in, *null], f"{work}/{t}-dec-sw.log")
         res["cpu"] = best_of(runs, vmafx_cmd(sw_in, f"{t}-cpu", cpu_opts), f"{work}/{t}-cpu.log")
         res["cuda"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-cuda", cuda_opts), f"{work}/{t}-cuda.log")
+        if with_psnr:
+            psnr = "feature=name=psnr"
+            res["cpu_psnr"] = best_of(1, vmafx_cmd(sw_in, f"{t}-cpu-psnr", ":".join(filter(None, [psnr, cpu_opts]))),
+                                      f"{work}/{t}-cpu-psnr.log")
+            res["psnr"] = best_of(1, vmafx_cmd(cuda_in, f"{t}-psnr", ":".join(filter(None, [psnr, cuda_opts]))),
+                                  f"{work}/{t}-psnr.log")
         # The software reference in NVDEC's layout (nv12 / p010le): vmafx
         # wants one format on both inputs.
         nvdec_fmt = "p010le" if "10" in name.split("-")[0] else "nv12"
         mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
         res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
         # NVDEC, frames downloaded to the host, vmafx on the CPU: what works
-        # with no GPU scoring (and for p010 until the device-side shift).
+        # with no GPU scoring.
         dl_prep = f"[0:v]hwdownload,format={nvdec_fmt}[d];[1:v]hwdownload,format={nvdec_fmt}[r];"
         res["dl"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-dl", cpu_opts, dl_prep), f"{work}/{t}-dl.log")
 
@@ -204,7 +217,17 @@ def main():
             cpu_score = counters(f"{work}/{t}-cpu.log")[1]
         compared = {}
         copies = {}
-        for run_name in ("cuda", "mixed", "dl"):
+        if with_psnr and res["cpu_psnr"][1] == 0:
+            ref_runs = {"psnr": (read_metadata(f"{work}/{t}-cpu-psnr.meta"), *read_json(f"{work}/{t}-cpu-psnr.json"),
+                                 counters(f"{work}/{t}-cpu-psnr.log")[1])}
+        else:
+            ref_runs = {}
+            if with_psnr:
+                status.append("cpu psnr run failed")
+                details.append(f"{name} cpu psnr: {first_error(f'{work}/{t}-cpu-psnr.log')}")
+        for run_name in ("cuda", "mixed", "dl", "psnr"):
+            if run_name not in res:
+                continue
             log = f"{work}/{t}-{run_name}.log"
             if res[run_name][1] != 0:
                 status.append(f"{run_name} failed")
@@ -213,21 +236,30 @@ def main():
             (pairs_scored, host_copies, in_place), score, cuda_line = counters(log)
             copies[run_name] = host_copies
             # Both inputs CUDA: two frames per pair; mixed: one; downloaded: none.
-            want = (pairs_scored or 0) * {"cuda": 2, "mixed": 1, "dl": 0}[run_name]
+            want = (pairs_scored or 0) * {"cuda": 2, "mixed": 1, "dl": 0, "psnr": 2}[run_name]
             if cuda_line != (run_name != "dl") or in_place != want or not pairs_scored:
-                status.append(f"{run_name}: {in_place} CUDA frames in place for {pairs_scored} pairs")
-            # Downloaded p010 is shifted on the host (counted); CUDA frames never are.
-            if host_copies != 0 and run_name != "dl":
+                status.append(f"{run_name}: {in_place} CUDA frames on the device for {pairs_scored} pairs")
+            # CUDA frames are never copied through the host (p010 is shifted
+            # on the device). Downloaded p010 is shifted on the host
+            # (counted), and so is the mixed run's software p010 reference.
+            allowed = {"dl": host_copies, "mixed": (pairs_scored or 0) if nvdec_fmt == "p010le" else 0}.get(run_name, 0)
+            if host_copies != allowed:
                 status.append(f"{run_name}: {host_copies} host copies")
-            if cpu_meta is None:
+            if run_name in ref_runs:
+                ref_meta, ref_json, ref_pooled, ref_score = ref_runs[run_name]
+            elif run_name == "psnr":
                 continue
-            n1, p1 = compare(read_metadata(f"{work}/{t}-{run_name}.meta"), cpu_meta, f"{run_name} metadata")
+            else:
+                if cpu_meta is None:
+                    continue
+                ref_meta, ref_json, ref_pooled, ref_score = cpu_meta, cpu_json, cpu_pooled, cpu_score
+            n1, p1 = compare(read_metadata(f"{work}/{t}-{run_name}.meta"), ref_meta, f"{run_name} metadata")
             js, pooled = read_json(f"{work}/{t}-{run_name}.json")
-            n2, p2 = compare(js, cpu_json, f"{run_name} json")
-            if pooled != cpu_pooled:
+            n2, p2 = compare(js, ref_json, f"{run_name} json")
+            if pooled != ref_pooled:
                 p2.append(f"{run_name} json pooled_metrics differ")
-            if score != cpu_score:
-                p2.append(f"{run_name} VMAF score line {score} vs {cpu_score}")
+            if score != ref_score:
+                p2.append(f"{run_name} VMAF score line {score} vs {ref_score}")
             compared[run_name] = (n1 + n2, len(p1) + len(p2))
             if p1 or p2:
                 status.append(f"{run_name}: {len(p1) + len(p2)} differences")
@@ -245,21 +277,23 @@ def main():
         rows.append([
             name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"), fmt_t("mixed"), fmt_t("dl"), fmt_t("dec_sw"),
             fmt_t("cpu"),
+            fmt_t("psnr") if "psnr" in res else "-",
+            fmt_t("cpu_psnr") if "cpu_psnr" in res else "-",
             " / ".join(f"{compared[k][0]}: {compared[k][1]} diff" if k in compared else "-"
-                       for k in ("cuda", "mixed", "dl")),
-            " / ".join(str(copies[k]) if k in copies else "-" for k in ("cuda", "mixed", "dl")),
+                       for k in ("cuda", "mixed", "dl", "psnr")),
+            " / ".join(str(copies[k]) if k in copies else "-" for k in ("cuda", "mixed", "dl", "psnr")),
             "ok" if not status else "; ".join(status),
         ])
 
     head = ["pair", "frames", "decode cuda", "cuda+vmafx", "mixed+vmafx", "cuda+hwdownload+vmafx (cpu)",
-            "decode sw", "sw+vmafx (cpu)", "values compared: diffs (cuda / mixed / dl)",
-            "host copies (cuda / mixed / dl)", "status"]
+            "decode sw", "sw+vmafx (cpu)", "cuda+psnr", "sw+psnr (cpu)",
+            "values compared: diffs (cuda / mixed / dl / psnr)", "host copies (cuda / mixed / dl / psnr)", "status"]
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         print("| " + " | ".join(r) + " |")
-    print(f"\ntimes: best of {runs} (mixed: 1 run); cpu run options: {cpu_opts}; cuda run options: {cuda_opts or '(defaults)'}")
+    print(f"\ntimes: best of {runs} (mixed, psnr: 1 run); cpu run options: {cpu_opts}; cuda run options: {cuda_opts or '(defaults)'}")
     print(f"logs, metadata and JSON logs in {work}")
     if details:
         print("\ndetails:")

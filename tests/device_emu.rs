@@ -980,3 +980,97 @@ fn emulated_adm_1080p_equals_the_cpu() {
         assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit {content:?}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// The FFmpeg filter's CUDA frames (src/avfilter/cuda.rs): the descriptor the
+// filter builds from an AVFrame's two device pointers (nv12, p010le, p016le),
+// imported through the emulated device, gives the planes the filter's host
+// path (src/avfilter/frame.rs: p010 shifted, chroma split on the host) gives
+// for the same bytes; the AVFrame is released once, after the frame drops.
+
+static FILTER_RELEASES: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn filter_frame_released(_: *mut std::ffi::c_void) {
+    FILTER_RELEASES.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn filter_cuda_frames_import_as_the_host_path_reads_them() {
+    use vmafx::avfilter::cuda::descriptor;
+    use vmafx::avfilter::frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
+    let Some(mut emu) = build_emulator() else { return };
+    let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
+    let gray = importer.with_chroma(false);
+    let mut cases = 0;
+    for name in ["nv12", "p010le", "p016le"] {
+        let format = HostFormat::by_name(name).unwrap();
+        let bps = if format.bits > 8 { 2 } else { 1 };
+        for (w, h, pad) in [(17usize, 9usize, 6usize), (64, 4, 0), (33, 5, 64)] {
+            let what = format!("{name} {w}x{h} pad {pad}");
+            let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+            let (ypitch, cpitch) = (w * bps + pad, cw * 2 * bps + pad);
+            let mut seed = (w * 131 + h * 7 + pad) as u64 ^ format.bits as u64;
+            let mut bytes = |n: usize| -> Vec<u8> {
+                (0..n)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        (seed >> 56) as u8
+                    })
+                    .collect()
+            };
+            let (y, uv) = (bytes(ypitch * h), bytes(cpitch * ch));
+            let (dy, duv) = (device_buffer(&mut emu, &y), device_buffer(&mut emu, &uv));
+            let raw = |a: *const u8, b: *const u8, memory| RawPlanes {
+                data: [a, b, std::ptr::null(), std::ptr::null()],
+                linesize: [ypitch as i32, cpitch as i32, 0, 0],
+                width: w,
+                height: h,
+                memory,
+            };
+            // The host path on the same bytes: what the CPU scores.
+            let host_raw = raw(y.as_ptr(), uv.as_ptr(), FrameMemory::Host);
+            // SAFETY: the planes are `y` and `uv`, alive past the picture;
+            // the handle's free function only counts.
+            let (host, _) = unsafe {
+                HostPicture::wrap(FrameHandle::new(8 as *mut _, filter_frame_released), &host_raw, format, true)
+            }
+            .unwrap();
+            let pic = host.host().unwrap();
+            let want: Vec<Vec<Vec<u16>>> = (0..3)
+                .map(|i| {
+                    let p = pic.plane(i);
+                    (0..p.height()).map(|y| (0..p.width()).map(|x| p.sample(x, y) as u16).collect()).collect()
+                })
+                .collect();
+            drop(host);
+            let dev_raw = raw(dy as *const u8, duv as *const u8, FrameMemory::Cuda { context: 1 });
+            for (imp, planes) in [(&importer, 3), (&gray, 1)] {
+                let before = FILTER_RELEASES.load(Ordering::SeqCst);
+                let desc = descriptor(&dev_raw, format, &what).unwrap();
+                // SAFETY: as above.
+                let handle = unsafe { FrameHandle::new(8 as *mut _, filter_frame_released) };
+                let frame = imp
+                    .import_with(desc, Some(Box::new(move || drop(handle))))
+                    .unwrap_or_else(|(r, _)| panic!("{what}: {r}"));
+                let f = frame.device_frame().unwrap();
+                assert_eq!((f.format.bits, f.width, f.height), (format.bits, w, h), "{what}");
+                let mut reader = emu.world().stream();
+                wait_ready(f, &mut reader).unwrap();
+                reader.synchronize().unwrap();
+                assert_frame(&emu, f, &want, planes, &what);
+                // Luma in place unless it must be shifted (p010).
+                assert_eq!(f.planes[0].ptr == dy, !format.msb_aligned, "{what}: luma in place");
+                assert_eq!(FILTER_RELEASES.load(Ordering::SeqCst), before, "{what}: released while alive");
+                drop(frame);
+                assert_eq!(FILTER_RELEASES.load(Ordering::SeqCst), before + 1, "{what}: released once at drop");
+            }
+            emu.free(dy);
+            emu.free(duv);
+            cases += 1;
+        }
+    }
+    assert_eq!(importer.stats().host_copies.load(Ordering::SeqCst), 0);
+    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    drop((importer, gray));
+    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    eprintln!("{cases} filter layouts equal");
+}

@@ -6,10 +6,12 @@
 //! CUDA frames from a test pattern; the tests check what reaches vmafx:
 //! the links negotiated as CUDA with their sw_format, the CUcontext and
 //! stream from `AVCUDADeviceContext`, one context for both inputs, a
-//! mixed CUDA + software pair, and two contexts refused. Scoring itself
-//! needs a real GPU (scripts/gpu-ffmpeg run): the fake driver runs no
-//! kernels, so a run that gets that far ends in a device error, or, before
-//! the GPU scoring context exists, in its "not supported".
+//! mixed CUDA + software pair, and two contexts refused; p010 and nv12 /
+//! p016 with a chroma reader (PSNR) accepted, with the importer's library
+//! stream made in the frames' context (the fake driver traces it). Scoring
+//! itself needs a real GPU (scripts/gpu-ffmpeg run): the fake driver runs
+//! no kernels and the tests point NVRTC nowhere, so a run ends in the
+//! device error of the scoring context on the frames' CUDA context.
 //!
 //! The ffmpeg program is `$VMAFX_FFMPEG_CUDA` (default
 //! `${VMAFX_BUILD:-build}/ffmpeg-7.1-cuda/obj/ffmpeg`). Missing, each test
@@ -44,13 +46,23 @@ fn fake_driver_dir() -> PathBuf {
 struct Run {
     ok: bool,
     stderr: String,
+    /// The fake driver's trace of stream and event calls.
+    trace: String,
 }
 
 /// ffmpeg with two 64x48 test patterns as inputs, `graph` as -lavfi, on
 /// the fake driver, at verbose level.
 fn run(bin: &Path, graph: &str) -> Run {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let trace = fake_driver_dir().join(format!(
+        "trace-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_file(&trace);
     let out = Command::new(bin)
         .env("LD_LIBRARY_PATH", fake_driver_dir())
+        .env("VMAFX_FAKE_CUDA_TRACE", &trace)
         // A scoring context that gets as far as compiling kernels fails
         // cleanly instead of finding a real NVRTC.
         .env("VMAFX_NVRTC_LIB", "/nonexistent/libnvrtc.so")
@@ -63,12 +75,14 @@ fn run(bin: &Path, graph: &str) -> Run {
         .output()
         .expect("running ffmpeg");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let trace_text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let _ = std::fs::remove_file(&trace);
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
         assert!(out.status.signal().is_none(), "ffmpeg crashed on {graph}:\n{stderr}");
     }
-    Run { ok: out.status.success(), stderr }
+    Run { ok: out.status.success(), stderr, trace: trace_text }
 }
 
 fn ffmpeg_cuda() -> Option<PathBuf> {
@@ -90,7 +104,18 @@ fn assert_scoring_reached_cuda_context(r: &Run, graph: &str) {
             assert_eq!(ctx & !0xffff, 0x5eed_0000, "{line}");
             assert!(line.contains("stream: 0 }"), "{line}");
         }
-        (None, Some(_)) => {}
+        (None, Some(line)) => {
+            // The fake driver loads (every symbol vmafx needs is there):
+            // the error is the scoring context's, on FFmpeg's context and
+            // stream, not the driver's absence.
+            assert!(!line.contains("driver is not usable"), "{line}");
+            // The scoring context on FFmpeg's context and stream, or the
+            // converter's library stream in that context (p010; chroma of
+            // semi-planar frames), which is set up first.
+            let scoring = line.contains("scoring on CUDA context 0x5eed") && line.contains(", stream 0x0:");
+            let converter = line.contains("frames on the device (CUDA context 0x5eed");
+            assert!(scoring || converter, "{line}");
+        }
         (None, None) => panic!("no vmafx error about the CUDA context: {graph}\n{}", r.stderr),
     }
 }
@@ -144,21 +169,37 @@ fn cuda_formats_must_match_like_software_ones() {
     assert!(r.stderr.contains("input pixel formats differ: main is nv12, reference is yuv420p"), "{}", r.stderr);
 }
 
+/// Streams the fake driver created (vmafx's import library streams; the
+/// scoring context queues on FFmpeg's stream, FFmpeg creates none).
+fn streams_created(r: &Run) -> usize {
+    r.trace.lines().filter(|l| l.starts_with("stream_create ")).count()
+}
+
 #[test]
-fn layouts_needing_device_work_are_refused_at_configure() {
+fn layouts_needing_device_work_are_accepted() {
     let Some(bin) = ffmpeg_cuda() else { return };
-    for (graph, message) in [
-        (
-            "[0:v]format=p010le,hwupload[d];[1:v]format=p010le,hwupload[r];[d][r]vmafx",
-            "not supported: the main input (cuda p010le): p010le keeps its 10-bit samples in the top bits",
-        ),
-        (
-            "[0:v]format=nv12,hwupload[d];[1:v]format=nv12[r];[d][r]vmafx=feature=name=psnr",
-            "not supported: the main input (cuda nv12): an extractor reads chroma",
-        ),
+    for (graph, line) in [
+        // 10-bit HEVC's NVDEC layout: shifted down on the device.
+        ("[0:v]format=p010le,hwupload[d];[1:v]format=p010le,hwupload[r];[d][r]vmafx", "main cuda/p010le, reference cuda/p010le"),
+        // Chroma read (PSNR): split on the device; mixed with software.
+        ("[0:v]format=nv12,hwupload[d];[1:v]format=nv12[r];[d][r]vmafx=feature=name=psnr", "main cuda/nv12, reference nv12"),
+        ("[0:v]format=p016le,hwupload[d];[1:v]format=p016le,hwupload[r];[d][r]vmafx=feature=name=psnr", "main cuda/p016le, reference cuda/p016le"),
+        ("[0:v]format=p010le[d];[1:v]format=p010le,hwupload[r];[d][r]vmafx=feature=name=psnr", "main p010le, reference cuda/p010le"),
     ] {
         let r = run(&bin, graph);
-        assert!(!r.ok);
-        assert!(r.stderr.contains(message), "{graph}\n{}", r.stderr);
+        assert!(r.stderr.contains(&format!("{line}: CUDA frames read in place on the GPU")), "{graph}\n{}", r.stderr);
+        assert!(!r.stderr.lines().any(|l| l.contains("[Parsed_vmafx") && l.contains("not supported")), "{graph}\n{}", r.stderr);
+        assert_scoring_reached_cuda_context(&r, graph);
+        // The converter's library stream, made in the frames' context.
+        assert_eq!(streams_created(&r), 1, "{graph}\n{}", r.trace);
+    }
+    // Read in place: no converter, no stream of ours.
+    for graph in [
+        "[0:v]format=nv12,hwupload[d];[1:v]format=nv12,hwupload[r];[d][r]vmafx",
+        "[0:v]format=yuv444p16le,hwupload[d];[1:v]format=yuv444p16le,hwupload[r];[d][r]vmafx=feature=name=psnr",
+    ] {
+        let r = run(&bin, graph);
+        assert_scoring_reached_cuda_context(&r, graph);
+        assert_eq!(streams_created(&r), 0, "{graph}\n{}", r.trace);
     }
 }

@@ -4,18 +4,32 @@
 //! on that device, queued on the `AVCUDADeviceContext`'s stream, so it reads
 //! after the decoder's copies into the frame without any host wait.
 //!
-//! What is read in place: every plane of a planar sw_format (yuv420p,
-//! yuv444p16, gray, ...), and the luma of nv12 / p016 when no extractor
-//! reads chroma (the VMAF models read only luma; the picture is then 4:0:0,
-//! as for software nv12). What needs work on the device first — p010's
-//! MSB-aligned luma (shifted down) and semi-planar chroma (deinterleaved) —
-//! is refused by name until the device-side conversion (src/import/device.rs)
-//! lands; `hwdownload` reads those formats on the CPU meanwhile.
+//! Two paths, chosen per format at configure ([`needs_device_work`]):
+//! - In place ([`CudaPicture`]): every plane of a planar sw_format
+//!   (yuv420p, yuv420p10le, yuv444p16le, gray, ...), and the luma of nv12 /
+//!   p016 when no extractor reads chroma (the VMAF models read only luma;
+//!   the picture is then 4:0:0, as for software nv12). Nothing is queued.
+//! - Through the GPU importer ([`CudaImport`], src/import/gpu.rs): p010's
+//!   MSB-aligned samples (shifted down to the LSBs the core expects) and
+//!   semi-planar chroma when an extractor reads it (deinterleaved into U and
+//!   V planes), by kernels/convert.cu on a library stream of the frames' own
+//!   context. That stream first waits for an event recorded on the input's
+//!   stream (the decoder's writes); the scoring lanes wait for the frame's
+//!   `ready` event; nv12 / p016 luma is still read in place. The AVFrame is
+//!   released by the importer's release callback, once the library stream
+//!   is past every read of the frame.
+//!
+//! No frame data goes through host memory on either path.
+
+use std::sync::Arc;
 
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
-use crate::device::gpu::engine::DevPlane;
+use crate::device::gpu::cuda_lane::CudaLane;
+use crate::device::gpu::engine::{Backend, DevPlane};
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
+use crate::import::gpu::{GpuImportStats, GpuImporter};
+use crate::import::{AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
 use crate::picture::{Chroma, Picture};
 use crate::{Error, Result};
 
@@ -65,7 +79,12 @@ impl CudaPicture {
         if width == 0 || height == 0 {
             return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
         }
-        check_layout(format, read_chroma, label)?;
+        if needs_device_work(format, read_chroma) {
+            return Err(Error::Internal(format!(
+                "{label}: {} needs conversion on the device; it goes through CudaImport",
+                format.name
+            )));
+        }
         let core = format.core_format(read_chroma);
         let bytes_per_sample = if format.bits > 8 { 2 } else { 1 };
         let plane_count = match core.chroma {
@@ -113,26 +132,159 @@ impl CudaPicture {
     }
 }
 
-/// Refuses, by name, the CUDA layouts that need work on the device before
-/// the core can read them (checked at configure, and again per frame).
-pub fn check_layout(format: &HostFormat, read_chroma: bool, label: &str) -> Result<()> {
-    if format.msb_aligned {
-        return Err(Error::NotSupported(format!(
-            "{label}: {} keeps its {}-bit samples in the top bits, which must be shifted down on the \
-             device before scoring; that conversion is not in this build yet (hwdownload,format={} \
-             scores it on the CPU)",
-            format.name, format.bits, format.name
-        )));
+/// Whether frames of `format` need work on the device before the core can
+/// read them: MSB-aligned samples (p010) always, semi-planar chroma when an
+/// extractor reads it. Those go through [`CudaImport`]; the others are read
+/// in place ([`CudaPicture`]).
+pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
+    format.msb_aligned || (format.layout == Layout::SemiPlanar && read_chroma)
+}
+
+/// The import descriptor of a semi-planar CUDA frame (nv12, p010le,
+/// p016le): two objects, the AVFrame's `data[0]` (Y) and `data[1]` (UV) at
+/// their line sizes, no fences (the caller adds the acquire event). Public
+/// for the emulator tests (tests/device_emu.rs), which import it as the
+/// filter does.
+pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<FrameDescriptor> {
+        let (width, height) = (raw.width, raw.height);
+        if width == 0 || height == 0 {
+            return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
+        }
+        let fourcc = match (format.layout, format.bits) {
+            (Layout::SemiPlanar, 8) => DrmFourcc::Nv12,
+            (Layout::SemiPlanar, 10) => DrmFourcc::P010,
+            (Layout::SemiPlanar, 16) => DrmFourcc::P016,
+            _ => {
+                return Err(Error::Internal(format!(
+                    "{label}: {} is read in place, not imported",
+                    format.name
+                )))
+            }
+        };
+        let mut desc = FrameDescriptor::new(label, width, height, format.bits);
+        let mut planes = Vec::with_capacity(2);
+        for i in 0..2 {
+            let (ptr, pitch) = (raw.data[i] as u64, raw.linesize[i]);
+            if ptr == 0 {
+                return Err(Error::invalid(format!("{label}: plane {i} has no device pointer")));
+            }
+            if pitch < 0 {
+                return Err(Error::NotSupported(format!(
+                    "{label}: plane {i} is bottom-up (line size {pitch}); CUDA frames are read top-down"
+                )));
+            }
+            // Object sizes unknown here: the importer asks the driver for
+            // the allocations' extents (cuMemGetAddressRange).
+            desc.objects.push(Object { memory: Memory::DevicePointer(ptr), size: 0, modifier: DrmModifier::Linear });
+            planes.push(PlaneRef { object: i, offset: 0, pitch: pitch as u64 });
+        }
+        desc.layers.push(Layer { format: fourcc, planes });
+        desc.implicit_sync = false;
+        Ok(desc)
+}
+
+/// An input's stream, borrowed to record the acquire event of each frame:
+/// the importer's library stream waits for it, so the conversions run after
+/// whatever FFmpeg queued there (NVDEC's copies into the frame).
+struct InputStream {
+    lane: CudaLane,
+    event: u64,
+}
+
+impl Drop for InputStream {
+    fn drop(&mut self) {
+        // A recorded event still pending is released by the driver once it
+        // completes (cuEventDestroy's contract); waits queued on it stay.
+        self.lane.destroy_event(self.event);
     }
-    if format.layout == Layout::SemiPlanar && read_chroma {
-        return Err(Error::NotSupported(format!(
-            "{label}: an extractor reads chroma, and {}'s interleaved chroma must be split into planes \
-             on the device first; that is not in this build yet (luma-only features such as the VMAF \
-             models read it in place; hwdownload,format={} scores chroma on the CPU)",
-            format.name, format.name
-        )));
+}
+
+/// The CUDA inputs' converter: a [`GpuImporter`] whose library stream is a
+/// stream of vmafx's own in the frames' `CUcontext`, and each CUDA input's
+/// stream for the acquire events.
+pub struct CudaImport {
+    importer: GpuImporter<CudaLane>,
+    inputs: [Option<InputStream>; 2],
+}
+
+impl CudaImport {
+    /// An importer in `context` for the CUDA inputs `inputs` (main,
+    /// reference), reading chroma when `read_chroma`.
+    ///
+    /// # Safety
+    /// `context` is a live `CUcontext`, and each input's stream a stream in
+    /// it (or 0, its default stream); both outlive the returned value (they
+    /// are the `AVCUDADeviceContext`'s, referenced by the filter's links).
+    pub unsafe fn new(
+        context: u64,
+        inputs: [Option<CudaInput>; 2],
+        format: &HostFormat,
+        read_chroma: bool,
+    ) -> Result<CudaImport> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::open(context, inputs, read_chroma) }.map_err(|e| {
+            let detail = match e {
+                Error::Device(m) => m,
+                other => other.to_string(),
+            };
+            Error::Device(format!(
+                "converting cuda {} frames on the device (CUDA context {context:#x}): {detail}",
+                format.name
+            ))
+        })
     }
-    Ok(())
+
+    /// [`CudaImport::new`] without the error's context.
+    ///
+    /// # Safety
+    /// As [`CudaImport::new`].
+    unsafe fn open(context: u64, inputs: [Option<CudaInput>; 2], read_chroma: bool) -> Result<CudaImport> {
+        let ctx = context as usize as _;
+        // SAFETY: forwarded contract.
+        let library = unsafe { CudaLane::own_stream_in(ctx) }?;
+        let importer = GpuImporter::new(library, read_chroma)?;
+        let mut streams = [None, None];
+        for (slot, input) in streams.iter_mut().zip(inputs) {
+            if let Some(input) = input {
+                // SAFETY: forwarded contract (the input's context is `context`:
+                // the filter refuses two contexts).
+                let mut lane = unsafe { CudaLane::from_stream(ctx, input.stream as usize as _) }?;
+                let event = lane.create_event()?;
+                *slot = Some(InputStream { lane, event });
+            }
+        }
+        Ok(CudaImport { importer, inputs: streams })
+    }
+
+    /// The importer's counters (converted planes, releases; host copies 0).
+    pub fn stats(&self) -> &Arc<GpuImportStats> {
+        self.importer.stats()
+    }
+
+    /// Imports one CUDA frame of input `input` (0 main, 1 reference): the
+    /// library stream waits for the input's stream, then shifts / splits
+    /// what needs it into buffers the frame owns; the AVFrame (`handle`) is
+    /// released once the library stream is past every read of it.
+    pub fn import(
+        &mut self,
+        input: usize,
+        handle: FrameHandle,
+        raw: &RawPlanes,
+        format: &HostFormat,
+        label: &str,
+    ) -> Result<Arc<dyn PictureSource>> {
+        let mut desc = descriptor(raw, format, label)?;
+        let Some(stream) = self.inputs.get_mut(input).and_then(Option::as_mut) else {
+            return Err(Error::Internal(format!("{label}: input {input} has no CUDA stream")));
+        };
+        // After everything FFmpeg queued on the input's stream so far.
+        stream.lane.record_event(stream.event)?;
+        desc.acquire.push(AcquireFence::DeviceEvent(stream.event));
+        let release: crate::import::gpu::ReleaseCallback = Box::new(move || drop(handle));
+        // A refusal hands the callback back; dropping it releases the frame.
+        let frame = self.importer.import_with(desc, Some(release)).map_err(|(refusal, _)| Error::from(refusal))?;
+        Ok(frame)
+    }
 }
 
 /// Checks that CUDA can be used at all: the driver library loads and
@@ -205,17 +357,30 @@ mod tests {
             let f = pic.device_frame().unwrap();
             assert_eq!((f.format.chroma, f.format.bits, f.planes.len()), (Chroma::Yuv400, bits, 1));
             assert_eq!((f.planes[0].ptr, f.planes[0].pitch), (0x2000, 4096));
-            let err = wrap(&r, fmt, true).err().unwrap().to_string();
-            assert!(err.contains("main frame 0 (cuda test): an extractor reads chroma"), "{err}");
-            assert!(err.contains(&format!("hwdownload,format={fmt}")), "{err}");
         }
     }
 
     #[test]
-    fn what_needs_device_work_is_refused_by_name() {
+    fn what_needs_device_work_goes_through_the_importer() {
+        let f = |name| HostFormat::by_name(name).unwrap();
+        // p010 always (shift); semi-planar chroma when read (split).
+        assert!(needs_device_work(f("p010le"), false));
+        assert!(needs_device_work(f("p010le"), true));
+        assert!(needs_device_work(f("nv12"), true));
+        assert!(needs_device_work(f("p016le"), true));
+        assert!(!needs_device_work(f("nv12"), false));
+        assert!(!needs_device_work(f("p016le"), false));
+        for planar in ["yuv420p", "yuv420p10le", "yuv444p16le", "gray12le"] {
+            assert!(!needs_device_work(f(planar), true), "{planar}");
+        }
+        // In-place wrapping never takes them (the filter routes them).
         let r = raw([0x2000, 0x8000, 0, 0], [4096, 4096, 0, 0], 64, 64);
-        let err = wrap(&r, "p010le", false).err().unwrap().to_string();
-        assert!(err.starts_with("not supported: main frame 0 (cuda test): p010le keeps its 10-bit samples in the top bits"), "{err}");
+        assert!(matches!(wrap(&r, "p010le", false), Err(Error::Internal(_))));
+        assert!(matches!(wrap(&r, "nv12", true), Err(Error::Internal(_))));
+    }
+
+    #[test]
+    fn bad_planes_are_refused_by_name() {
         let r = raw([0x2000, 0, 0, 0], [-64, 0, 0, 0], 64, 64);
         assert!(wrap(&r, "gray", false).err().unwrap().to_string().contains("bottom-up"));
         let r = raw([0x2000, 0, 0, 0], [32, 0, 0, 0], 64, 64);

@@ -27,9 +27,11 @@
 //! sw_format; the glue first names each CUDA input's `CUcontext` and
 //! stream ([`Filter::set_cuda_device`]), and `configure` then builds the
 //! scoring context on that device and stream (`DeviceChoice::CudaStream`),
-//! so the frames are read in place after the decoder's work ([`cuda`]). A
-//! software input mixed with a CUDA one is copied to the device by the
-//! context. docs/ffmpeg.md.
+//! so the frames are read in place after the decoder's work ([`cuda`]);
+//! p010, and nv12 / p016 chroma when an extractor reads it, are converted
+//! on the device first (GPU importer, on a stream of ours in the frames'
+//! context). A software input mixed with a CUDA one is copied to the device
+//! by the context. docs/ffmpeg.md.
 
 pub mod cuda;
 pub mod ffi;
@@ -51,7 +53,7 @@ use crate::model::Model;
 use crate::score::log::{write_log, LogInput};
 use crate::{Error, Result};
 
-use cuda::{CudaInput, CudaPicture};
+use cuda::{CudaImport, CudaInput, CudaPicture};
 use frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
 use options::{FilterOptions, ModelSource, RawOptions};
 
@@ -104,6 +106,9 @@ pub struct Filter {
     cuda: [Option<CudaInput>; 2],
     /// Where the context scores (set by `configure`).
     scoring_on: DeviceChoice,
+    /// Converts the CUDA frames that need it on the device (p010; nv12 /
+    /// p016 chroma when read); made by `configure` when needed.
+    cuda_import: Option<CudaImport>,
     /// CUDA frames handed to the context, in place.
     device_frames: u64,
     read_chroma: bool,
@@ -171,6 +176,7 @@ impl Filter {
             context,
             cuda: [None, None],
             scoring_on: DeviceChoice::Cpu,
+            cuda_import: None,
             device_frames: 0,
             read_chroma,
             geometry: None,
@@ -211,12 +217,6 @@ impl Filter {
             return Err(Error::NotSupported(format!("frames of {}x{} (at least 3x3)", main.0, main.1)));
         }
         self.geometry = Some(Geometry { width: main.0, height: main.1, format });
-        for (i, device) in self.cuda.iter().enumerate() {
-            if device.is_some() {
-                let label = format!("the {} input (cuda {})", INPUT_NAMES[i], format.name);
-                cuda::check_layout(format, self.read_chroma, &label)?;
-            }
-        }
         self.configure_device(main.2)
     }
 
@@ -255,10 +255,23 @@ impl Filter {
                 DeviceChoice::CudaStream { context: c.context, stream: c.stream }
             }
         };
-        if device != self.scoring_on {
-            if self.pairs > 0 {
-                return Err(Error::invalid("inputs reconfigured after frames were scored"));
+        if device != self.scoring_on && self.pairs > 0 {
+            return Err(Error::invalid("inputs reconfigured after frames were scored"));
+        }
+        // The converter first (its library stream in the frames' context;
+        // kernels load on first use), then the scoring context.
+        let format = HostFormat::by_name(format)?;
+        self.cuda_import = None;
+        if let DeviceChoice::CudaStream { context, .. } = device {
+            if cuda::needs_device_work(format, self.read_chroma) {
+                // SAFETY: the CUcontext and streams are the inputs'
+                // AVCUDADeviceContext's (vmafx_filter_set_cuda_device), alive
+                // while the filter's links reference their frames contexts,
+                // i.e. longer than the filter.
+                self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, format, self.read_chroma) }?);
             }
+        }
+        if device != self.scoring_on {
             self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
             self.scoring_on = device;
         }
@@ -293,7 +306,8 @@ impl Filter {
     }
 
     /// Wraps a CUDA frame: its planes stay on the device, read in place by
-    /// the context, which runs on that input's CUDA context.
+    /// the context, which runs on that input's CUDA context, or converted
+    /// there first (p010; semi-planar chroma when read).
     fn wrap_cuda(&mut self, frame: FrameHandle, raw: &RawPlanes, context: u64, what: &str) -> Result<Arc<dyn PictureSource>> {
         let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
         let input = if what == INPUT_NAMES[0] { 0 } else { 1 };
@@ -309,9 +323,12 @@ impl Filter {
                 device.context
             )));
         }
-        let pic = CudaPicture::wrap(frame, raw, g.format, self.read_chroma, context, &label)?;
+        let pic: Arc<dyn PictureSource> = match self.cuda_import.as_mut() {
+            Some(import) => import.import(input, frame, raw, g.format, &label)?,
+            None => Arc::new(CudaPicture::wrap(frame, raw, g.format, self.read_chroma, context, &label)?),
+        };
         self.device_frames += 1;
-        Ok(Arc::new(pic))
+        Ok(pic)
     }
 
     /// Imports a DRM_PRIME frame on the CPU device, waiting for its fences.
@@ -462,6 +479,13 @@ impl Filter {
     /// CUDA frames scored in place on the device.
     pub fn device_frames(&self) -> u64 {
         self.device_frames
+    }
+    /// Planes converted on the device (p010 shifted, chroma split); 0 when
+    /// every CUDA frame is read in place.
+    pub fn device_converted_planes(&self) -> u64 {
+        self.cuda_import
+            .as_ref()
+            .map_or(0, |i| crate::import::gpu::GpuImportStats::get(&i.stats().converted_planes))
     }
     /// Where the context scores.
     pub fn scoring_on(&self) -> DeviceChoice {
@@ -620,20 +644,21 @@ mod tests {
         // One CUDA input, mixed with a software one.
         let mut f = Filter::new(&raw).unwrap();
         f.set_cuda_device(1, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
-        // Layouts that need device work are refused before anything else.
-        let err = f.configure((64, 48, "p010le"), (64, 48, "p010le")).unwrap_err().to_string();
-        assert!(err.starts_with("not supported: the reference input (cuda p010le): p010le keeps its 10-bit samples"), "{err}");
         let psnr = RawOptions { model: None, feature: Some("name=psnr"), n_subsample: 1, ..Default::default() };
         let mut g = Filter::new(&psnr).unwrap();
         g.set_cuda_device(0, CudaInput { context: 0xc1, stream: 0x51 }).unwrap();
-        let err = g.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
-        assert!(err.contains("the main input (cuda nv12): an extractor reads chroma"), "{err}");
         match crate::device::gpu::cuda::driver() {
             Err(_) => {
-                // No driver here: a clear error naming the input and the library.
-                let err = f.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
-                assert!(err.starts_with("device: the reference input is CUDA frames (cuda nv12), but the CUDA driver is not usable here"), "{err}");
-                assert!(err.contains("libcuda.so.1"), "{err}");
+                // No driver here: a clear error naming the input and the
+                // library, for every layout (p010 and nv12 with chroma
+                // readers are converted on the device now, not refused).
+                for fmt in ["nv12", "p010le", "p016le", "yuv420p10le"] {
+                    let err = f.configure((64, 48, fmt), (64, 48, fmt)).unwrap_err().to_string();
+                    assert!(err.starts_with(&format!("device: the reference input is CUDA frames (cuda {fmt}), but the CUDA driver is not usable here")), "{err}");
+                    assert!(err.contains("libcuda.so.1"), "{err}");
+                }
+                let err = g.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+                assert!(err.starts_with("device: the main input is CUDA frames (cuda nv12)"), "{err}");
                 assert_eq!(f.scoring_on(), DeviceChoice::Cpu);
             }
             // A driver: the context is made on the caller's stream (or,

@@ -8,13 +8,22 @@
  * and cuLaunchKernel fail, so a real scoring attempt ends in a device
  * error rather than in made-up numbers.
  *
+ * Streams and events are distinct fake handles (0x57e40001.., 0xe7e40001..)
+ * and allocations are remembered (cuMemGetAddressRange answers for them),
+ * so vmafx's GPU importer gets as far as it can without kernels. With
+ * VMAFX_FAKE_CUDA_TRACE=<file>, stream and event calls are appended there
+ * ("record <event> <stream>", "wait <stream> <event>", ...) for the tests
+ * to check the order of work between FFmpeg's stream and vmafx's.
+ *
  * Every other symbol the loaders require returns CUDA_SUCCESS without
  * doing anything (called through pointers of their real types; x86-64's
  * calling convention makes the extra arguments harmless).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 
 typedef int CUresult;
 typedef void *CUcontext;
@@ -84,15 +93,83 @@ CUresult cuCtxPopCurrent_v2(CUcontext *ctx)
     return CUDA_SUCCESS;
 }
 CUresult cuCtxGetDevice(int *dev) { *dev = 0; return CUDA_SUCCESS; }
+/* Live allocations, for cuMemGetAddressRange. */
+#define MAX_ALLOCS 4096
+static struct { CUdeviceptr base; size_t size; } allocs[MAX_ALLOCS];
+static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void trace(const char *fmt, unsigned long a, unsigned long b)
+{
+    const char *path = getenv("VMAFX_FAKE_CUDA_TRACE");
+    if (!path)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return;
+    fprintf(f, fmt, a, b);
+    fputc('\n', f);
+    fclose(f);
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
-    void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+    size_t size = (n + 255) & ~(size_t)255;
+    void *m = aligned_alloc(256, size ? size : 256);
     if (!m)
         return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     *p = (CUdeviceptr)(uintptr_t)m;
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (!allocs[i].base) {
+            allocs[i].base = *p;
+            allocs[i].size = n;
+            break;
+        }
+    pthread_mutex_unlock(&allocs_lock);
     return CUDA_SUCCESS;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (allocs[i].base == p)
+            allocs[i].base = 0;
+    pthread_mutex_unlock(&allocs_lock);
+    free((void *)(uintptr_t)p);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    CUresult r = 1; /* CUDA_ERROR_INVALID_VALUE */
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (allocs[i].base && p >= allocs[i].base && p < allocs[i].base + allocs[i].size) {
+            if (base)
+                *base = allocs[i].base;
+            if (size)
+                *size = allocs[i].size;
+            r = CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&allocs_lock);
+    return r;
+}
+
+static unsigned long next_stream = 1, next_event = 1;
+CUresult cuStreamCreate(void **s, unsigned flags)
+{
+    (void)flags;
+    *s = (void *)(uintptr_t)(0x57e40000 + __atomic_fetch_add(&next_stream, 1, __ATOMIC_SEQ_CST));
+    trace("stream_create %#lx%.0lu", (unsigned long)(uintptr_t)*s, 0);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(void **e, unsigned flags)
+{
+    (void)flags;
+    *e = (void *)(uintptr_t)(0xe7e40000 + __atomic_fetch_add(&next_event, 1, __ATOMIC_SEQ_CST));
+    return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(void *e, void *s) { trace("record %#lx %#lx", (uintptr_t)e, (uintptr_t)s); return CUDA_SUCCESS; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { (void)flags; trace("wait %#lx %#lx", (uintptr_t)s, (uintptr_t)e); return CUDA_SUCCESS; }
 CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
 {
     const uint8_t *src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : (const void *)(uintptr_t)c->srcDevice;
@@ -116,9 +193,9 @@ NOOP(cuDeviceComputeCapability) NOOP(cuCtxSetLimit) NOOP(cuCtxDestroy_v2)
 NOOP(cuMemAllocPitch_v2) NOOP(cuMemAllocManaged) NOOP(cuMemcpy) NOOP(cuMemcpyAsync)
 NOOP(cuMemcpyHtoD_v2) NOOP(cuMemcpyDtoH_v2) NOOP(cuMemcpyDtoD_v2) NOOP(cuMemcpyDtoDAsync_v2)
 NOOP(cuDevicePrimaryCtxRelease) NOOP(cuDevicePrimaryCtxRelease_v2) NOOP(cuDevicePrimaryCtxSetFlags)
-NOOP(cuDevicePrimaryCtxReset) NOOP(cuStreamCreate) NOOP(cuStreamQuery) NOOP(cuStreamSynchronize)
-NOOP(cuStreamDestroy_v2) NOOP(cuStreamAddCallback) NOOP(cuStreamWaitEvent) NOOP(cuEventCreate)
-NOOP(cuEventDestroy_v2) NOOP(cuEventSynchronize) NOOP(cuEventQuery) NOOP(cuEventRecord)
+NOOP(cuDevicePrimaryCtxReset) NOOP(cuStreamQuery) NOOP(cuStreamSynchronize)
+NOOP(cuStreamDestroy_v2) NOOP(cuStreamAddCallback)
+NOOP(cuEventDestroy_v2) NOOP(cuEventSynchronize) NOOP(cuEventQuery)
 NOOP(cuLinkCreate) NOOP(cuLinkAddData) NOOP(cuLinkComplete) NOOP(cuLinkDestroy) NOOP(cuModuleUnload)
 NOOP(cuModuleGetFunction) NOOP(cuModuleGetGlobal) NOOP(cuTexObjectCreate) NOOP(cuTexObjectDestroy)
 NOOP(cuGLGetDevices_v2) NOOP(cuGraphicsGLRegisterImage) NOOP(cuGraphicsUnregisterResource)
