@@ -27,7 +27,8 @@ Usage: python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg
 Env: RUNS (timed repetitions, the best is shown; default 2), PSNR (0: no
      cuda+psnr / sw+psnr runs),
      CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
-     "n_threads=4"), PAIRS (comma-separated pair names to run),
+     "n_threads=4"), PAIRS (comma-separated pair names to run), LOOP (n:
+     each clip read n+1 times with -stream_loop, for steady-state rates),
      VMAFX_NVRTC_LIB (found under /usr/local/cuda or python's nvidia wheel
      when unset), VMAFX_KERNEL_CACHE (default build/gpu-ffmpeg/kernel-cache).
 """
@@ -180,9 +181,12 @@ def main():
 
     for name, dist, ref in pairs:
         t = f"{name}"
-        cuda_in = [*HW, "-i", dist, *HW, "-i", ref]
-        sw_in = ["-i", dist, "-i", ref]
-        mixed_in = [*HW, "-i", dist, "-i", ref]
+        # LOOP=n reads each clip n+1 times (-stream_loop): steady-state
+        # rates without carrying longer clips.
+        lp = ["-stream_loop", os.environ["LOOP"]] if os.environ.get("LOOP", "0") != "0" else []
+        cuda_in = [*HW, *lp, "-i", dist, *HW, *lp, "-i", ref]
+        sw_in = [*lp, "-i", dist, *lp, "-i", ref]
+        mixed_in = [*HW, *lp, "-i", dist, *lp, "-i", ref]
         null = ["-map", "0:v", "-map", "1:v", "-f", "null", "-"]
         res = {}
         res["dec_cuda"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *cuda_in, *null], f"{work}/{t}-dec-cuda.log")
