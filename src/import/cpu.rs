@@ -20,10 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
 use super::sys::{self, Mapping};
 use super::{
-    modifier_name, AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportError,
-    ImportErrorKind as Kind, InvalidModifier, Memory, Object, Refusal, ReleaseFence,
+    AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
+    Object, Refusal, ReleaseFence,
 };
 use crate::engine::PictureSource;
 use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
@@ -67,23 +68,6 @@ pub struct CpuDevice {
     stats: Arc<ImportStats>,
 }
 
-/// How a layer's plane holds its samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Samples {
-    /// One component per sample (Y, or U, or V).
-    Single,
-    /// Two components interleaved (U then V, as NV12's UV plane and GR88).
-    Interleaved,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct FlatPlane {
-    object: usize,
-    offset: u64,
-    pitch: u64,
-    samples: Samples,
-}
-
 /// Where a plane of the picture reads from.
 #[derive(Clone, Copy, Debug)]
 enum PlaneSource {
@@ -114,96 +98,21 @@ impl std::fmt::Debug for CpuFrame {
     }
 }
 
-fn err(kind: Kind, message: impl Into<String>) -> ImportError {
-    ImportError::new(kind, message)
-}
-
-/// Flattens the layers into Y + UV or Y + U + V; returns the bytes per
-/// sample, the bit depth and the planes.
-fn flatten(desc: &FrameDescriptor) -> Result<(usize, u8, Vec<FlatPlane>), ImportError> {
-    let label = &desc.label;
-    let mut planes = Vec::new();
-    let mut bps = None;
-    let mut required_bits = None;
-    for (li, layer) in desc.layers.iter().enumerate() {
-        use Samples::*;
-        let (shape, b, bits): (&[Samples], usize, Option<u8>) = match layer.format {
-            DrmFourcc::Nv12 => (&[Single, Interleaved], 1, Some(8)),
-            DrmFourcc::P010 => (&[Single, Interleaved], 2, Some(10)),
-            DrmFourcc::P016 => (&[Single, Interleaved], 2, Some(16)),
-            DrmFourcc::Yuv420 => (&[Single, Single, Single], 1, Some(8)),
-            DrmFourcc::R8 => (&[Single], 1, Some(8)),
-            DrmFourcc::Gr88 => (&[Interleaved], 1, Some(8)),
-            DrmFourcc::R16 => (&[Single], 2, None),
-            DrmFourcc::Gr1616 => (&[Interleaved], 2, None),
-            other => {
-                return Err(err(
-                    Kind::NotSupported,
-                    format!(
-                        "{label}: layer {li} has DRM format {other} ({:#010x}); the CPU device reads NV12, P010, P016, YUV420 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
-                        other as u32
-                    ),
-                ))
-            }
-        };
-        if layer.planes.len() != shape.len() {
-            return Err(err(
-                Kind::Invalid,
-                format!(
-                    "{label}: layer {li} ({}) has {} planes, the format has {}",
-                    layer.format,
-                    layer.planes.len(),
-                    shape.len()
-                ),
-            ));
-        }
-        if *bps.get_or_insert(b) != b {
-            return Err(err(
-                Kind::NotSupported,
-                format!("{label}: layers mix 8-bit and 16-bit samples (layer {li} is {})", layer.format),
-            ));
-        }
-        if let Some(bits) = bits {
-            required_bits = Some(bits);
-        }
-        for (p, s) in layer.planes.iter().zip(shape) {
-            if p.object >= desc.objects.len() {
-                return Err(err(
-                    Kind::Invalid,
-                    format!(
-                        "{label}: layer {li} names object {} of {}",
-                        p.object,
-                        desc.objects.len()
-                    ),
-                ));
-            }
-            planes.push(FlatPlane { object: p.object, offset: p.offset, pitch: p.pitch, samples: *s });
-        }
-    }
-    let shapes: Vec<Samples> = planes.iter().map(|p| p.samples).collect();
-    if shapes != [Samples::Single, Samples::Interleaved]
-        && shapes != [Samples::Single, Samples::Single, Samples::Single]
-    {
-        return Err(err(
-            Kind::NotSupported,
-            format!("{label}: plane layout {shapes:?} (expected Y + interleaved UV, or Y + U + V)"),
-        ));
-    }
-    let bps = bps.unwrap_or(1);
-    let bits = desc.bits;
-    let ok = match (bps, required_bits) {
-        (1, _) => bits == 8,
-        (_, Some(r)) if r > 8 => bits == r,
-        _ => (9..=16).contains(&bits),
-    };
-    if !ok {
-        return Err(err(
-            Kind::Invalid,
-            format!("{label}: bit depth {bits} does not fit the DRM formats given"),
-        ));
-    }
-    Ok((bps, bits, planes))
-}
+/// What the CPU lane reads.
+const CPU_LANE: Lane = Lane {
+    reads: "the CPU device reads",
+    formats: &[
+        DrmFourcc::Nv12,
+        DrmFourcc::P010,
+        DrmFourcc::P016,
+        DrmFourcc::Yuv420,
+        DrmFourcc::R8,
+        DrmFourcc::Gr88,
+        DrmFourcc::R16,
+        DrmFourcc::Gr1616,
+    ],
+    formats_text: "NV12, P010, P016, YUV420 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
+};
 
 impl CpuDevice {
     /// `read_chroma`: deinterleave NV12-like chroma for chroma features
@@ -288,22 +197,7 @@ impl CpuDevice {
         // Objects: kind, modifier, real size.
         let mut sizes = Vec::with_capacity(desc.objects.len());
         for (oi, o) in desc.objects.iter().enumerate() {
-            match o.modifier {
-                DrmModifier::Linear => {}
-                DrmModifier::Invalid if desc.invalid_modifier == InvalidModifier::ImplicitLinear => {}
-                DrmModifier::Invalid => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} has DRM_FORMAT_MOD_INVALID (layout unknown); say InvalidModifier::ImplicitLinear if the producer's implicit layout is linear"),
-                    ))
-                }
-                m => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} has {}; the CPU device reads only DRM_FORMAT_MOD_LINEAR (tiled or compressed layouts need the producer to detile)", modifier_name(m)),
-                    ))
-                }
-            }
+            check_modifier(desc, oi, o, &CPU_LANE)?;
             let real = match &o.memory {
                 Memory::Host(bytes) => bytes.len() as u64,
                 Memory::DmaBuf(fd) => {
@@ -344,39 +238,14 @@ impl CpuDevice {
             }
             sizes.push(real);
         }
-        let (bps, bits, planes) = flatten(desc)?;
-        let format = PixelFormat { chroma: Chroma::Yuv420, bits };
+        // The CPU lane's formats are all 4:2:0 (or leave chroma to them).
+        let layout = flatten(desc, &CPU_LANE)?;
+        let (bps, bits) = (layout.bps, layout.bits);
         // Every plane's extent inside its object, before anything is read.
-        for (pi, p) in planes.iter().enumerate() {
-            let (w, h) = format.plane_size(pi.min(1), desc.width, desc.height);
-            let row = (w * bps * if p.samples == Samples::Interleaved { 2 } else { 1 }) as u64;
-            if p.pitch < row {
-                return Err(err(
-                    Kind::Invalid,
-                    format!("{label}: plane {pi} pitch {} is shorter than a row ({row} bytes)", p.pitch),
-                ));
-            }
-            let end = p
-                .pitch
-                .checked_mul(h as u64 - 1)
-                .and_then(|v| v.checked_add(row))
-                .and_then(|v| v.checked_add(p.offset));
-            match end {
-                Some(end) if end <= sizes[p.object] => {}
-                _ => {
-                    return Err(err(
-                        Kind::Range,
-                        format!(
-                            "{label}: plane {pi} (offset {}, pitch {}, {h} rows of {row} bytes) ends at {} past the end of object {} ({} bytes)",
-                            p.offset,
-                            p.pitch,
-                            end.map_or("overflow".to_string(), |e| e.to_string()),
-                            p.object,
-                            sizes[p.object]
-                        ),
-                    ))
-                }
-            }
+        for (pi, p) in layout.planes.iter().enumerate() {
+            let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
+            check_pitch(label, pi, p, row)?;
+            check_end(label, pi, p, row, h, Some(sizes[p.object]))?;
             let host_base_odd = match &desc.objects[p.object].memory {
                 Memory::Host(b) => b.as_ptr() as usize % 2 != 0,
                 _ => false, // mappings are page-aligned
@@ -388,6 +257,7 @@ impl CpuDevice {
                 ));
             }
         }
+        let planes = layout.planes;
         // Fences: the caller's, then each dma-buf's implicit writers' fences.
         let mut implicit = Vec::new();
         if desc.implicit_sync {

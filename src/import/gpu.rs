@@ -37,9 +37,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
 use super::{
-    modifier_name, AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportError,
-    ImportErrorKind as Kind, InvalidModifier, Memory, Refusal, ReleaseFence,
+    AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
+    Refusal, ReleaseFence,
 };
 use crate::device::gpu::engine::{int, Args, Backend, DevPlane, Engine, Pitched};
 use crate::device::gpu::kernels::{self, BLOCK};
@@ -235,22 +236,6 @@ impl GpuImporter<crate::device::gpu::hip_lane::HipLane> {
     }
 }
 
-/// How a layer's plane holds its samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Samples {
-    Single,
-    /// U then V, interleaved (NV12's UV plane, GR88).
-    Interleaved,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct FlatPlane {
-    object: usize,
-    offset: u64,
-    pitch: u64,
-    samples: Samples,
-}
-
 /// What an object is, once checked.
 #[derive(Clone, Copy, Debug)]
 enum Extent {
@@ -270,98 +255,24 @@ struct Prepared {
     device_waits: Vec<u64>,
 }
 
-fn err(kind: Kind, message: impl Into<String>) -> ImportError {
-    ImportError::new(kind, message)
-}
-
-/// Flattens the layers into Y + UV or Y + U + V; returns the bytes per
-/// sample, the bit depth, the chroma subsampling and the planes.
-fn flatten(desc: &FrameDescriptor) -> Result<(usize, u8, Chroma, Vec<FlatPlane>), ImportError> {
-    use Samples::*;
-    let label = &desc.label;
-    let mut planes = Vec::new();
-    let mut bps = None;
-    let mut required_bits = None;
-    let mut chroma = Chroma::Yuv420;
-    for (li, layer) in desc.layers.iter().enumerate() {
-        let (shape, b, bits, sub): (&[Samples], usize, Option<u8>, Option<Chroma>) =
-            match layer.format {
-                DrmFourcc::Nv12 => (&[Single, Interleaved], 1, Some(8), Some(Chroma::Yuv420)),
-                DrmFourcc::Nv24 => (&[Single, Interleaved], 1, Some(8), Some(Chroma::Yuv444)),
-                DrmFourcc::P010 => (&[Single, Interleaved], 2, Some(10), Some(Chroma::Yuv420)),
-                DrmFourcc::P012 => (&[Single, Interleaved], 2, Some(12), Some(Chroma::Yuv420)),
-                DrmFourcc::P016 => (&[Single, Interleaved], 2, Some(16), Some(Chroma::Yuv420)),
-                DrmFourcc::Yuv420 => (&[Single, Single, Single], 1, Some(8), Some(Chroma::Yuv420)),
-                DrmFourcc::Yuv444 => (&[Single, Single, Single], 1, Some(8), Some(Chroma::Yuv444)),
-                DrmFourcc::R8 => (&[Single], 1, Some(8), None),
-                DrmFourcc::Gr88 => (&[Interleaved], 1, Some(8), None),
-                DrmFourcc::R16 => (&[Single], 2, None, None),
-                DrmFourcc::Gr1616 => (&[Interleaved], 2, None, None),
-                other => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!(
-                            "{label}: layer {li} has DRM format {other} ({:#010x}); the GPU lanes read NV12, NV24, P010, P012, P016, YUV420, YUV444 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
-                            other as u32
-                        ),
-                    ))
-                }
-            };
-        if layer.planes.len() != shape.len() {
-            return Err(err(
-                Kind::Invalid,
-                format!(
-                    "{label}: layer {li} ({}) has {} planes, the format has {}",
-                    layer.format,
-                    layer.planes.len(),
-                    shape.len()
-                ),
-            ));
-        }
-        if *bps.get_or_insert(b) != b {
-            return Err(err(
-                Kind::NotSupported,
-                format!("{label}: layers mix 8-bit and 16-bit samples (layer {li} is {})", layer.format),
-            ));
-        }
-        if let Some(bits) = bits {
-            required_bits = Some(bits);
-        }
-        if let Some(sub) = sub {
-            chroma = sub;
-        }
-        for (p, s) in layer.planes.iter().zip(shape) {
-            if p.object >= desc.objects.len() {
-                return Err(err(
-                    Kind::Invalid,
-                    format!("{label}: layer {li} names object {} of {}", p.object, desc.objects.len()),
-                ));
-            }
-            planes.push(FlatPlane { object: p.object, offset: p.offset, pitch: p.pitch, samples: *s });
-        }
-    }
-    let shapes: Vec<Samples> = planes.iter().map(|p| p.samples).collect();
-    if shapes != [Single, Interleaved] && shapes != [Single, Single, Single] {
-        return Err(err(
-            Kind::NotSupported,
-            format!("{label}: plane layout {shapes:?} (expected Y + interleaved UV, or Y + U + V)"),
-        ));
-    }
-    let bps = bps.unwrap_or(1);
-    let bits = desc.bits;
-    let ok = match (bps, required_bits) {
-        (1, _) => bits == 8,
-        (_, Some(r)) if r > 8 => bits == r,
-        _ => (9..=16).contains(&bits),
-    };
-    if !ok {
-        return Err(err(
-            Kind::Invalid,
-            format!("{label}: bit depth {bits} does not fit the DRM formats given"),
-        ));
-    }
-    Ok((bps, bits, chroma, planes))
-}
+/// What the GPU lanes read.
+const GPU_LANES: Lane = Lane {
+    reads: "the GPU lanes read",
+    formats: &[
+        DrmFourcc::Nv12,
+        DrmFourcc::Nv24,
+        DrmFourcc::P010,
+        DrmFourcc::P012,
+        DrmFourcc::P016,
+        DrmFourcc::Yuv420,
+        DrmFourcc::Yuv444,
+        DrmFourcc::R8,
+        DrmFourcc::Gr88,
+        DrmFourcc::R16,
+        DrmFourcc::Gr1616,
+    ],
+    formats_text: "NV12, NV24, P010, P012, P016, YUV420, YUV444 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
+};
 
 impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// An importer whose library stream is `backend`'s stream (tests, and
@@ -483,22 +394,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         let mut lane = lock(&self.lane);
         let backend = lane.engine.backend_mut();
         for (oi, o) in desc.objects.iter().enumerate() {
-            match o.modifier {
-                DrmModifier::Linear => {}
-                DrmModifier::Invalid if desc.invalid_modifier == InvalidModifier::ImplicitLinear => {}
-                DrmModifier::Invalid => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} has DRM_FORMAT_MOD_INVALID (layout unknown); say InvalidModifier::ImplicitLinear if the producer's implicit layout is linear"),
-                    ))
-                }
-                m => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} has {}; the GPU lanes read only DRM_FORMAT_MOD_LINEAR (tiled or compressed layouts need the producer to detile)", modifier_name(m)),
-                    ))
-                }
-            }
+            check_modifier(desc, oi, o, &GPU_LANES)?;
             if o.memory.kind() != first {
                 return Err(err(
                     Kind::NotSupported,
@@ -543,44 +439,17 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             extents.push(extent);
         }
         drop(lane);
-        let (bps, bits, chroma, planes) = flatten(desc)?;
-        let full = PixelFormat { chroma, bits };
+        let layout = flatten(desc, &GPU_LANES)?;
+        let (bps, bits, chroma, planes) = (layout.bps, layout.bits, layout.chroma, &layout.planes);
         for (pi, p) in planes.iter().enumerate() {
-            let (w, h) = full.plane_size(pi.min(1), desc.width, desc.height);
-            let row = (w * bps * if p.samples == Samples::Interleaved { 2 } else { 1 }) as u64;
+            let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
             match extents[p.object] {
                 Extent::Pointer { ptr, bytes } => {
-                    if p.pitch < row {
-                        return Err(err(
-                            Kind::Invalid,
-                            format!("{label}: plane {pi} pitch {} is shorter than a row ({row} bytes)", p.pitch),
-                        ));
-                    }
+                    check_pitch(label, pi, p, row)?;
                     if int(p.pitch as usize, "pitch").is_err() {
                         return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
                     }
-                    let end = p
-                        .pitch
-                        .checked_mul(h as u64 - 1)
-                        .and_then(|v| v.checked_add(row))
-                        .and_then(|v| v.checked_add(p.offset));
-                    match (end, bytes) {
-                        (Some(end), Some(have)) if end <= have => {}
-                        (Some(_), None) => {}
-                        _ => {
-                            return Err(err(
-                                Kind::Range,
-                                format!(
-                                    "{label}: plane {pi} (offset {}, pitch {}, {h} rows of {row} bytes) ends at {} past the end of object {} ({} bytes)",
-                                    p.offset,
-                                    p.pitch,
-                                    end.map_or("overflow".to_string(), |e| e.to_string()),
-                                    p.object,
-                                    bytes.map_or("?".to_string(), |b| b.to_string())
-                                ),
-                            ))
-                        }
-                    }
+                    check_end(label, pi, p, row, h, bytes)?;
                     if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || ptr % 2 != 0) {
                         return Err(err(
                             Kind::NotSupported,
@@ -650,7 +519,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             bps,
             format: PixelFormat { chroma: out_chroma, bits },
             shift,
-            planes,
+            planes: layout.planes,
             extents,
             device_waits,
         })

@@ -17,6 +17,7 @@
 pub mod cpu;
 pub mod drm;
 pub mod gpu;
+mod layout;
 mod sys;
 
 use std::fmt;
