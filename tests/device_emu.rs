@@ -11,20 +11,14 @@
 
 #[path = "device_emu/emulator.rs"]
 mod emulator;
+#[path = "common/device_support.rs"]
+#[allow(dead_code)]
+mod device_support;
+
+use device_support::{layout, plane_of, view, Rng};
 
 use emulator::build_emulator;
 use vmafx::device::gpu::engine::Engine;
-use vmafx::picture::PlaneView;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// 16-bit-aligned plane storage: (buffer, stride in bytes).
 fn plane(
@@ -35,36 +29,13 @@ fn plane(
     full_scale: Option<bool>,
     seed: u64,
 ) -> (Vec<u16>, usize) {
-    let bps = if bits == 8 { 1 } else { 2 };
-    let stride = w * bps + pad;
     let max = (1u64 << bits) - 1;
     let mut rng = Rng(seed | 1);
-    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
-    // SAFETY: viewing the u16 buffer as bytes.
-    let bytes: &mut [u8] =
-        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
-    for y in 0..h {
-        for x in 0..w {
-            let v = match full_scale {
-                Some(true) => max,
-                Some(false) => 0,
-                None => rng.next() % (max + 1),
-            };
-            let at = y * stride + x * bps;
-            if bps == 1 {
-                bytes[at] = v as u8;
-            } else {
-                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
-            }
-        }
-    }
-    (buf, stride)
-}
-
-fn view(buf: &[u16], stride: usize, w: usize, h: usize, bits: u32) -> PlaneView<'_> {
-    // SAFETY: viewing the u16 buffer as bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), buf.len() * 2) };
-    PlaneView::new(bytes, stride, w, h, if bits == 8 { 1 } else { 2 }).unwrap()
+    plane_of(w, h, bits, pad, |_, _| match full_scale {
+        Some(true) => max,
+        Some(false) => 0,
+        None => rng.next() % (max + 1),
+    })
 }
 
 #[test]
@@ -145,88 +116,6 @@ use vmafx::import::{
     AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,
     Memory, Object, PlaneRef, ReleaseFence,
 };
-
-/// A frame laid out as `format` in one byte buffer at `offset`, rows padded
-/// by `pad` bytes (odd where the samples allow), and the planes it holds
-/// as the core reads them (Y, U, V; 16-bit samples shifted down).
-struct Layout {
-    format: DrmFourcc,
-    bits: u8,
-    w: usize,
-    h: usize,
-    bytes: Vec<u8>,
-    planes: Vec<PlaneRef>,
-    want: Vec<Vec<Vec<u16>>>,
-}
-
-#[allow(clippy::needless_range_loop)]
-fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
-    let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
-        DrmFourcc::Nv12 => (8, 1, false, 2),
-        DrmFourcc::Nv24 => (8, 1, false, 1),
-        DrmFourcc::P010 => (10, 2, false, 2),
-        DrmFourcc::P012 => (12, 2, false, 2),
-        DrmFourcc::P016 => (16, 2, false, 2),
-        DrmFourcc::Yuv420 => (8, 1, true, 2),
-        DrmFourcc::Yuv444 => (8, 1, true, 1),
-        f => panic!("no layout for {f}"),
-    };
-    let pad = if bps == 2 { pad & !1 } else { pad };
-    let (cw, ch) = (w.div_ceil(sub), h.div_ceil(sub));
-    let ypitch = w * bps + pad;
-    let cpitch = if planar { cw * bps + pad } else { 2 * cw * bps + pad };
-    let offs = [offset, offset + ypitch * h, offset + ypitch * h + cpitch * ch];
-    let len = offs[2] + if planar { cpitch * ch } else { 0 } + 5;
-    let mut rng = Rng(seed | 1);
-    let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-    let shift = 16 - bits as u32;
-    let mut put = |at: usize, v: u16| {
-        if bps == 1 {
-            bytes[at] = v as u8;
-        } else {
-            bytes[at..at + 2].copy_from_slice(&((v as u32) << (shift % 16)).to_le_bytes()[..2]);
-        }
-    };
-    let max = (1u32 << bits) - 1;
-    let mut sample = |_: usize| (rng.next() % (max as u64 + 1)) as u16;
-    let mut want = vec![vec![vec![0u16; w]; h], vec![vec![0u16; cw]; ch], vec![vec![0u16; cw]; ch]];
-    for y in 0..h {
-        for x in 0..w {
-            let v = sample(0);
-            want[0][y][x] = v;
-            put(offs[0] + y * ypitch + x * bps, v);
-        }
-    }
-    for y in 0..ch {
-        for x in 0..cw {
-            let (u, v) = (sample(1), sample(2));
-            want[1][y][x] = u;
-            want[2][y][x] = v;
-            if planar {
-                put(offs[1] + y * cpitch + x * bps, u);
-                put(offs[2] + y * cpitch + x * bps, v);
-            } else {
-                put(offs[1] + y * cpitch + 2 * x * bps, u);
-                put(offs[1] + y * cpitch + (2 * x + 1) * bps, v);
-            }
-        }
-    }
-    let n = if planar { 3 } else { 2 };
-    let pitches = [ypitch, cpitch, cpitch];
-    let planes = (0..n)
-        .map(|i| PlaneRef { object: 0, offset: offs[i] as u64, pitch: pitches[i] as u64 })
-        .collect();
-    Layout { format, bits, w, h, bytes, planes, want }
-}
-
-impl Layout {
-    fn descriptor(&self, label: &str, memory: Memory, size: u64) -> FrameDescriptor {
-        let mut d = FrameDescriptor::new(label, self.w, self.h, self.bits);
-        d.objects.push(Object { memory, size, modifier: DrmModifier::Linear });
-        d.layers.push(Layer { format: self.format, planes: self.planes.clone() });
-        d
-    }
-}
 
 /// Device memory of the emulated device holding `bytes`.
 fn device_buffer(emu: &mut emulator::Emulator, bytes: &[u8]) -> u64 {
@@ -683,28 +572,6 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     emu.free(ptr);
 }
-/// A plane of `f(x, y)` samples with `pad` bytes after each row: (buffer, stride).
-fn plane_of(w: usize, h: usize, bits: u32, pad: usize, f: impl Fn(usize, usize) -> u64) -> (Vec<u16>, usize) {
-    let bps = if bits == 8 { 1 } else { 2 };
-    let stride = w * bps + pad;
-    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
-    // SAFETY: viewing the u16 buffer as bytes.
-    let bytes: &mut [u8] =
-        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast(), buf.len() * 2) };
-    for y in 0..h {
-        for x in 0..w {
-            let v = f(x, y);
-            let at = y * stride + x * bps;
-            if bps == 1 {
-                bytes[at] = v as u8;
-            } else {
-                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
-            }
-        }
-    }
-    (buf, stride)
-}
-
 /// VIF's four scales (kernels/vif.cu through Engine::vif_sums) against the
 /// CPU's scalar sums: 8/10/12/16 bit, odd sizes (down to VIF's minimum),
 /// odd pitches, random, correlated-with-gain, smooth and extreme content,

@@ -10,6 +10,10 @@
 //! Skips without a CUDA device, unless VMAFX_REQUIRE_GPU=cuda. Run on a
 //! GPU host through `scripts/gpu-twins run`.
 
+#[path = "common/device_support.rs"]
+#[allow(dead_code)]
+mod device_support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +30,8 @@ use vmafx::import::{
     PlaneRef, ReleaseFence,
 };
 use vmafx::picture::PlaneView;
+
+use device_support::{gpu_required, layout};
 
 /// Test-only kernels: a producer (or reader) that is still busy, then
 /// writes. One block; `spin` clock cycles first (~0.5 s at 1e9 on an H200).
@@ -56,7 +62,7 @@ VMAFX_KERNEL void test_spin_fill(vx_u8 *dst, long long n, int value, long long s
 const SPIN: i64 = 1_000_000_000;
 
 fn gpu() -> bool {
-    let required = std::env::var("VMAFX_REQUIRE_GPU").is_ok_and(|v| v.split(',').any(|k| k == "cuda"));
+    let required = gpu_required("cuda");
     match device::count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => true,
         Ok(_) => {
@@ -69,97 +75,6 @@ fn gpu() -> bool {
             eprintln!("SKIP: {e}");
             false
         }
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
-/// A frame laid out as `format` in one buffer at `offset`, rows padded by
-/// `pad` bytes; and its planes as the core reads them.
-struct Layout {
-    format: DrmFourcc,
-    bits: u8,
-    w: usize,
-    h: usize,
-    bytes: Vec<u8>,
-    planes: Vec<PlaneRef>,
-    want: Vec<Vec<Vec<u16>>>,
-}
-
-#[allow(clippy::needless_range_loop)]
-fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
-    let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
-        DrmFourcc::Nv12 => (8, 1, false, 2),
-        DrmFourcc::Nv24 => (8, 1, false, 1),
-        DrmFourcc::P010 => (10, 2, false, 2),
-        DrmFourcc::P012 => (12, 2, false, 2),
-        DrmFourcc::P016 => (16, 2, false, 2),
-        DrmFourcc::Yuv420 => (8, 1, true, 2),
-        DrmFourcc::Yuv444 => (8, 1, true, 1),
-        f => panic!("no layout for {f}"),
-    };
-    let pad = if bps == 2 { pad & !1 } else { pad };
-    let (cw, ch) = (w.div_ceil(sub), h.div_ceil(sub));
-    let ypitch = w * bps + pad;
-    let cpitch = if planar { cw * bps + pad } else { 2 * cw * bps + pad };
-    let offs = [offset, offset + ypitch * h, offset + ypitch * h + cpitch * ch];
-    let len = offs[2] + if planar { cpitch * ch } else { 0 } + 5;
-    let mut rng = Rng(seed | 1);
-    let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-    let shift = 16 - bits as u32;
-    let max = (1u32 << bits) - 1;
-    let mut want = vec![vec![vec![0u16; w]; h], vec![vec![0u16; cw]; ch], vec![vec![0u16; cw]; ch]];
-    let put = |bytes: &mut Vec<u8>, at: usize, v: u16| {
-        if bps == 1 {
-            bytes[at] = v as u8;
-        } else {
-            bytes[at..at + 2].copy_from_slice(&(((v as u32) << (shift % 16)) as u16).to_le_bytes());
-        }
-    };
-    for y in 0..h {
-        for x in 0..w {
-            let v = (rng.next() % (max as u64 + 1)) as u16;
-            want[0][y][x] = v;
-            put(&mut bytes, offs[0] + y * ypitch + x * bps, v);
-        }
-    }
-    for y in 0..ch {
-        for x in 0..cw {
-            let u = (rng.next() % (max as u64 + 1)) as u16;
-            let v = (rng.next() % (max as u64 + 1)) as u16;
-            want[1][y][x] = u;
-            want[2][y][x] = v;
-            if planar {
-                put(&mut bytes, offs[1] + y * cpitch + x * bps, u);
-                put(&mut bytes, offs[2] + y * cpitch + x * bps, v);
-            } else {
-                put(&mut bytes, offs[1] + y * cpitch + 2 * x * bps, u);
-                put(&mut bytes, offs[1] + y * cpitch + (2 * x + 1) * bps, v);
-            }
-        }
-    }
-    let n = if planar { 3 } else { 2 };
-    let pitches = [ypitch, cpitch, cpitch];
-    let planes = (0..n)
-        .map(|i| PlaneRef { object: 0, offset: offs[i] as u64, pitch: pitches[i] as u64 })
-        .collect();
-    Layout { format, bits, w, h, bytes, planes, want }
-}
-
-impl Layout {
-    fn descriptor(&self, label: &str, ptr: u64) -> FrameDescriptor {
-        let mut d = FrameDescriptor::new(label, self.w, self.h, self.bits);
-        d.objects.push(Object { memory: Memory::DevicePointer(ptr), size: 0, modifier: DrmModifier::Linear });
-        d.layers.push(Layer { format: self.format, planes: self.planes.clone() });
-        d
     }
 }
 
@@ -238,8 +153,8 @@ fn imported_layouts_equal_the_cpu() {
                 let what = format!("{format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
                 let (pa, pb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
                 let copies = host_copies();
-                let fa = importer.import(a.descriptor(&what, pa)).unwrap_or_else(|r| panic!("{what}: {r}"));
-                let fb = importer.import(b.descriptor(&what, pb)).unwrap_or_else(|r| panic!("{what}: {r}"));
+                let fa = importer.import(a.descriptor(&what, Memory::DevicePointer(pa), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
+                let fb = importer.import(b.descriptor(&what, Memory::DevicePointer(pb), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
                 let (da, db) = (fa.device_frame().unwrap(), fb.device_frame().unwrap());
                 wait_ready(da, engine.backend_mut()).unwrap();
                 wait_ready(db, engine.backend_mut()).unwrap();
@@ -367,12 +282,12 @@ fn extents_checked_against_the_allocation() {
     let mut setup = reader();
     let l = layout(DrmFourcc::Nv12, 333, 127, 6, 3, 1);
     let ptr = device_bytes(&mut setup, &l.bytes);
-    let mut d = l.descriptor("frame 9", ptr);
+    let mut d = l.descriptor("frame 9", Memory::DevicePointer(ptr), 0);
     // Chroma runs past the cuMemAlloc (by more than any rounding of it).
     d.layers[0].planes[1].offset += 8 << 20;
     let r = importer.import(d).expect_err("range");
     assert_eq!(r.error.kind, vmafx::import::ImportErrorKind::Range, "{}", r.error);
-    let mut d = l.descriptor("frame 9", ptr);
+    let mut d = l.descriptor("frame 9", Memory::DevicePointer(ptr), 0);
     d.objects[0].modifier = DrmModifier::I915_y_tiled;
     assert_eq!(importer.import(d).err().unwrap().error.kind, vmafx::import::ImportErrorKind::NotSupported);
     setup.backend_mut().free(ptr);
@@ -391,7 +306,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
     let called = Arc::new(AtomicUsize::new(0));
     let c = called.clone();
     let copies = host_copies();
-    let mut da = a.descriptor("reference 0", pa);
+    let mut da = a.descriptor("reference 0", Memory::DevicePointer(pa), 0);
     da.release.push(ReleaseFence::Host(fence.clone()));
     let fa = importer
         .import_with(da, Some(Box::new(move || {
@@ -399,7 +314,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
         })))
         .map_err(|(r, _)| r)
         .unwrap();
-    let fb = importer.import(b.descriptor("distorted 0", pb)).unwrap();
+    let fb = importer.import(b.descriptor("distorted 0", Memory::DevicePointer(pb), 0)).unwrap();
     let mut contexts = [reader(), reader()];
     let mut held = Vec::new();
     let mut sums = Vec::new();
@@ -451,13 +366,13 @@ fn a_slow_producer_is_waited_for_on_the_device() {
         // pooled buffers it leaves cannot pass for this frame's planes.
         let warm = layout(format, 333, 127, 6, 3, 99);
         let warm_ptr = device_bytes(&mut producer, &warm.bytes);
-        drop(importer.import(warm.descriptor("warm-up", warm_ptr)).unwrap());
+        drop(importer.import(warm.descriptor("warm-up", Memory::DevicePointer(warm_ptr), 0)).unwrap());
         let event = producer.backend_mut().create_event().unwrap();
         let args = Args::new().ptr(staged).ptr(target).i64(l.bytes.len() as i64).i64(SPIN);
         // SAFETY: test_spin_copy (src, dst, n, spin); both buffers hold n bytes.
         unsafe { producer.launch(kernels[0], (1, 1), args) }.unwrap();
         producer.backend_mut().record_event(event).unwrap();
-        let mut d = l.descriptor("frame 1", target);
+        let mut d = l.descriptor("frame 1", Memory::DevicePointer(target), 0);
         d.acquire.push(AcquireFence::DeviceEvent(event));
         let t0 = std::time::Instant::now();
         let frame = importer.import(d).unwrap();
@@ -493,7 +408,7 @@ fn release_follows_the_last_reader() {
     let l = layout(DrmFourcc::Nv12, 333, 127, 0, 3, 5);
     let ptr = device_bytes(&mut producer, &l.bytes);
     let release = producer.backend_mut().create_event().unwrap();
-    let mut d = l.descriptor("frame 2", ptr);
+    let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
     d.release.push(ReleaseFence::DeviceEvent(release));
     let frame = importer.import(d).unwrap();
     let luma = frame.device_frame().unwrap().luma();

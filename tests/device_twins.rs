@@ -9,19 +9,13 @@
 //! Run on a GPU host (see docs/gpu.md):
 //!   VMAFX_REQUIRE_GPU=cuda ./device_twins-<hash> --nocapture
 
+#[path = "common/device_support.rs"]
+#[allow(dead_code)]
+mod device_support;
+
+use device_support::{as_bytes, as_bytes_mut, gpu_required, plane_of, Rng};
 use vmafx::device::{self, Device, DeviceKind};
 use vmafx::picture::PlaneView;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
@@ -41,54 +35,27 @@ fn plane(
     second: bool,
     seed: u64,
 ) -> (Vec<u16>, usize) {
-    let bps = if bits == 8 { 1 } else { 2 };
-    let stride = w * bps + pad;
     let max = (1u32 << bits) - 1;
     let mut rng = Rng(seed | 1);
-    // u16 storage keeps 16-bit planes aligned; 8-bit planes use its bytes.
-    let mut buf = vec![0u16; (stride * h).div_ceil(2) + 1];
-    let bytes: &mut [u8] = bytemuck_bytes(&mut buf);
-    for y in 0..h {
-        for x in 0..w {
-            let v = match pattern {
-                Pattern::Random => (rng.next() % (max as u64 + 1)) as u32,
-                Pattern::Equal => ((x * 7 + y * 3) as u32) & max,
-                Pattern::FullScaleVsZero => {
-                    if second {
-                        0
-                    } else {
-                        max
-                    }
+    plane_of(w, h, bits, pad, |x, y| {
+        let v = match pattern {
+            Pattern::Random => (rng.next() % (max as u64 + 1)) as u32,
+            Pattern::Equal => ((x * 7 + y * 3) as u32) & max,
+            Pattern::FullScaleVsZero => {
+                if second {
+                    0
+                } else {
+                    max
                 }
-                Pattern::SmoothPlusNoise => {
-                    let base = ((x + y) as u32 * max / (w + h) as u32).min(max);
-                    let n = if second { (rng.next() % 9) as u32 } else { 0 };
-                    (base + n).min(max)
-                }
-            };
-            let at = y * stride + x * bps;
-            if bps == 1 {
-                bytes[at] = v as u8;
-            } else {
-                bytes[at..at + 2].copy_from_slice(&(v as u16).to_ne_bytes());
             }
-        }
-    }
-    (buf, stride)
-}
-
-fn bytemuck_bytes(v: &mut [u16]) -> &mut [u8] {
-    // SAFETY: u8 has no alignment or validity requirements; same memory.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len() * 2) }
-}
-
-fn as_bytes(v: &[u16]) -> &[u8] {
-    // SAFETY: as above, read only.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len() * 2) }
-}
-
-fn required(kind: &str) -> bool {
-    std::env::var("VMAFX_REQUIRE_GPU").is_ok_and(|v| v.split(',').any(|k| k == kind))
+            Pattern::SmoothPlusNoise => {
+                let base = ((x + y) as u32 * max / (w + h) as u32).min(max);
+                let n = if second { (rng.next() % 9) as u32 } else { 0 };
+                (base + n).min(max)
+            }
+        };
+        v as u64
+    })
 }
 
 fn gpu_devices() -> Vec<Box<dyn Device>> {
@@ -97,7 +64,7 @@ fn gpu_devices() -> Vec<Box<dyn Device>> {
         match device::count(kind) {
             Ok(0) => {
                 assert!(
-                    !required(label),
+                    !gpu_required(label),
                     "VMAFX_REQUIRE_GPU={label} but no {label} device"
                 );
                 eprintln!("SKIP {label}: no device");
@@ -111,7 +78,7 @@ fn gpu_devices() -> Vec<Box<dyn Device>> {
                 }
             }
             Err(e) => {
-                assert!(!required(label), "VMAFX_REQUIRE_GPU={label}: {e}");
+                assert!(!gpu_required(label), "VMAFX_REQUIRE_GPU={label}: {e}");
                 eprintln!("SKIP {label}: {e}");
             }
         }
@@ -304,7 +271,7 @@ fn gpu_vif_speed() {
     match cuda_lane::device_count() {
         Ok(n) if n > 0 => {}
         other => {
-            assert!(!required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
+            assert!(!gpu_required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
             eprintln!("SKIP: no CUDA device ({other:?})");
             return;
         }
@@ -362,7 +329,7 @@ fn adm_planes(w: usize, h: usize, bits: u32, pad: usize, content: &str, seed: u6
             for (p, v) in out.iter_mut().zip([r, d]) {
                 let v = v.clamp(0, max) as u16;
                 let at = y * stride + x * bps;
-                let bytes = bytemuck_bytes(&mut p.0);
+                let bytes = as_bytes_mut(&mut p.0);
                 if bps == 1 {
                     bytes[at] = v as u8;
                 } else {
@@ -484,7 +451,7 @@ fn gpu_adm_device_resident_timing() {
     match cuda_lane::device_count() {
         Ok(n) if n > 0 => {}
         other => {
-            assert!(!required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
+            assert!(!gpu_required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
             eprintln!("SKIP cuda: {other:?}");
             return;
         }
