@@ -15,7 +15,7 @@ mod emulator;
 #[allow(dead_code)]
 mod device_support;
 
-use device_support::{layout, plane_of, view, Rng};
+use device_support::{layout, plane_of, view, Rng, LAYOUT_FORMATS};
 
 use emulator::build_emulator;
 use vmafx::device::gpu::engine::Engine;
@@ -153,15 +153,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     let gray = importer.with_chroma(false);
     let cpu = vmafx::import::cpu::CpuDevice::new(true);
     let mut cases = 0;
-    for format in [
-        DrmFourcc::Nv12,
-        DrmFourcc::P010,
-        DrmFourcc::P012,
-        DrmFourcc::P016,
-        DrmFourcc::Yuv420,
-        DrmFourcc::Nv24,
-        DrmFourcc::Yuv444,
-    ] {
+    for format in LAYOUT_FORMATS {
         for (w, h) in [(1, 1), (17, 9), (300, 5), (513, 3)] {
             for (offset, pad) in [(0, 0), (6, 3), (64, 10)] {
                 let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;

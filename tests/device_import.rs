@@ -31,7 +31,7 @@ use vmafx::import::{
 };
 use vmafx::picture::PlaneView;
 
-use device_support::{gpu_required, layout};
+use device_support::{gpu_required, layout, LAYOUT_FORMATS};
 
 /// Test-only kernels: a producer (or reader) that is still busy, then
 /// writes. One block; `spin` clock cycles first (~0.5 s at 1e9 on an H200).
@@ -137,15 +137,7 @@ fn imported_layouts_equal_the_cpu() {
     let mut engine = reader();
     let mut cases = 0;
     let mut y_row = Vec::new();
-    for format in [
-        DrmFourcc::Nv12,
-        DrmFourcc::P010,
-        DrmFourcc::P012,
-        DrmFourcc::P016,
-        DrmFourcc::Yuv420,
-        DrmFourcc::Nv24,
-        DrmFourcc::Yuv444,
-    ] {
+    for format in LAYOUT_FORMATS {
         for (w, h) in [(17, 9), (333, 127), (1920, 1080), (1, 1)] {
             for (offset, pad) in [(0, 0), (6, 3), (4098, 70)] {
                 let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;

@@ -74,6 +74,17 @@ pub struct Layout {
     pub want: Vec<Vec<Vec<u16>>>,
 }
 
+/// The formats [`layout`] lays out, in the order the tests walk them.
+pub const LAYOUT_FORMATS: [DrmFourcc; 7] = [
+    DrmFourcc::Nv12,
+    DrmFourcc::P010,
+    DrmFourcc::P012,
+    DrmFourcc::P016,
+    DrmFourcc::Yuv420,
+    DrmFourcc::Nv24,
+    DrmFourcc::Yuv444,
+];
+
 #[allow(clippy::needless_range_loop)]
 pub fn layout(format: DrmFourcc, w: usize, h: usize, offset: usize, pad: usize, seed: u64) -> Layout {
     let (bits, bps, planar, sub): (u8, usize, bool, usize) = match format {
