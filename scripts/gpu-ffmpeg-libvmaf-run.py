@@ -12,9 +12,9 @@ included, as scripts/gpu-ffmpeg-run.py times), best of RUNS:
                 yuv420p or yuv444p16 CUDA frames), then libvmaf_cuda with
                 model=path=vmaf_v0.6.1.json (the libvmaf build has no built-in
                 models), log_fmt=json. F = yuv420p for 8-bit clips, yuv444p16
-                for 10-bit ones (p010's 10 bits stay in the top of 16: libvmaf
-                scores them as 16-bit pictures, so its VMAF is not the 10-bit
-                one); 10-bit clips also with F = yuv420p (8 bits kept)
+                for 10-bit ones (scale_cuda widens p010's samples to 16 bits,
+                v << 6 | v >> 4: libvmaf scores 16-bit pictures, so its VMAF
+                is not the 10-bit one); 10-bit clips also with F = yuv420p (8 bits kept)
   vmafx         the same NVDEC frames through vmafx on the GPU
                 (build/gpu-ffmpeg/bin/ffmpeg; nv12 / p010 read in place)
 The pooled VMAF (mean) of each JSON log is shown. libvmaf's CUDA VMAF differs
