@@ -85,16 +85,41 @@ pub enum DeviceChoice {
     Cpu,
     /// Device `index` of `kind` (CUDA or HIP), on streams of vmafx's own.
     Gpu { kind: DeviceKind, index: usize },
-    /// The caller's CUDA context and stream (`CUcontext`, `CUstream` as
-    /// integers; FFmpeg's `AVCUDADeviceContext`); work is queued after what
-    /// the caller queued there. Both must outlive the context.
+    /// The caller's CUDA context and stream (FFmpeg's
+    /// `AVCUDADeviceContext`); work is queued after what the caller queued
+    /// there. Made with the unsafe [`CallerStream::new`].
     ///
     /// Every lane (one per worker thread) queues on this one stream: stream
     /// order puts the reads after the producer's writes queued there, and
     /// no stream of ours enters the caller's context. With N threads the
     /// workers overlap their uploads and host work; their kernels run in
     /// stream order.
-    CudaStream { context: u64, stream: u64 },
+    CudaStream(CallerStream),
+}
+
+/// A caller's `CUcontext` and `CUstream`, as integers. Only
+/// [`CallerStream::new`] makes one, and it is unsafe: the driver
+/// dereferences these handles, so a safe caller must not be able to invent
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallerStream {
+    context: u64,
+    stream: u64,
+}
+
+impl CallerStream {
+    /// # Safety
+    /// `context` is a live `CUcontext` and `stream` a stream in it (or 0,
+    /// its default stream); both outlive every [`Context`] made with them.
+    pub unsafe fn new(context: u64, stream: u64) -> Self {
+        CallerStream { context, stream }
+    }
+    pub fn context(&self) -> u64 {
+        self.context
+    }
+    pub fn stream(&self) -> u64 {
+        self.stream
+    }
 }
 
 impl DeviceChoice {
@@ -107,10 +132,10 @@ impl DeviceChoice {
             DeviceChoice::Gpu { kind: DeviceKind::Cpu, .. } => {
                 return Err(Error::invalid("DeviceChoice::Gpu of kind Cpu: use DeviceChoice::Cpu"))
             }
-            // SAFETY: the variant's contract: a live context and a stream in
-            // it (or 0, its default stream), outliving the context.
-            DeviceChoice::CudaStream { context, stream } => unsafe {
-                GpuDevice::cuda_from_stream(context as usize as _, stream as usize as _)?
+            // SAFETY: CallerStream::new's contract: a live context and a
+            // stream in it (or 0, its default stream), outliving the context.
+            DeviceChoice::CudaStream(caller) => unsafe {
+                GpuDevice::cuda_from_stream(caller.context as usize as _, caller.stream as usize as _)?
             },
         })
     }
@@ -123,7 +148,7 @@ impl std::fmt::Display for DeviceChoice {
             DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => write!(f, "CUDA device {index}"),
             DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => write!(f, "HIP device {index}"),
             DeviceChoice::Gpu { kind: DeviceKind::Cpu, index } => write!(f, "CPU device {index}"),
-            DeviceChoice::CudaStream { context, stream } => {
+            DeviceChoice::CudaStream(CallerStream { context, stream }) => {
                 write!(f, "CUDA context {context:#x}, stream {stream:#x}")
             }
         }

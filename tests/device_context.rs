@@ -22,7 +22,7 @@ use std::sync::Arc;
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
 use vmafx::device::gpu::engine::DevPlane;
 use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::picture::{Chroma, OwnedPicture, Picture};
 
 fn required(kind: &str) -> bool {
@@ -181,7 +181,9 @@ fn cuda_context_reads_device_pictures_in_place() {
         let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0xdef1 ^ w as u64);
         let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
         let on_cuda = |p: &OwnedPicture, _: usize, _: &str| to_cuda(api, ctx, p, pad);
-        let caller = DeviceChoice::CudaStream { context: ctx as u64, stream: 0 };
+        // SAFETY: the primary context, retained for the whole test, and its
+        // default stream.
+        let caller = DeviceChoice::CudaStream(unsafe { CallerStream::new(ctx as u64, 0) });
         for (device, threads) in [
             (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 0),
             (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 2),

@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
 use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
 use crate::import::cpu::{CpuDevice, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
@@ -252,7 +252,11 @@ impl Filter {
             [Some(c), _] | [None, Some(c)] => {
                 let which = if self.cuda[0].is_some() { INPUT_NAMES[0] } else { INPUT_NAMES[1] };
                 cuda::check_driver(which, &format!("cuda {format}"))?;
-                DeviceChoice::CudaStream { context: c.context, stream: c.stream }
+                // SAFETY: the inputs' AVCUDADeviceContext's CUcontext and
+                // stream (vmafx_filter_set_cuda_device), alive while the
+                // filter's links reference their frames contexts, i.e.
+                // longer than the filter and its scoring context.
+                DeviceChoice::CudaStream(unsafe { CallerStream::new(c.context, c.stream) })
             }
         };
         if device != self.scoring_on && self.pairs > 0 {
@@ -262,7 +266,8 @@ impl Filter {
         // kernels load on first use), then the scoring context.
         let format = HostFormat::by_name(format)?;
         self.cuda_import = None;
-        if let DeviceChoice::CudaStream { context, .. } = device {
+        if let DeviceChoice::CudaStream(caller) = device {
+            let context = caller.context();
             if cuda::needs_device_work(format, self.read_chroma) {
                 // SAFETY: the CUcontext and streams are the inputs'
                 // AVCUDADeviceContext's (vmafx_filter_set_cuda_device), alive
@@ -664,7 +669,8 @@ mod tests {
             // A driver: the context is made on the caller's stream (or,
             // before the GPU context, refused as not supported).
             Ok(_) => match f.configure((64, 48, "nv12"), (64, 48, "nv12")) {
-                Ok(()) => assert_eq!(f.scoring_on(), DeviceChoice::CudaStream { context: 0xc1, stream: 0x51 }),
+                // SAFETY: only compared, never used.
+                Ok(()) => assert_eq!(f.scoring_on(), DeviceChoice::CudaStream(unsafe { CallerStream::new(0xc1, 0x51) })),
                 Err(e) => assert!(matches!(e, Error::NotSupported(_)), "{e}"),
             },
         }

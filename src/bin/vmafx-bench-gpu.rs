@@ -39,7 +39,7 @@ use vmafx::device::gpu::cuda_lane::CudaLane;
 use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
 use vmafx::score::PoolMethod;
@@ -590,7 +590,9 @@ fn score(o: &Opts) -> Result<()> {
             let (device, lane) = if device == "cuda" {
                 (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, "vmafx-cuda")
             } else {
-                (DeviceChoice::CudaStream { context: ctx, stream: 0 }, "vmafx-cuda-stream")
+                // SAFETY: the primary context `p` holds for the whole run,
+                // and its default stream.
+                (DeviceChoice::CudaStream(unsafe { CallerStream::new(ctx, 0) }), "vmafx-cuda-stream")
             };
             (ContextConfig { device, threads, ..Default::default() }, r, d, format!("{lane}-t{threads}"))
         }
