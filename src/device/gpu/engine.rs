@@ -20,6 +20,8 @@ pub trait Backend {
     fn alloc(&mut self, bytes: usize) -> Result<u64>;
     fn free(&mut self, ptr: u64);
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()>;
+    /// Copies `dst.len()` bytes from `src` after the work queued before it;
+    /// returns once `dst` holds them (the lane has waited for its stream).
     fn download(&mut self, dst: &mut [u8], src: u64) -> Result<()>;
     /// Launches `f` on a (grid_x, grid_y) grid of `BLOCK`-thread blocks.
     ///
@@ -302,8 +304,8 @@ impl<B: Backend> Engine<B> {
     /// work queued so far.
     pub fn download_vec<T: DeviceScalar>(&mut self, src: u64, count: usize) -> Result<Vec<T>> {
         let mut bytes = vec![0u8; count * std::mem::size_of::<T>()];
+        // The download itself waits for the stream (Backend::download).
         self.backend.download(&mut bytes, src)?;
-        self.backend.synchronize()?;
         Ok(bytes
             .chunks_exact(std::mem::size_of::<T>())
             .map(T::from_ne_bytes)
