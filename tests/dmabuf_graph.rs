@@ -35,6 +35,8 @@
 #[path = "common/synth.rs"]
 #[allow(dead_code)]
 mod synth;
+#[path = "common/vm_bed.rs"]
+mod vm_bed;
 
 use std::ffi::{c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -45,81 +47,20 @@ use std::time::{Duration, Instant};
 
 use ffmpeg_sys_next as ff;
 use nix::libc;
+use vm_bed::*;
 use vmafx::import::DrmFourcc;
 use vmafx::picture::{Chroma, OwnedPicture};
 
-const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
 const EAGAIN: i32 = -11;
 /// How long after a push the producer writes, then signals again as long.
 const PRODUCER_DELAY: Duration = Duration::from_millis(50);
 
-/// True inside the VM; panics if the VM lacks the vgem node.
+/// True inside the VM (the vgem node present there).
 fn in_vm() -> bool {
-    if std::env::var_os(IN_VM).is_none() {
-        return false;
-    }
-    assert!(std::path::Path::new("/dev/dri/card0").exists(), "inside the dmabuf VM but /dev/dri/card0 is missing");
-    true
+    vm_bed::in_vm(&["/dev/dri/card0"])
 }
 
 // ---------------------------------------------------------------- vgem
-
-#[repr(C)]
-#[derive(Default)]
-struct CreateDumb {
-    height: u32,
-    width: u32,
-    bpp: u32,
-    flags: u32,
-    handle: u32,
-    pitch: u32,
-    size: u64,
-}
-#[repr(C)]
-#[derive(Default)]
-struct PrimeHandle {
-    handle: u32,
-    flags: u32,
-    fd: i32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct GemClose {
-    handle: u32,
-    pad: u32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct VgemFenceAttach {
-    handle: u32,
-    flags: u32,
-    out_fence: u32,
-    pad: u32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct VgemFenceSignal {
-    fence: u32,
-    flags: u32,
-}
-const DRM_IOCTL_MODE_CREATE_DUMB: libc::c_ulong = 0xc020_64b2;
-const DRM_IOCTL_PRIME_HANDLE_TO_FD: libc::c_ulong = 0xc00c_642d;
-const DRM_IOCTL_GEM_CLOSE: libc::c_ulong = 0x4008_6409;
-const DRM_IOCTL_VGEM_FENCE_ATTACH: libc::c_ulong = 0xc010_6441;
-const DRM_IOCTL_VGEM_FENCE_SIGNAL: libc::c_ulong = 0x4008_6442;
-const VGEM_FENCE_WRITE: u32 = 1;
-/// `I915_FORMAT_MOD_X_TILED`: fourcc_mod_code(INTEL, 1).
-const I915_FORMAT_MOD_X_TILED: u64 = (1 << 56) | 1;
-
-fn ioctl<T>(fd: i32, req: libc::c_ulong, arg: &mut T) -> std::io::Result<()> {
-    // SAFETY: test producer; `arg` is the #[repr(C)] struct the ioctl expects.
-    let rc = unsafe { libc::ioctl(fd, req, arg as *mut T) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
 
 /// A vgem write fence on the DRM device `drm_fd` (the hwcontext's own fd).
 struct Fence {
@@ -219,43 +160,6 @@ fn layout(sw: Sw, w: usize, h: usize) -> Layout {
             let pitch = (2 * w).next_multiple_of(64) + 64;
             let coff = pitch * h;
             Layout { layers: vec![(DrmFourcc::P010 as u32, vec![(0, pitch), (coff, pitch)])], len: coff + pitch * ch }
-        }
-    }
-}
-
-/// Writes plane `i` of `pic` at `offset` with `pitch` (16-bit samples
-/// little-endian, shifted up by `shift`).
-fn write_plane(dst: &mut [u8], pic: &OwnedPicture, i: usize, offset: usize, pitch: usize, shift: u32) {
-    let view = pic.view();
-    let p = view.plane(i);
-    for y in 0..p.height() {
-        let row = &mut dst[offset + y * pitch..];
-        for x in 0..p.width() {
-            if p.bytes_per_sample() == 1 {
-                row[x] = p.sample(x, y) as u8;
-            } else {
-                row[2 * x..2 * x + 2].copy_from_slice(&((p.sample(x, y) << shift) as u16).to_le_bytes());
-            }
-        }
-    }
-}
-
-/// Writes chroma planes 1 and 2 of `pic` interleaved (U, V) at `offset`.
-fn write_interleaved(dst: &mut [u8], pic: &OwnedPicture, offset: usize, pitch: usize, shift: u32) {
-    let view = pic.view();
-    let (u, v) = (view.plane(1), view.plane(2));
-    let bps = u.bytes_per_sample();
-    for y in 0..u.height() {
-        let row = &mut dst[offset + y * pitch..];
-        for x in 0..u.width() {
-            for (k, p) in [u, v].iter().enumerate() {
-                let i = 2 * x + k;
-                if bps == 1 {
-                    row[i] = p.sample(x, y) as u8;
-                } else {
-                    row[2 * i..2 * i + 2].copy_from_slice(&((p.sample(x, y) << shift) as u16).to_le_bytes());
-                }
-            }
         }
     }
 }
@@ -798,50 +702,12 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
 
 /// Boots the VM with this test binary (its `vm_*` tests, one at a time:
 /// FFmpeg's log callback is process-wide); outside the VM this is the test
-/// that stands for them.
+/// that stands for them. The 9.0 libraries (and libdrm) are found in the
+/// guest as here: the host's root is the guest's, read-only.
 #[test]
 fn runs_the_graph_tests_in_a_vm() {
-    if std::env::var_os(IN_VM).is_some() {
-        return;
-    }
-    let require = std::env::var("VMAFX_REQUIRE_VM").is_ok_and(|v| v == "1");
-    let exe = std::env::current_exe().unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dmabuf-vm");
-    let t0 = Instant::now();
-    // Two boots at most: a TCG guest now and then panics while booting
-    // (an int3 in patched kernel text); a VM that ran the tests is final.
-    let mut attempt = 0;
-    let (out, stdout, stderr) = loop {
-        attempt += 1;
-        let mut cmd = std::process::Command::new(&script);
-        cmd.args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1")]);
-        // The 9.0 libraries (and libdrm) are found in the guest as here: the
-        // host's root is the guest's, read-only.
-        if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-            cmd.arg("-e").arg(format!("LD_LIBRARY_PATH={}", p.to_string_lossy()));
-        }
-        let out = match cmd.arg("--").arg(&exe).args(["vm_", "--test-threads", "1", "--nocapture"]).output() {
-            Ok(o) => o,
-            Err(e) if !require => {
-                eprintln!("SKIPPED: cannot run {}: {e}", script.display());
-                return;
-            }
-            Err(e) => panic!("cannot run {}: {e}", script.display()),
-        };
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        if out.status.code() == Some(125) && !stdout.contains("running ") && attempt < 2 {
-            eprintln!("{stderr}\nthe VM gave no result; booting it again");
-            continue;
-        }
-        break (out, stdout, stderr);
-    };
-    eprintln!("{stdout}\n{stderr}\n(VM run: {:.1} s, {attempt} boot(s))", t0.elapsed().as_secs_f64());
-    let tests_ran = stdout.contains("running ") || stdout.contains("test result:");
-    match out.status.code() {
-        Some(0) => assert!(stdout.contains("test result: ok. 2 passed"), "the VM ran other than the 2 vm_ tests"),
-        _ if tests_ran => panic!("the DRM graph VM tests failed (exit {:?})", out.status.code()),
-        code if require => panic!("the dmabuf VM could not start (exit {code:?}) and VMAFX_REQUIRE_VM=1"),
-        code => eprintln!("SKIPPED: the dmabuf VM could not start (exit {code:?}); set VMAFX_REQUIRE_VM=1 to fail"),
-    }
+    let env = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|p| vec![format!("LD_LIBRARY_PATH={}", p.to_string_lossy())])
+        .unwrap_or_default();
+    vm_bed::run_in_vm(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 2, env });
 }

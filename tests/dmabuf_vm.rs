@@ -17,12 +17,15 @@
 #[path = "common/synth.rs"]
 #[allow(dead_code)]
 mod synth;
+#[path = "common/vm_bed.rs"]
+mod vm_bed;
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::libc;
+use vm_bed::*;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::FeatureOptions;
 use vmafx::import::cpu::CpuDevice;
@@ -33,78 +36,9 @@ use vmafx::import::{
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
 
-const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
-
-/// True inside the VM; panics if the VM lacks the devices (a broken bed must
-/// not pass as "skipped").
+/// True inside the VM (vgem and udmabuf present there).
 fn in_vm() -> bool {
-    if std::env::var_os(IN_VM).is_none() {
-        return false;
-    }
-    assert!(
-        std::path::Path::new("/dev/dri/card0").exists() && std::path::Path::new("/dev/udmabuf").exists(),
-        "inside the dmabuf VM but /dev/dri/card0 or /dev/udmabuf is missing"
-    );
-    true
-}
-
-// ---------------------------------------------------------------- producer
-
-#[repr(C)]
-#[derive(Default)]
-struct CreateDumb {
-    height: u32,
-    width: u32,
-    bpp: u32,
-    flags: u32,
-    handle: u32,
-    pitch: u32,
-    size: u64,
-}
-#[repr(C)]
-#[derive(Default)]
-struct PrimeHandle {
-    handle: u32,
-    flags: u32,
-    fd: i32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct VgemFenceAttach {
-    handle: u32,
-    flags: u32,
-    out_fence: u32,
-    pad: u32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct VgemFenceSignal {
-    fence: u32,
-    flags: u32,
-}
-#[repr(C)]
-#[derive(Default)]
-struct UdmabufCreate {
-    memfd: u32,
-    flags: u32,
-    offset: u64,
-    size: u64,
-}
-const DRM_IOCTL_MODE_CREATE_DUMB: libc::c_ulong = 0xc020_64b2;
-const DRM_IOCTL_PRIME_HANDLE_TO_FD: libc::c_ulong = 0xc00c_642d;
-const DRM_IOCTL_VGEM_FENCE_ATTACH: libc::c_ulong = 0xc010_6441;
-const DRM_IOCTL_VGEM_FENCE_SIGNAL: libc::c_ulong = 0x4008_6442;
-const UDMABUF_CREATE: libc::c_ulong = 0x4018_7542;
-const VGEM_FENCE_WRITE: u32 = 1;
-
-fn ioctl<T>(fd: i32, req: libc::c_ulong, arg: &mut T) -> std::io::Result<()> {
-    // SAFETY: test producer; `arg` is the #[repr(C)] struct the ioctl expects.
-    let rc = unsafe { libc::ioctl(fd, req, arg as *mut T) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    vm_bed::in_vm(&["/dev/dri/card0", "/dev/udmabuf"])
 }
 
 /// The vgem device (/dev/dri/card0), shared by a test's buffers.
@@ -229,50 +163,12 @@ fn export_sync_file(buf: &Buffer) -> OwnedFd {
         fd: i32,
     }
     let mut e = Export { flags: 1, fd: -1 };
-    ioctl(buf.fd.as_raw_fd(), 0xc008_6202, &mut e).expect("EXPORT_SYNC_FILE");
+    ioctl(buf.fd.as_raw_fd(), DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &mut e).expect("EXPORT_SYNC_FILE");
     // SAFETY: a fresh fd we own.
     unsafe { OwnedFd::from_raw_fd(e.fd) }
 }
 
 // ------------------------------------------------------------ layouts
-
-/// Writes plane `i` of `pic` at `offset` with `pitch` (16-bit samples as
-/// little-endian, shifted up by `shift` for MSB-aligned formats).
-fn write_plane(dst: &mut [u8], pic: &OwnedPicture, i: usize, offset: usize, pitch: usize, shift: u32) {
-    let view = pic.view();
-    let p = view.plane(i);
-    for y in 0..p.height() {
-        let row = &mut dst[offset + y * pitch..];
-        for x in 0..p.width() {
-            if p.bytes_per_sample() == 1 {
-                row[x] = p.sample(x, y) as u8;
-            } else {
-                let v = (p.sample(x, y) << shift) as u16;
-                row[2 * x..2 * x + 2].copy_from_slice(&v.to_le_bytes());
-            }
-        }
-    }
-}
-
-/// Writes chroma planes 1 and 2 of `pic` interleaved (U, V) at `offset`.
-fn write_interleaved(dst: &mut [u8], pic: &OwnedPicture, offset: usize, pitch: usize, shift: u32) {
-    let view = pic.view();
-    let (u, v) = (view.plane(1), view.plane(2));
-    let bps = u.bytes_per_sample();
-    for y in 0..u.height() {
-        let row = &mut dst[offset + y * pitch..];
-        for x in 0..u.width() {
-            for (k, p) in [u, v].iter().enumerate() {
-                let i = 2 * x + k;
-                if bps == 1 {
-                    row[i] = p.sample(x, y) as u8;
-                } else {
-                    row[2 * i..2 * i + 2].copy_from_slice(&((p.sample(x, y) << shift) as u16).to_le_bytes());
-                }
-            }
-        }
-    }
-}
 
 /// Planar YUV420 in one layer of one object: pitches wider than the rows,
 /// planes at offsets that are not packed.
@@ -991,39 +887,7 @@ fn vm_filter_drm_fence_timeout_is_a_clear_error() {
 /// this is the test that stands for them.
 #[test]
 fn runs_the_dmabuf_tests_in_a_vm() {
-    if std::env::var_os(IN_VM).is_some() {
-        return;
-    }
-    let require = std::env::var("VMAFX_REQUIRE_VM").is_ok_and(|v| v == "1");
-    let exe = std::env::current_exe().unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dmabuf-vm");
-    let t0 = std::time::Instant::now();
-    let out = std::process::Command::new(&script)
-        .args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1"), "--"])
-        .arg(&exe)
-        .args(["vm_", "--test-threads", "2", "--nocapture"])
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) if !require => {
-            eprintln!("SKIPPED: cannot run {}: {e}", script.display());
-            return;
-        }
-        Err(e) => panic!("cannot run {}: {e}", script.display()),
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("{stdout}\n{stderr}\n(VM run: {:.1} s)", t0.elapsed().as_secs_f64());
-    // The tests ran when the harness printed its "running N tests" line.
-    let tests_ran = stdout.contains("running ") || stdout.contains("test result:");
-    match out.status.code() {
-        Some(0) => {
-            assert!(stdout.contains("test result: ok. 9 passed"), "the VM ran other than the 9 vm_ tests");
-        }
-        _ if tests_ran => panic!("the dmabuf VM tests failed (exit {:?})", out.status.code()),
-        code if require => panic!("the dmabuf VM could not start (exit {code:?}) and VMAFX_REQUIRE_VM=1"),
-        code => eprintln!("SKIPPED: the dmabuf VM could not start (exit {code:?}); set VMAFX_REQUIRE_VM=1 to fail"),
-    }
+    vm_bed::run_in_vm(vm_bed::VmRun { filter: "vm_", threads: 2, expected: 9, env: vec![] });
 }
 
 // Unused-import guard for AsFd on some toolchains.

@@ -1,0 +1,208 @@
+//! The dma-buf test bed shared by tests/dmabuf_vm.rs and tests/dmabuf_graph.rs:
+//! the driver that boots scripts/dmabuf-vm with the test binary, the guard
+//! the `vm_*` tests start with, and the vgem/udmabuf uAPI a producer needs.
+//!
+//! Outside the VM a test binary's driver test boots the VM (Debian's 6.12
+//! kernel under qemu) and runs its own `vm_*` tests inside, where
+//! `VMAFX_IN_DMABUF_VM=1` is set; there the driver returns at once.
+#![allow(dead_code)]
+
+use nix::libc;
+use std::time::Instant;
+
+use vmafx::picture::OwnedPicture;
+
+/// Set in the guest: the `vm_*` tests run only where it is.
+pub const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
+
+/// How many times a VM that gave no result is booted. A TCG guest now and
+/// then dies while booting (seen: an int3 in kernel text being patched, a
+/// boot that outlives the timeout on a loaded host); a boot that ran the
+/// tests is final, whatever they said.
+const BOOTS: usize = 3;
+
+/// True inside the VM; panics if the VM lacks one of `devices` (a broken bed
+/// must not pass as "skipped").
+pub fn in_vm(devices: &[&str]) -> bool {
+    if std::env::var_os(IN_VM).is_none() {
+        return false;
+    }
+    for d in devices {
+        assert!(std::path::Path::new(d).exists(), "inside the dmabuf VM but {d} is missing");
+    }
+    true
+}
+
+/// What the driver runs in the VM: this binary's tests whose names start
+/// with `filter`, `threads` at a time; `expected` of them must pass.
+pub struct VmRun<'a> {
+    pub filter: &'a str,
+    pub threads: usize,
+    pub expected: usize,
+    /// Extra `VAR=VALUE` for the guest (the host's root is the guest's, so
+    /// paths are the same there).
+    pub env: Vec<String>,
+}
+
+/// The driver: boots the VM (up to [`BOOTS`] times while it gives no
+/// result) and fails unless `run.expected` tests passed there. Returns at
+/// once inside the VM. A VM that cannot start fails the test under
+/// `VMAFX_REQUIRE_VM=1` (scripts/test and scripts/planted-defects set it)
+/// and is reported as SKIPPED otherwise.
+pub fn run_in_vm(run: VmRun) {
+    if std::env::var_os(IN_VM).is_some() {
+        return;
+    }
+    let require = std::env::var("VMAFX_REQUIRE_VM").is_ok_and(|v| v == "1");
+    let exe = std::env::current_exe().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dmabuf-vm");
+    let t0 = Instant::now();
+    let mut boots = 0;
+    let (code, stdout) = loop {
+        boots += 1;
+        let mut cmd = std::process::Command::new(&script);
+        cmd.args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1")]);
+        for e in &run.env {
+            cmd.arg("-e").arg(e);
+        }
+        cmd.arg("--").arg(&exe).args([run.filter, "--test-threads", &run.threads.to_string(), "--nocapture"]);
+        let out = match cmd.output() {
+            Ok(o) => o,
+            Err(e) if !require => {
+                eprintln!("SKIPPED: cannot run {}: {e}", script.display());
+                return;
+            }
+            Err(e) => panic!("cannot run {}: {e}", script.display()),
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("{stdout}\n{stderr}\n(VM boot {boots}: {:.1} s since the first)", t0.elapsed().as_secs_f64());
+        // The tests ran when the harness printed its "running N tests" line.
+        let ran = stdout.contains("running ") || stdout.contains("test result:");
+        if !ran && boots < BOOTS {
+            eprintln!("the VM gave no result (exit {:?}); booting it again", out.status.code());
+            continue;
+        }
+        break (out.status.code(), stdout);
+    };
+    let ran = stdout.contains("running ") || stdout.contains("test result:");
+    match code {
+        Some(0) => {
+            let want = format!("test result: ok. {} passed", run.expected);
+            assert!(stdout.contains(&want), "the VM ran other than the {} {}* tests", run.expected, run.filter);
+        }
+        _ if ran => panic!("the tests in the dmabuf VM failed (exit {code:?})"),
+        _ if require => panic!("the dmabuf VM gave no result in {boots} boots (exit {code:?}) and VMAFX_REQUIRE_VM=1"),
+        _ => eprintln!("SKIPPED: the dmabuf VM could not start (exit {code:?}); set VMAFX_REQUIRE_VM=1 to fail"),
+    }
+}
+
+// ------------------------------------------------- vgem and udmabuf uAPI
+
+#[repr(C)]
+#[derive(Default)]
+pub struct CreateDumb {
+    pub height: u32,
+    pub width: u32,
+    pub bpp: u32,
+    pub flags: u32,
+    pub handle: u32,
+    pub pitch: u32,
+    pub size: u64,
+}
+#[repr(C)]
+#[derive(Default)]
+pub struct PrimeHandle {
+    pub handle: u32,
+    pub flags: u32,
+    pub fd: i32,
+}
+#[repr(C)]
+#[derive(Default)]
+pub struct GemClose {
+    pub handle: u32,
+    pub pad: u32,
+}
+#[repr(C)]
+#[derive(Default)]
+pub struct VgemFenceAttach {
+    pub handle: u32,
+    pub flags: u32,
+    pub out_fence: u32,
+    pub pad: u32,
+}
+#[repr(C)]
+#[derive(Default)]
+pub struct VgemFenceSignal {
+    pub fence: u32,
+    pub flags: u32,
+}
+#[repr(C)]
+#[derive(Default)]
+pub struct UdmabufCreate {
+    pub memfd: u32,
+    pub flags: u32,
+    pub offset: u64,
+    pub size: u64,
+}
+pub const DRM_IOCTL_MODE_CREATE_DUMB: libc::c_ulong = 0xc020_64b2;
+pub const DRM_IOCTL_PRIME_HANDLE_TO_FD: libc::c_ulong = 0xc00c_642d;
+pub const DRM_IOCTL_GEM_CLOSE: libc::c_ulong = 0x4008_6409;
+pub const DRM_IOCTL_VGEM_FENCE_ATTACH: libc::c_ulong = 0xc010_6441;
+pub const DRM_IOCTL_VGEM_FENCE_SIGNAL: libc::c_ulong = 0x4008_6442;
+pub const UDMABUF_CREATE: libc::c_ulong = 0x4018_7542;
+/// `DMA_BUF_IOCTL_EXPORT_SYNC_FILE`.
+pub const DMA_BUF_IOCTL_EXPORT_SYNC_FILE: libc::c_ulong = 0xc008_6202;
+pub const VGEM_FENCE_WRITE: u32 = 1;
+/// `I915_FORMAT_MOD_X_TILED`: fourcc_mod_code(INTEL, 1).
+pub const I915_FORMAT_MOD_X_TILED: u64 = (1 << 56) | 1;
+
+pub fn ioctl<T>(fd: i32, req: libc::c_ulong, arg: &mut T) -> std::io::Result<()> {
+    // SAFETY: test producer; `arg` is the #[repr(C)] struct the ioctl expects.
+    let rc = unsafe { libc::ioctl(fd, req, arg as *mut T) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+// ------------------------------------------------------------ layouts
+
+/// Writes plane `i` of `pic` at `offset` with `pitch` (16-bit samples as
+/// little-endian, shifted up by `shift` for MSB-aligned formats).
+pub fn write_plane(dst: &mut [u8], pic: &OwnedPicture, i: usize, offset: usize, pitch: usize, shift: u32) {
+    let view = pic.view();
+    let p = view.plane(i);
+    for y in 0..p.height() {
+        let row = &mut dst[offset + y * pitch..];
+        for x in 0..p.width() {
+            if p.bytes_per_sample() == 1 {
+                row[x] = p.sample(x, y) as u8;
+            } else {
+                let v = (p.sample(x, y) << shift) as u16;
+                row[2 * x..2 * x + 2].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// Writes chroma planes 1 and 2 of `pic` interleaved (U, V) at `offset`.
+pub fn write_interleaved(dst: &mut [u8], pic: &OwnedPicture, offset: usize, pitch: usize, shift: u32) {
+    let view = pic.view();
+    let (u, v) = (view.plane(1), view.plane(2));
+    let bps = u.bytes_per_sample();
+    for y in 0..u.height() {
+        let row = &mut dst[offset + y * pitch..];
+        for x in 0..u.width() {
+            for (k, p) in [u, v].iter().enumerate() {
+                let i = 2 * x + k;
+                if bps == 1 {
+                    row[i] = p.sample(x, y) as u8;
+                } else {
+                    row[2 * i..2 * i + 2].copy_from_slice(&((p.sample(x, y) << shift) as u16).to_le_bytes());
+                }
+            }
+        }
+    }
+}
