@@ -29,6 +29,9 @@ Env: RUNS (timed repetitions, the best is shown; default 2), PSNR (0: no
      CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
      "n_threads=4"), PAIRS (comma-separated pair names to run), LOOP (n:
      each clip read n+1 times with -stream_loop, for steady-state rates),
+     CUDA_VARIANTS (';'-separated vmafx option strings: one more timed
+     and compared cuda+vmafx run each, e.g. "n_threads=2"), SKIP
+     (comma-separated runs left out: mixed, dl),
      VMAFX_NVRTC_LIB (found under /usr/local/cuda or python's nvidia wheel
      when unset), VMAFX_KERNEL_CACHE (default build/gpu-ffmpeg/kernel-cache).
 """
@@ -150,6 +153,8 @@ def main():
     with_psnr = os.environ.get("PSNR", "1") != "0"
     cores = os.cpu_count() or 1
     cuda_opts = os.environ.get("CUDA_FILTER_OPTS", "")
+    variants = [v for v in os.environ.get("CUDA_VARIANTS", "").split(";") if v]
+    skip = set(filter(None, os.environ.get("SKIP", "").split(",")))
     cpu_opts = os.environ.get("CPU_FILTER_OPTS", f"n_threads={cores}")
     print(f"VMAFX_NVRTC_LIB={os.environ.get('VMAFX_NVRTC_LIB', '(by SONAME)')}")
     try:
@@ -193,6 +198,8 @@ def main():
         res["dec_sw"] = best_of(runs, [ff, "-hide_banner", "-nostdin", *sw_in, *null], f"{work}/{t}-dec-sw.log")
         res["cpu"] = best_of(runs, vmafx_cmd(sw_in, f"{t}-cpu", cpu_opts), f"{work}/{t}-cpu.log")
         res["cuda"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-cuda", cuda_opts), f"{work}/{t}-cuda.log")
+        for i, v in enumerate(variants):
+            res[f"cuda-v{i}"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-cuda-v{i}", v), f"{work}/{t}-cuda-v{i}.log")
         if with_psnr:
             psnr = "feature=name=psnr"
             res["cpu_psnr"] = best_of(1, vmafx_cmd(sw_in, f"{t}-cpu-psnr", ":".join(filter(None, [psnr, cpu_opts]))),
@@ -203,11 +210,13 @@ def main():
         # wants one format on both inputs.
         nvdec_fmt = "p010le" if "10" in name.split("-")[0] else "nv12"
         mixed_prep = f"[0:v]null[d];[1:v]format={nvdec_fmt}[r];"
-        res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
+        if "mixed" not in skip:
+            res["mixed"] = best_of(1, vmafx_cmd(mixed_in, f"{t}-mixed", cuda_opts, mixed_prep), f"{work}/{t}-mixed.log")
         # NVDEC, frames downloaded to the host, vmafx on the CPU: what works
         # with no GPU scoring.
         dl_prep = f"[0:v]hwdownload,format={nvdec_fmt}[d];[1:v]hwdownload,format={nvdec_fmt}[r];"
-        res["dl"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-dl", cpu_opts, dl_prep), f"{work}/{t}-dl.log")
+        if "dl" not in skip:
+            res["dl"] = best_of(runs, vmafx_cmd(cuda_in, f"{t}-dl", cpu_opts, dl_prep), f"{work}/{t}-dl.log")
 
         frames = counters(f"{work}/{t}-cpu.log")[0] if res["cpu"][1] == 0 else (None, None, None)
         status = []
@@ -229,7 +238,7 @@ def main():
             if with_psnr:
                 status.append("cpu psnr run failed")
                 details.append(f"{name} cpu psnr: {first_error(f'{work}/{t}-cpu-psnr.log')}")
-        for run_name in ("cuda", "mixed", "dl", "psnr"):
+        for run_name in ("cuda", *(f"cuda-v{i}" for i in range(len(variants))), "mixed", "dl", "psnr"):
             if run_name not in res:
                 continue
             log = f"{work}/{t}-{run_name}.log"
@@ -240,7 +249,7 @@ def main():
             (pairs_scored, host_copies, in_place), score, cuda_line = counters(log)
             copies[run_name] = host_copies
             # Both inputs CUDA: two frames per pair; mixed: one; downloaded: none.
-            want = (pairs_scored or 0) * {"cuda": 2, "mixed": 1, "dl": 0, "psnr": 2}[run_name]
+            want = (pairs_scored or 0) * {"mixed": 1, "dl": 0}.get(run_name, 2)
             if cuda_line != (run_name != "dl") or in_place != want or not pairs_scored:
                 status.append(f"{run_name}: {in_place} CUDA frames on the device for {pairs_scored} pairs")
             # CUDA frames are never copied through the host (p010 is shifted
@@ -272,6 +281,8 @@ def main():
         nframes = frames[0] or 0
 
         def fmt_t(key):
+            if key not in res:
+                return "-"
             s, rc = res[key]
             if rc != 0:
                 return "fail"
@@ -279,19 +290,22 @@ def main():
             return f"{s:.2f}s{fps}"
 
         rows.append([
-            name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"), fmt_t("mixed"), fmt_t("dl"), fmt_t("dec_sw"),
+            name, str(nframes), fmt_t("dec_cuda"), fmt_t("cuda"),
+            *(fmt_t(f"cuda-v{i}") for i in range(len(variants))), fmt_t("mixed"), fmt_t("dl"), fmt_t("dec_sw"),
             fmt_t("cpu"),
             fmt_t("psnr") if "psnr" in res else "-",
             fmt_t("cpu_psnr") if "cpu_psnr" in res else "-",
             " / ".join(f"{compared[k][0]}: {compared[k][1]} diff" if k in compared else "-"
-                       for k in ("cuda", "mixed", "dl", "psnr")),
+                       for k in ("cuda", *(f"cuda-v{i}" for i in range(len(variants))), "mixed", "dl", "psnr")),
             " / ".join(str(copies[k]) if k in copies else "-" for k in ("cuda", "mixed", "dl", "psnr")),
             "ok" if not status else "; ".join(status),
         ])
 
-    head = ["pair", "frames", "decode cuda", "cuda+vmafx", "mixed+vmafx", "cuda+hwdownload+vmafx (cpu)",
+    vnames = "".join(f" / cuda {v}" for v in variants)
+    head = ["pair", "frames", "decode cuda", "cuda+vmafx", *(f"cuda+vmafx {v}" for v in variants),
+            "mixed+vmafx", "cuda+hwdownload+vmafx (cpu)",
             "decode sw", "sw+vmafx (cpu)", "cuda+psnr", "sw+psnr (cpu)",
-            "values compared: diffs (cuda / mixed / dl / psnr)", "host copies (cuda / mixed / dl / psnr)", "status"]
+            f"values compared: diffs (cuda{vnames} / mixed / dl / psnr)", "host copies (cuda / mixed / dl / psnr)", "status"]
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

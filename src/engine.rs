@@ -86,14 +86,15 @@ pub enum DeviceChoice {
     /// Device `index` of `kind` (CUDA or HIP), on streams of vmafx's own.
     Gpu { kind: DeviceKind, index: usize },
     /// The caller's CUDA context and stream (FFmpeg's
-    /// `AVCUDADeviceContext`); work is queued after what the caller queued
-    /// there. Made with the unsafe [`CallerStream::new`].
+    /// `AVCUDADeviceContext`); each frame's work runs after what the caller
+    /// queued there before the frame was scored. Made with the unsafe
+    /// [`CallerStream::new`].
     ///
-    /// Every lane (one per worker thread) queues on this one stream: stream
-    /// order puts the reads after the producer's writes queued there, and
-    /// no stream of ours enters the caller's context. With N threads the
-    /// workers overlap their uploads and host work; their kernels run in
-    /// stream order.
+    /// Every lane (one per worker thread) has a non-blocking stream of its
+    /// own in the caller's context; per frame it records an event on the
+    /// caller's stream and waits for it (no host wait). So a decoder's next
+    /// copies on the caller's stream do not queue behind our kernels, and
+    /// our read-backs wait for our stream only.
     CudaStream(CallerStream),
 }
 
@@ -863,7 +864,9 @@ fn run_job(
     if !runs.contains(&true) {
         return Ok(out);
     }
-    // Each picture goes on the lane once, whatever reads it.
+    // The producer's writes first (a caller's stream: one event wait), then
+    // each picture goes on the lane once, whatever reads it.
+    lane.device.follow_producer()?;
     let mut used = [false; 3];
     let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
     let prev = match (&job.prev_reference, needs_prev) {

@@ -5,7 +5,8 @@
 //! score equal as f64 bits. Host pictures must be copied once per frame per
 //! picture (`Context::host_uploads`); CUDA pictures made on the device (odd
 //! pitches) are read in place, with no copy, on lanes of vmafx's own streams
-//! and on the caller's context and stream (`DeviceChoice::CudaStream`).
+//! and on the caller's context and stream (`DeviceChoice::CudaStream`),
+//! whose lanes wait for writes still queued on the caller's stream.
 //!
 //! No GPU or no driver: each lane is skipped with a note, unless
 //! VMAFX_REQUIRE_GPU=cuda (or hip, or cuda,hip) makes a missing lane fail.
@@ -204,6 +205,100 @@ fn cuda_context_reads_device_pictures_in_place() {
         .unwrap();
         assert_same(&cpu, &gpu, "host reference, device distorted");
         assert_eq!(gpu.host_uploads(), frames.len() as u64, "only the references are copied");
+    }
+    // SAFETY: balances the retain above.
+    check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");
+}
+
+/// A caller whose writes are still queued on its own stream when it hands
+/// the pictures over (a decoder's copies): the lanes of a
+/// `DeviceChoice::CudaStream` context run on streams of their own, and must
+/// wait for the caller's stream by event before reading. Each picture's
+/// planes hold poison until the caller's stream, after some milliseconds of
+/// memsets, copies the content in; scoring starts at once. A lane that did
+/// not wait would read poison (the planted defect "follow_caller skipped").
+#[test]
+fn cuda_stream_context_waits_for_the_callers_queued_writes() {
+    if !present(DeviceKind::Cuda) {
+        return;
+    }
+    let api = cuda::driver().unwrap();
+    let check = |rc, call| cuda::result::check(api, rc, call).unwrap();
+    let (mut dev, mut ctx, mut stream): (CUdevice, CUcontext, CUstream) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // The delay: memsets of a 1 GiB buffer queued before each copy.
+    const DELAY_BYTES: usize = 1 << 30;
+    let mut delay: CUdeviceptr = 0;
+    // SAFETY: device 0 exists (present); everything made here is released
+    // at the end of the test, after the caller's stream is synchronised.
+    unsafe {
+        check((api.cuDeviceGet)(&mut dev, 0), "cuDeviceGet");
+        check((api.cuDevicePrimaryCtxRetain)(&mut ctx, dev), "cuDevicePrimaryCtxRetain");
+        let _guard = ContextGuard::push(api, ctx).unwrap();
+        check((api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        check((api.cuMemAlloc_v2)(&mut delay, DELAY_BYTES), "cuMemAlloc");
+    }
+    for (chroma, bits, w, h, threads) in [(Chroma::Yuv420, 8, 1920, 1080, 0), (Chroma::Yuv420, 10, 1280, 720, 2)] {
+        let frames: Clip = synth::clip(chroma, bits, w, h, 6, 0x57a1 ^ w as u64);
+        let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
+        // The staging copies live until the caller's stream is done.
+        let mut staging: Vec<Arc<dyn PictureSource>> = Vec::new();
+        let late = |p: &OwnedPicture, _: usize, _: &str| -> Arc<dyn PictureSource> {
+            let src = to_cuda(api, ctx, p, 0);
+            let src_frame = src.device_frame().unwrap().clone();
+            // SAFETY: the retained primary context; every copy stays inside
+            // the source and destination allocations (pitch x height each).
+            let planes = unsafe {
+                let _guard = ContextGuard::push(api, ctx).unwrap();
+                for k in 0..12u8 {
+                    check((api.cuMemsetD8Async)(delay, k, DELAY_BYTES, stream), "cuMemsetD8Async");
+                }
+                src_frame
+                    .planes
+                    .iter()
+                    .map(|sp| {
+                        let mut ptr: CUdeviceptr = 0;
+                        check((api.cuMemAlloc_v2)(&mut ptr, sp.pitch * sp.height), "cuMemAlloc");
+                        check((api.cuMemsetD8Async)(ptr, 0xa5, sp.pitch * sp.height, std::ptr::null_mut()), "poison");
+                        check((api.cuStreamSynchronize)(std::ptr::null_mut()), "cuStreamSynchronize");
+                        let copy = CudaMemcpy2D {
+                            src_memory_type: CU_MEMORYTYPE_DEVICE,
+                            src_device: sp.ptr,
+                            src_pitch: sp.pitch,
+                            dst_memory_type: CU_MEMORYTYPE_DEVICE,
+                            dst_device: ptr,
+                            dst_pitch: sp.pitch,
+                            width_in_bytes: sp.width * sp.bytes_per_sample,
+                            height: sp.height,
+                            ..Default::default()
+                        };
+                        check((api.cuMemcpy2DAsync_v2)(&copy, stream), "cuMemcpy2DAsync");
+                        DevPlane { ptr, ..*sp }
+                    })
+                    .collect()
+            };
+            staging.push(src);
+            Arc::new(CudaPicture { api, ctx: ctx as usize, frame: DeviceFrame { planes, ready: None, ..src_frame } })
+        };
+        // SAFETY: the retained primary context and a stream made in it, both
+        // alive until after the contexts are dropped.
+        let caller = DeviceChoice::CudaStream(unsafe { CallerStream::new(ctx as u64, stream as u64) });
+        let what = format!("{w}x{h} {bits}-bit written late on the caller's stream, {threads} threads");
+        let gpu = score(context(caller, threads, 1), &frames, true, late).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let n = assert_same(&cpu, &gpu, &what);
+        println!("{what}: {n} values equal");
+        // SAFETY: the caller's stream, synchronised before its sources go.
+        unsafe {
+            let _guard = ContextGuard::push(api, ctx).unwrap();
+            check((api.cuStreamSynchronize)(stream), "cuStreamSynchronize");
+        }
+        drop(gpu);
+        drop(staging);
+    }
+    // SAFETY: made above; nothing is queued any more.
+    unsafe {
+        let _guard = ContextGuard::push(api, ctx).unwrap();
+        check((api.cuMemFree_v2)(delay), "cuMemFree");
+        check((api.cuStreamDestroy_v2)(stream), "cuStreamDestroy");
     }
     // SAFETY: balances the retain above.
     check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");

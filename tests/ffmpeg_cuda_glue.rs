@@ -169,10 +169,16 @@ fn cuda_formats_must_match_like_software_ones() {
     assert!(r.stderr.contains("input pixel formats differ: main is nv12, reference is yuv420p"), "{}", r.stderr);
 }
 
-/// Streams the fake driver created (vmafx's import library streams; the
-/// scoring context queues on FFmpeg's stream, FFmpeg creates none).
+/// Streams the fake driver created: vmafx's (the converter's library
+/// stream, made first, and each scoring lane's; FFmpeg creates none). Each
+/// must be non-blocking (flags 1): a blocking stream would synchronise with
+/// FFmpeg's legacy default stream, so decode and scoring could not overlap.
 fn streams_created(r: &Run) -> usize {
-    r.trace.lines().filter(|l| l.starts_with("stream_create ")).count()
+    let created: Vec<&str> = r.trace.lines().filter(|l| l.starts_with("stream_create ")).collect();
+    for line in &created {
+        assert!(line.ends_with(" flags 1"), "a blocking stream: {line}\n{}", r.trace);
+    }
+    created.len()
 }
 
 #[test]
@@ -193,13 +199,13 @@ fn layouts_needing_device_work_are_accepted() {
         // The converter's library stream, made in the frames' context.
         assert_eq!(streams_created(&r), 1, "{graph}\n{}", r.trace);
     }
-    // Read in place: no converter, no stream of ours.
+    // Read in place: no converter; the scoring lane's stream only.
     for graph in [
         "[0:v]format=nv12,hwupload[d];[1:v]format=nv12,hwupload[r];[d][r]vmafx",
         "[0:v]format=yuv444p16le,hwupload[d];[1:v]format=yuv444p16le,hwupload[r];[d][r]vmafx=feature=name=psnr",
     ] {
         let r = run(&bin, graph);
         assert_scoring_reached_cuda_context(&r, graph);
-        assert_eq!(streams_created(&r), 0, "{graph}\n{}", r.trace);
+        assert_eq!(streams_created(&r), 1, "{graph}\n{}", r.trace);
     }
 }

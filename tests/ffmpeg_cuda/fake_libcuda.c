@@ -157,9 +157,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 static unsigned long next_stream = 1, next_event = 1;
 CUresult cuStreamCreate(void **s, unsigned flags)
 {
-    (void)flags;
     *s = (void *)(uintptr_t)(0x57e40000 + __atomic_fetch_add(&next_stream, 1, __ATOMIC_SEQ_CST));
-    trace("stream_create %#lx%.0lu", (unsigned long)(uintptr_t)*s, 0);
+    trace("stream_create %#lx flags %lu", (unsigned long)(uintptr_t)*s, flags);
     return CUDA_SUCCESS;
 }
 CUresult cuEventCreate(void **e, unsigned flags)

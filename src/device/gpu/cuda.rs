@@ -37,6 +37,9 @@ pub mod sys {
     pub const CUDA_ERROR_NOT_READY: CUresult = 600;
     /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper.
     pub const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+    /// `CU_STREAM_NON_BLOCKING`: a stream that does not synchronise with the
+    /// legacy default stream (FFmpeg's CUDA stream unless one was set).
+    pub const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
     pub const CU_MEMORYTYPE_HOST: c_uint = 1;
     pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
     pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;

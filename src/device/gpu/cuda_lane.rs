@@ -1,6 +1,12 @@
 //! The CUDA lane: a context (the device's primary one, or a caller's), a
 //! stream (ours or the caller's), and the engine's [`Backend`] calls, each
 //! made with the context pushed by a [`ContextGuard`].
+//!
+//! A lane beside a caller's stream ([`CudaLane::beside_stream`]) queues on
+//! a non-blocking stream of its own and orders itself after the caller's
+//! stream by event ([`CudaLane::follow_caller`]): the caller's later work
+//! (a decoder's next copies) does not queue behind our kernels, and our
+//! downloads wait for our stream only.
 
 use super::cuda::{self, result::check, sys::*, ContextGuard, CudaDriver};
 use super::engine::{ArrayExtent, Backend, Pitched};
@@ -16,6 +22,9 @@ pub struct CudaLane {
     ctx: CUcontext,
     stream: CUstream,
     owns_stream: bool,
+    /// The caller's stream this lane follows (`beside_stream`), and the
+    /// event recorded there each time (created on first use).
+    caller: Option<(CUstream, CUevent)>,
     modules: Vec<CUmodule>,
     pub name: String,
     pub arch: String,
@@ -136,6 +145,7 @@ impl CudaLane {
             ctx,
             stream: std::ptr::null_mut(),
             owns_stream: true,
+            caller: None,
             modules: Vec::new(),
             name,
             arch,
@@ -178,6 +188,7 @@ impl CudaLane {
             ctx,
             stream,
             owns_stream: false,
+            caller: None,
             modules: Vec::new(),
             name,
             arch,
@@ -188,9 +199,9 @@ impl CudaLane {
 
 impl CudaLane {
     /// A lane on the caller's context with a stream of its own (created
-    /// here, destroyed with the lane): an import library stream for frames
-    /// of a context that is not the primary one (FFmpeg's hw device
-    /// contexts create their own).
+    /// here, non-blocking, destroyed with the lane): an import library
+    /// stream for frames of a context that is not the primary one (FFmpeg's
+    /// hw device contexts create their own).
     ///
     /// # Safety
     /// `ctx` is a live context that outlives the lane.
@@ -199,16 +210,64 @@ impl CudaLane {
         let mut lane = unsafe { Self::from_stream(ctx, std::ptr::null_mut()) }?;
         let _guard = lane.guard()?;
         let mut stream: CUstream = std::ptr::null_mut();
-        // SAFETY: the context is current; flags 0.
+        // SAFETY: the context is current; writes one handle, destroyed in Drop.
         check(
             lane.api,
-            unsafe { (lane.api.cuStreamCreate)(&mut stream, 0) },
+            unsafe { (lane.api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) },
             "cuStreamCreate",
         )?;
         drop(_guard);
         lane.stream = stream;
         lane.owns_stream = true;
         Ok(lane)
+    }
+
+    /// A scoring lane for frames the caller writes on `caller_stream` (FFmpeg's
+    /// `AVCUDADeviceContext` stream, NULL for the legacy default stream): a
+    /// non-blocking stream of ours in the caller's context, ordered after
+    /// `caller_stream` by [`CudaLane::follow_caller`].
+    ///
+    /// # Safety
+    /// `ctx` is a live context and `caller_stream` a stream in it (or NULL),
+    /// both outliving the lane.
+    pub unsafe fn beside_stream(ctx: CUcontext, caller_stream: CUstream) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        let mut lane = unsafe { Self::own_stream_in(ctx) }?;
+        lane.caller = Some((caller_stream, std::ptr::null_mut()));
+        Ok(lane)
+    }
+
+    /// Makes this lane's later work wait for everything queued on the
+    /// caller's stream so far (an event recorded there, waited for here; no
+    /// host wait). Nothing for a lane that follows no caller.
+    pub fn follow_caller(&mut self) -> Result<()> {
+        let Some((caller_stream, mut event)) = self.caller else {
+            return Ok(());
+        };
+        let _guard = self.guard()?;
+        if event.is_null() {
+            // SAFETY: writes one handle; destroyed in Drop.
+            check(
+                self.api,
+                unsafe { (self.api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) },
+                "cuEventCreate",
+            )?;
+            self.caller = Some((caller_stream, event));
+        }
+        // SAFETY: a live event of this context and the caller's live stream
+        // (beside_stream's contract). Re-recording is allowed: a stream wait
+        // takes the event's state when it is queued.
+        check(
+            self.api,
+            unsafe { (self.api.cuEventRecord)(event, caller_stream) },
+            "cuEventRecord (the caller's stream)",
+        )?;
+        // SAFETY: our live stream and the event just recorded.
+        check(
+            self.api,
+            unsafe { (self.api.cuStreamWaitEvent)(self.stream, event, 0) },
+            "cuStreamWaitEvent",
+        )
     }
 
     fn guard(&self) -> Result<ContextGuard<'static>> {
@@ -538,6 +597,9 @@ impl Drop for CudaLane {
                     }
                     if self.owns_stream && !self.stream.is_null() {
                         record((api.cuStreamDestroy_v2)(self.stream), "cuStreamDestroy");
+                    }
+                    if let Some((_, event)) = self.caller.filter(|(_, e)| !e.is_null()) {
+                        record((api.cuEventDestroy_v2)(event), "cuEventDestroy");
                     }
                 }
             }

@@ -212,9 +212,11 @@ impl GpuDevice {
         })
     }
 
-    /// A CUDA device on the caller's context and stream (FFmpeg's
-    /// `AVCUDADeviceContext`, an application's pipeline); work is queued on
-    /// `stream`, after what the caller queued there.
+    /// A CUDA device for frames the caller writes on its context and
+    /// stream (FFmpeg's `AVCUDADeviceContext`, an application's pipeline):
+    /// work is queued on a non-blocking stream of the lane's own in `ctx`,
+    /// which waits by event for what the caller queued on `stream` before
+    /// each frame ([`GpuDevice::follow_producer`]).
     ///
     /// # Safety
     /// `ctx` is a live context and `stream` a stream in it (or NULL), both
@@ -224,7 +226,7 @@ impl GpuDevice {
         stream: cuda::sys::CUstream,
     ) -> Result<Self> {
         // SAFETY: forwarded contract.
-        let lane = unsafe { cuda_lane::CudaLane::from_stream(ctx, stream) }?;
+        let lane = unsafe { cuda_lane::CudaLane::beside_stream(ctx, stream) }?;
         let info = DeviceInfo {
             kind: DeviceKind::Cuda,
             index: 0,
@@ -289,6 +291,16 @@ impl GpuDevice {
     /// needed, rows at the host stride); queued on the lane's stream.
     pub fn upload_plane(&mut self, slot: &'static str, plane: &PlaneView) -> Result<DevPlane> {
         on_engine!(&mut self.lane, e => e.upload_plane(slot, plane))
+    }
+
+    /// Makes the lane's later work wait for what its producer queued so
+    /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] lane;
+    /// nothing for a lane of its own.
+    pub fn follow_producer(&mut self) -> Result<()> {
+        match &mut self.lane {
+            Lane::Cuda(e) => e.backend_mut().follow_caller(),
+            Lane::Hip(_) | Lane::Dyn(_) => Ok(()),
+        }
     }
 
     /// Makes the lane's later work wait for a producer's `event` (a
