@@ -9,6 +9,7 @@
 //! feature order never depends on scheduling.
 //!
 //! On a GPU ([`DeviceChoice::Gpu`], [`DeviceChoice::CudaStream`],
+//! [`DeviceChoice::HipStream`],
 //! [`Context::with_lanes`]) every worker (or the caller's thread, with 0
 //! threads) owns one lane: a [`GpuDevice`] with its own stream and scratch.
 //! Per frame the worker puts each picture on its lane once (a host picture
@@ -96,6 +97,11 @@ pub enum DeviceChoice {
     /// copies on the caller's stream do not queue behind our kernels, and
     /// our read-backs wait for our stream only.
     CudaStream(CallerStream),
+    /// The caller's HIP device and stream (`hipStream_t`), as
+    /// [`DeviceChoice::CudaStream`] for CUDA: lanes on non-blocking streams
+    /// of their own that wait for the caller's stream by event per frame.
+    /// Made with the unsafe [`HipCallerStream::new`].
+    HipStream(HipCallerStream),
 }
 
 /// A caller's `CUcontext` and `CUstream`, as integers. Only
@@ -123,6 +129,30 @@ impl CallerStream {
     }
 }
 
+/// A caller's HIP device ordinal and `hipStream_t` (as an integer). Only
+/// [`HipCallerStream::new`] makes one, and it is unsafe, as
+/// [`CallerStream::new`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HipCallerStream {
+    device: usize,
+    stream: u64,
+}
+
+impl HipCallerStream {
+    /// # Safety
+    /// `stream` is a live stream of HIP device `device` (or 0, its null
+    /// stream) that outlives every [`Context`] made with it.
+    pub unsafe fn new(device: usize, stream: u64) -> Self {
+        HipCallerStream { device, stream }
+    }
+    pub fn device(&self) -> usize {
+        self.device
+    }
+    pub fn stream(&self) -> u64 {
+        self.stream
+    }
+}
+
 impl DeviceChoice {
     /// Opens one lane for this GPU choice.
     fn open_lane(self) -> Result<GpuDevice> {
@@ -138,6 +168,11 @@ impl DeviceChoice {
             DeviceChoice::CudaStream(caller) => unsafe {
                 GpuDevice::cuda_from_stream(caller.context as usize as _, caller.stream as usize as _)?
             },
+            // SAFETY: HipCallerStream::new's contract: a live stream of that
+            // device (or 0, its null stream), outliving the context.
+            DeviceChoice::HipStream(caller) => unsafe {
+                GpuDevice::hip_from_stream(caller.device, caller.stream as usize as _)?
+            },
         })
     }
 }
@@ -151,6 +186,9 @@ impl std::fmt::Display for DeviceChoice {
             DeviceChoice::Gpu { kind: DeviceKind::Cpu, index } => write!(f, "CPU device {index}"),
             DeviceChoice::CudaStream(CallerStream { context, stream }) => {
                 write!(f, "CUDA context {context:#x}, stream {stream:#x}")
+            }
+            DeviceChoice::HipStream(HipCallerStream { device, stream }) => {
+                write!(f, "HIP device {device}, stream {stream:#x}")
             }
         }
     }

@@ -304,6 +304,138 @@ fn cuda_stream_context_waits_for_the_callers_queued_writes() {
     check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");
 }
 
+/// A HIP picture in device memory of device 0, freed on drop.
+struct HipPicture {
+    api: &'static vmafx::device::gpu::hip::HipRuntime,
+    frame: DeviceFrame,
+}
+
+impl PictureSource for HipPicture {
+    fn host(&self) -> Option<Picture<'_>> {
+        None
+    }
+    fn device_frame(&self) -> Option<&DeviceFrame> {
+        Some(&self.frame)
+    }
+}
+
+impl Drop for HipPicture {
+    fn drop(&mut self) {
+        for p in &self.frame.planes {
+            // SAFETY: each pointer came from hipMalloc on device 0 and is
+            // freed once (hipFree waits for work that uses it).
+            unsafe { (self.api.hipFree)(p.ptr as usize as _) };
+        }
+    }
+}
+
+/// `cuda_stream_context_waits_for_the_callers_queued_writes` on HIP
+/// (`DeviceChoice::HipStream`): pictures whose content the caller's stream
+/// copies in only after queued memsets. Runs where an AMD GPU is; compiled
+/// everywhere.
+#[test]
+fn hip_stream_context_waits_for_the_callers_queued_writes() {
+    use vmafx::device::gpu::hip::{self, sys::*};
+    use vmafx::engine::HipCallerStream;
+    if !present(DeviceKind::Hip) {
+        return;
+    }
+    let api = hip::runtime().unwrap();
+    let check = |rc, call: &str| api.check(rc, call).unwrap();
+    const DELAY_BYTES: usize = 1 << 30;
+    let (mut stream, mut delay): (HipStream, HipDevicePtr) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: device 0 exists (present); released at the end of the test.
+    unsafe {
+        check((api.hipSetDevice)(0), "hipSetDevice");
+        check((api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING), "hipStreamCreateWithFlags");
+        check((api.hipMalloc)(&mut delay, DELAY_BYTES), "hipMalloc");
+    }
+    let alloc = |bytes: usize| -> HipDevicePtr {
+        let mut p: HipDevicePtr = std::ptr::null_mut();
+        // SAFETY: writes one pointer; freed by HipPicture.
+        unsafe { check((api.hipMalloc)(&mut p, bytes), "hipMalloc") };
+        p
+    };
+    for (chroma, bits, w, h, threads) in [(Chroma::Yuv420, 8, 1920, 1080, 0), (Chroma::Yuv420, 10, 1280, 720, 2)] {
+        let frames: Clip = synth::clip(chroma, bits, w, h, 6, 0x57a1 ^ w as u64);
+        let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
+        let mut staging: Vec<Arc<dyn PictureSource>> = Vec::new();
+        let late = |p: &OwnedPicture, _: usize, _: &str| -> Arc<dyn PictureSource> {
+            let view = p.view();
+            let (mut src_planes, mut dst_planes) = (Vec::new(), Vec::new());
+            for i in 0..view.plane_count() {
+                let plane = view.plane(i);
+                let row = plane.width() * plane.bytes_per_sample();
+                let (src, dst) = (alloc(row * plane.height()), alloc(row * plane.height()));
+                // SAFETY: copies stay inside the allocations (row x height);
+                // the host rows are read before the synchronisation returns.
+                unsafe {
+                    for y in 0..plane.height() {
+                        let host_row = plane.data()[y * plane.stride()..][..row].as_ptr();
+                        check(
+                            (api.hipMemcpyHtoDAsync)(src.cast::<u8>().add(y * row).cast(), host_row as *mut _, row, std::ptr::null_mut()),
+                            "hipMemcpyHtoDAsync",
+                        );
+                    }
+                    check((api.hipMemsetAsync)(dst, 0xa5, row * plane.height(), std::ptr::null_mut()), "poison");
+                    check((api.hipStreamSynchronize)(std::ptr::null_mut()), "hipStreamSynchronize");
+                }
+                let dev = |ptr: HipDevicePtr| DevPlane {
+                    ptr: ptr as usize as u64,
+                    pitch: row,
+                    width: plane.width(),
+                    height: plane.height(),
+                    bytes_per_sample: plane.bytes_per_sample(),
+                };
+                src_planes.push(dev(src));
+                dst_planes.push(dev(dst));
+            }
+            // SAFETY: the delay buffer and the planes are live; each copy
+            // stays inside its planes.
+            unsafe {
+                for k in 0..12 {
+                    check((api.hipMemsetAsync)(delay, k, DELAY_BYTES, stream), "hipMemsetAsync");
+                }
+                for (s, d) in src_planes.iter().zip(&dst_planes) {
+                    check(
+                        (api.hipMemcpy2DAsync)(
+                            d.ptr as usize as _,
+                            d.pitch,
+                            s.ptr as usize as *const std::ffi::c_void,
+                            s.pitch,
+                            s.width * s.bytes_per_sample,
+                            s.height,
+                            HIP_MEMCPY_DEVICE_TO_DEVICE,
+                            stream,
+                        ),
+                        "hipMemcpy2DAsync",
+                    );
+                }
+            }
+            let memory = DeviceMemoryId { kind: DeviceKind::Hip, context: 0 };
+            let frame = |planes| DeviceFrame { memory, format: view.format(), width: view.width(), height: view.height(), planes, ready: None };
+            staging.push(Arc::new(HipPicture { api, frame: frame(src_planes) }));
+            Arc::new(HipPicture { api, frame: frame(dst_planes) })
+        };
+        // SAFETY: a stream of device 0 made above, alive until after the
+        // contexts are dropped.
+        let caller = DeviceChoice::HipStream(unsafe { HipCallerStream::new(0, stream as usize as u64) });
+        let what = format!("HIP {w}x{h} {bits}-bit written late on the caller's stream, {threads} threads");
+        let gpu = score(context(caller, threads, 1), &frames, true, late).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let n = assert_same(&cpu, &gpu, &what);
+        println!("{what}: {n} values equal");
+        // SAFETY: the caller's stream, synchronised before its sources go.
+        unsafe { check((api.hipStreamSynchronize)(stream), "hipStreamSynchronize") };
+        drop(gpu);
+        drop(staging);
+    }
+    // SAFETY: made above; nothing is queued any more.
+    unsafe {
+        check((api.hipFree)(delay), "hipFree");
+        check((api.hipStreamDestroy)(stream), "hipStreamDestroy");
+    }
+}
+
 /// The VMAF models (VIF, ADM, motion on the device) on a GPU context equal
 /// the CPU context, per frame and pooled; prints the time per frame of
 /// each (the GPU's includes copying host pictures to it).

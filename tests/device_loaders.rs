@@ -74,3 +74,25 @@ fn hiprtc_loads_or_names_both_places_it_can_live() {
         }
     }
 }
+
+/// A scoring context on a caller's HIP stream where no AMD GPU is: a clean
+/// error naming the HIP device and why, at `Context::new` (the lane opens
+/// there), never a panic.
+#[test]
+fn hip_caller_stream_context_without_a_gpu_is_a_clean_error() {
+    use vmafx::device::DeviceKind;
+    use vmafx::engine::{Context, ContextConfig, DeviceChoice, HipCallerStream};
+    if matches!(vmafx::device::count(DeviceKind::Hip), Ok(n) if n > 0) {
+        eprintln!("an AMD GPU is here: tests/device_context.rs covers HipStream");
+        return;
+    }
+    // SAFETY: 0 is the null stream of device 0, which the contract allows;
+    // with no device the lane fails before using it.
+    let device = DeviceChoice::HipStream(unsafe { HipCallerStream::new(0, 0) });
+    let cfg = ContextConfig { device, ..Default::default() };
+    let e = Context::new(cfg).err().expect("no AMD GPU, yet a HIP context opened");
+    let s = e.to_string();
+    assert!(matches!(e, vmafx::Error::Device(_) | vmafx::Error::InvalidArgument(_)), "{s}");
+    assert!(s.contains("HIP"), "{s}");
+    eprintln!("{s}");
+}

@@ -39,6 +39,8 @@ pub mod sys {
     pub const HIP_ERROR_NOT_READY: HipError = 600;
     /// `hipEventDisableTiming`.
     pub const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
+    /// `hipStreamNonBlocking`: no implicit synchronisation with the null stream.
+    pub const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
     /// `hipMemcpyDeviceToDevice` (the same in ROCm 5, 6 and 7).
     pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_uint = 3;
 
@@ -100,6 +102,7 @@ fn_table! {
         hipMemcpyDtoHAsync: fn(*mut c_void, HipDevicePtr, usize, HipStream) -> HipError;
         hipMemsetAsync: fn(HipDevicePtr, c_int, usize, HipStream) -> HipError;
         hipStreamCreate: fn(*mut HipStream) -> HipError;
+        hipStreamCreateWithFlags: fn(*mut HipStream, c_uint) -> HipError;
         hipStreamDestroy: fn(HipStream) -> HipError;
         hipStreamSynchronize: fn(HipStream) -> HipError;
         hipModuleLaunchKernel: fn(HipFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, HipStream, *mut *mut c_void, *mut *mut c_void) -> HipError;

@@ -1,6 +1,10 @@
 //! The HIP lane: device `index` made current with `hipSetDevice` around
 //! each call, a stream of ours, and the engine's [`Backend`] calls. Built
 //! and compile-tested on CI; not yet run on an AMD GPU (docs/gpu.md).
+//!
+//! A lane beside a caller's stream ([`HipLane::beside_stream`]) works as the
+//! CUDA one does: a non-blocking stream of its own, ordered after the
+//! caller's `hipStream_t` by an event per frame ([`HipLane::follow_caller`]).
 
 use super::engine::{ArrayExtent, Backend, Pitched};
 use crate::device::{DeviceKind, DeviceMemoryId};
@@ -13,6 +17,9 @@ pub struct HipLane {
     api: &'static HipRuntime,
     device: i32,
     stream: HipStream,
+    /// The caller's stream this lane follows (`beside_stream`), and the
+    /// event recorded there each time (created on first use).
+    caller: Option<(HipStream, HipEvent)>,
     modules: Vec<HipModule>,
     pub name: String,
     pub arch: String,
@@ -72,7 +79,23 @@ fn gcn_arch(api: &HipRuntime, device: i32) -> Result<String> {
 }
 
 impl HipLane {
+    /// Device `index` and a new stream.
     pub fn open(index: usize) -> Result<Self> {
+        Self::open_with(index, None)
+    }
+
+    /// A scoring lane on device `index` for pictures the caller writes on
+    /// `caller_stream` (NULL: the null stream): a non-blocking stream of
+    /// ours, ordered after `caller_stream` by [`HipLane::follow_caller`].
+    ///
+    /// # Safety
+    /// `caller_stream` is a live stream of device `index` (or NULL) that
+    /// outlives the lane.
+    pub unsafe fn beside_stream(index: usize, caller_stream: HipStream) -> Result<Self> {
+        Self::open_with(index, Some(caller_stream))
+    }
+
+    fn open_with(index: usize, caller_stream: Option<HipStream>) -> Result<Self> {
         let api = initialised()?;
         let count = device_count()?;
         if index >= count {
@@ -92,21 +115,57 @@ impl HipLane {
         }
         let arch = gcn_arch(api, device)?;
         let mut stream: HipStream = std::ptr::null_mut();
-        // SAFETY: device is current.
-        api.check(
-            unsafe { (api.hipStreamCreate)(&mut stream) },
-            "hipStreamCreate",
-        )?;
+        // SAFETY: device is current; writes one handle, destroyed in Drop.
+        // Beside a caller's stream ours must not synchronise with the null
+        // stream (the caller's may be it).
+        match caller_stream {
+            None => api.check(unsafe { (api.hipStreamCreate)(&mut stream) }, "hipStreamCreate")?,
+            Some(_) => api.check(
+                unsafe { (api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
+                "hipStreamCreateWithFlags",
+            )?,
+        }
         // SAFETY: NUL-terminated by the runtime within 256 bytes.
         let name = unsafe { super::loader::c_str(name.as_ptr()) };
         Ok(Self {
             api,
             device,
             stream,
+            caller: caller_stream.map(|s| (s, std::ptr::null_mut())),
             modules: Vec::new(),
             name,
             arch,
         })
+    }
+
+    /// Makes this lane's later work wait for everything queued on the
+    /// caller's stream so far (an event recorded there, waited for here; no
+    /// host wait). Nothing for a lane that follows no caller.
+    pub fn follow_caller(&mut self) -> Result<()> {
+        let Some((caller_stream, mut event)) = self.caller else {
+            return Ok(());
+        };
+        self.current()?;
+        if event.is_null() {
+            // SAFETY: writes one handle; destroyed in Drop.
+            self.api.check(
+                unsafe { (self.api.hipEventCreateWithFlags)(&mut event, HIP_EVENT_DISABLE_TIMING) },
+                "hipEventCreateWithFlags",
+            )?;
+            self.caller = Some((caller_stream, event));
+        }
+        // SAFETY: a live event of this device and the caller's live stream
+        // (beside_stream's contract); a stream wait takes the event's state
+        // when it is queued, so re-recording it later is allowed.
+        self.api.check(
+            unsafe { (self.api.hipEventRecord)(event, caller_stream) },
+            "hipEventRecord (the caller's stream)",
+        )?;
+        // SAFETY: our live stream and the event just recorded.
+        self.api.check(
+            unsafe { (self.api.hipStreamWaitEvent)(self.stream, event, 0) },
+            "hipStreamWaitEvent",
+        )
     }
 
     fn current(&self) -> Result<()> {
@@ -416,6 +475,9 @@ impl Drop for HipLane {
                 }
                 if !self.stream.is_null() {
                     record((api.hipStreamDestroy)(self.stream), "hipStreamDestroy");
+                }
+                if let Some((_, event)) = self.caller.filter(|(_, e)| !e.is_null()) {
+                    record((api.hipEventDestroy)(event), "hipEventDestroy");
                 }
             },
             Err(e) => super::engine::record_drop_error(e),

@@ -245,7 +245,23 @@ impl GpuDevice {
     }
 
     pub fn hip(index: usize) -> Result<Self> {
-        let lane = hip_lane::HipLane::open(index)?;
+        Self::hip_lane(index, hip_lane::HipLane::open(index)?)
+    }
+
+    /// A HIP device for pictures the caller writes on its `stream` of device
+    /// `index` (NULL: the null stream): work is queued on a non-blocking
+    /// stream of the lane's own, which waits by event for what the caller
+    /// queued on `stream` before each frame ([`GpuDevice::follow_producer`]).
+    ///
+    /// # Safety
+    /// `stream` is a live stream of device `index` (or NULL) that outlives
+    /// the device.
+    pub unsafe fn hip_from_stream(index: usize, stream: hip::sys::HipStream) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        Self::hip_lane(index, unsafe { hip_lane::HipLane::beside_stream(index, stream) }?)
+    }
+
+    fn hip_lane(index: usize, lane: hip_lane::HipLane) -> Result<Self> {
         let api = hip::runtime()?;
         let mut memory_kinds = vec![MemoryKind::Host, MemoryKind::HipDevice];
         if api.hipImportExternalMemory.is_some() && api.hipExternalMemoryGetMappedBuffer.is_some() {
@@ -294,12 +310,13 @@ impl GpuDevice {
     }
 
     /// Makes the lane's later work wait for what its producer queued so
-    /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] lane;
-    /// nothing for a lane of its own.
+    /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] or
+    /// [`GpuDevice::hip_from_stream`] lane; nothing for a lane of its own.
     pub fn follow_producer(&mut self) -> Result<()> {
         match &mut self.lane {
             Lane::Cuda(e) => e.backend_mut().follow_caller(),
-            Lane::Hip(_) | Lane::Dyn(_) => Ok(()),
+            Lane::Hip(e) => e.backend_mut().follow_caller(),
+            Lane::Dyn(_) => Ok(()),
         }
     }
 
