@@ -241,33 +241,28 @@ impl CudaLane {
     /// caller's stream so far (an event recorded there, waited for here; no
     /// host wait). Nothing for a lane that follows no caller.
     pub fn follow_caller(&mut self) -> Result<()> {
-        let Some((caller_stream, mut event)) = self.caller else {
+        let Some((caller_stream, event)) = self.caller else {
             return Ok(());
         };
-        let _guard = self.guard()?;
-        if event.is_null() {
-            // SAFETY: writes one handle; destroyed in Drop.
+        let event = if event.is_null() {
+            let made = self.create_event()? as CUevent;
+            self.caller = Some((caller_stream, made));
+            made
+        } else {
+            event
+        };
+        {
+            let _guard = self.guard()?;
+            // SAFETY: a live event of this context (destroyed in Drop) and the
+            // caller's live stream (beside_stream's contract). Re-recording is
+            // allowed: a stream wait takes the event's state when it is queued.
             check(
                 self.api,
-                unsafe { (self.api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) },
-                "cuEventCreate",
+                unsafe { (self.api.cuEventRecord)(event, caller_stream) },
+                "cuEventRecord (the caller's stream)",
             )?;
-            self.caller = Some((caller_stream, event));
         }
-        // SAFETY: a live event of this context and the caller's live stream
-        // (beside_stream's contract). Re-recording is allowed: a stream wait
-        // takes the event's state when it is queued.
-        check(
-            self.api,
-            unsafe { (self.api.cuEventRecord)(event, caller_stream) },
-            "cuEventRecord (the caller's stream)",
-        )?;
-        // SAFETY: our live stream and the event just recorded.
-        check(
-            self.api,
-            unsafe { (self.api.cuStreamWaitEvent)(self.stream, event, 0) },
-            "cuStreamWaitEvent",
-        )
+        self.wait_event(event as u64)
     }
 
     fn guard(&self) -> Result<ContextGuard<'static>> {

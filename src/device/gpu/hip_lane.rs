@@ -142,30 +142,25 @@ impl HipLane {
     /// caller's stream so far (an event recorded there, waited for here; no
     /// host wait). Nothing for a lane that follows no caller.
     pub fn follow_caller(&mut self) -> Result<()> {
-        let Some((caller_stream, mut event)) = self.caller else {
+        let Some((caller_stream, event)) = self.caller else {
             return Ok(());
         };
+        let event = if event.is_null() {
+            let made = self.create_event()? as HipEvent;
+            self.caller = Some((caller_stream, made));
+            made
+        } else {
+            event
+        };
         self.current()?;
-        if event.is_null() {
-            // SAFETY: writes one handle; destroyed in Drop.
-            self.api.check(
-                unsafe { (self.api.hipEventCreateWithFlags)(&mut event, HIP_EVENT_DISABLE_TIMING) },
-                "hipEventCreateWithFlags",
-            )?;
-            self.caller = Some((caller_stream, event));
-        }
-        // SAFETY: a live event of this device and the caller's live stream
-        // (beside_stream's contract); a stream wait takes the event's state
-        // when it is queued, so re-recording it later is allowed.
+        // SAFETY: a live event of this device (destroyed in Drop) and the
+        // caller's live stream (beside_stream's contract); a stream wait takes
+        // the event's state when it is queued, so re-recording it is allowed.
         self.api.check(
             unsafe { (self.api.hipEventRecord)(event, caller_stream) },
             "hipEventRecord (the caller's stream)",
         )?;
-        // SAFETY: our live stream and the event just recorded.
-        self.api.check(
-            unsafe { (self.api.hipStreamWaitEvent)(self.stream, event, 0) },
-            "hipStreamWaitEvent",
-        )
+        self.wait_event(event as u64)
     }
 
     fn current(&self) -> Result<()> {
