@@ -40,26 +40,15 @@ import glob
 import json
 import os
 import re
-import site
 import struct
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_env import find_nvrtc  # noqa: E402
+
 HW = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
-
-
-def find_nvrtc():
-    if os.environ.get("VMAFX_NVRTC_LIB"):
-        return
-    cands = ["/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12"]
-    for sp in site.getsitepackages():
-        cands.append(os.path.join(sp, "nvidia/cu13/lib/libnvrtc.so.13"))
-        cands.append(os.path.join(sp, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"))
-    for c in cands:
-        if os.path.exists(c):
-            os.environ["VMAFX_NVRTC_LIB"] = c
-            return
 
 
 def run(cmd, log_path):
