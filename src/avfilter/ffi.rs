@@ -109,6 +109,10 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `body` on the handle, recording errors and panics.
+///
+/// # Safety
+/// `f` is NULL or a handle from `vmafx_filter_new` not yet freed, used by one
+/// thread at a time.
 unsafe fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -> Result<c_int, Error>) -> c_int {
     if f.is_null() {
         return VMAFX_EINVAL;

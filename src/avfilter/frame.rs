@@ -270,6 +270,11 @@ impl HostPicture {
 
     /// Copies `h` rows of `w` samples (taking every `step`-th sample from
     /// `first`, shifted right by `shift`) into `owned`.
+    ///
+    /// # Safety
+    /// As [`HostPicture::wrap`]'s: `src` starts `h` rows `linesize` bytes
+    /// apart (going up when negative), each holding `step * w` samples of
+    /// `bps` bytes, readable while the frame is referenced.
     #[allow(clippy::too_many_arguments)]
     unsafe fn copy_plane(
         &mut self,

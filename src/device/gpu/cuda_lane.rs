@@ -151,6 +151,7 @@ impl CudaLane {
             arch,
             memory_bytes,
         };
+        // SAFETY: ctx was just retained (released in Drop).
         let _guard = unsafe { ContextGuard::push(api, ctx) }?;
         // SAFETY: context current; flags 0.
         check(
