@@ -1,33 +1,20 @@
 //! Integer ADM against libvmaf 3.2.0: every value it writes, per frame,
 //! compared as bits.
 //!
-//! libvmaf's AVX2 / AVX-512 ADM agrees with its C code on most widths but
-//! not all (67x45, 80x45, 130x70... differ, and AVX2 differs from AVX-512
-//! there), nor in Barten CSF mode, nor with a fractional
-//! adm_enhn_gain_limit. vmafx ports the C, so: where libvmaf's SIMD and C
-//! agree the reference is libvmaf as it runs on this host; elsewhere it is
-//! libvmaf with its SIMD switched off (`cpumask`).
+//! The reference is libvmaf's C code (`LibvmafPath::C`), on every CPU:
+//! libvmaf's AVX2 / AVX-512 ADM departs from it at some widths, in Barten
+//! CSF mode and with a fractional adm_enhn_gain_limit (docs/correctness.md,
+//! tests/libvmaf_simd.rs), and vmafx ports the C.
 
 mod common;
-use std::ffi::CString;
-use std::ptr;
 use std::sync::Arc;
 
-use common::{reference, synth};
-use vmaf_head_sys as sys;
+use common::reference::{self, LibvmafPath};
+use common::synth;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::{adm, naming, FeatureOptions};
 use vmafx::picture::{Chroma, OwnedPicture};
 use vmafx::simd::CpuLevel;
-
-/// Which libvmaf to compare with.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Ref {
-    /// libvmaf as it runs on this host (its AVX2 / AVX-512 code).
-    Host,
-    /// libvmaf with its SIMD switched off: its C code.
-    C,
-}
 
 /// Our adm's values for `names` (all it writes when `names` is None).
 fn ours(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: CpuLevel) -> (Vec<String>, Context) {
@@ -44,10 +31,10 @@ fn ours(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: Cpu
     (ctx.collector().names().to_vec(), ctx)
 }
 
-/// Runs our adm with `opts` at `cpu` and libvmaf on the same frames; asserts
-/// every name we write has libvmaf's value, bit for bit, and that we write
-/// exactly the names libvmaf's log lists.
-fn check(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: CpuLevel, reference: Ref, what: &str) {
+/// Runs our adm with `opts` at `cpu` and libvmaf's C code on the same
+/// frames; asserts every name we write has libvmaf's value, bit for bit, and
+/// that we write exactly the names libvmaf's log lists.
+fn check(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: CpuLevel, what: &str) {
     let (names, ctx) = ours(frames, opts, cpu);
     let spec = reference::RefSpec {
         features: vec![("adm".into(), opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())],
@@ -59,10 +46,7 @@ fn check(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: Cp
     let mut theirs_sorted = r.log_names.clone();
     theirs_sorted.sort();
     assert_eq!(ours_sorted, theirs_sorted, "{what}: feature names");
-    let theirs: Vec<Vec<Option<f64>>> = match reference {
-        Ref::Host => names.iter().map(|n| r.values[n].clone()).collect(),
-        Ref::C => run_libvmaf(frames, opts, &names, !0),
-    };
+    let theirs: Vec<Vec<Option<f64>>> = names.iter().map(|n| r.values[n].clone()).collect();
     let mut bad = Vec::new();
     for (k, n) in names.iter().enumerate() {
         for i in 0..frames.len() as u32 {
@@ -73,17 +57,15 @@ fn check(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: Cp
             }
         }
     }
-    assert!(bad.is_empty(), "{what} ({cpu:?}, libvmaf {reference:?}): {} mismatches:\n{}", bad.len(), bad.join("\n"));
+    assert!(bad.is_empty(), "{what} ({cpu:?}, libvmaf C): {} mismatches:\n{}", bad.len(), bad.join("\n"));
 }
 
 fn levels() -> Vec<CpuLevel> {
     CpuLevel::available().filter(|l| *l <= CpuLevel::Avx2).collect()
 }
 
-/// Sizes where libvmaf's SIMD and C agree, so libvmaf as it runs here is
-/// the reference; and odd sizes where only its C code is.
-const HOST_SIZES: [(usize, usize); 3] = [(176, 99), (256, 144), (96, 54)];
-const C_SIZES: [(usize, usize); 5] = [(67, 45), (33, 33), (33, 40), (130, 70), (201, 47)];
+/// Ordinary sizes, and odd ones where libvmaf's SIMD departs from its C.
+const SIZES: [(usize, usize); 8] = [(176, 99), (256, 144), (96, 54), (67, 45), (33, 33), (33, 40), (130, 70), (201, 47)];
 
 #[test]
 fn adm_default_options_all_depths_and_sizes() {
@@ -91,12 +73,10 @@ fn adm_default_options_all_depths_and_sizes() {
     for cpu in levels() {
         for bits in [8u8, 10, 12, 16] {
             for chroma in [Chroma::Yuv420, Chroma::Yuv444] {
-                for (sizes, reference) in [(&HOST_SIZES[..], Ref::Host), (&C_SIZES[..], Ref::C)] {
-                    for &(w, h) in sizes {
-                        seed += 1;
-                        let frames = synth::clip(chroma, bits, w, h, 4, seed);
-                        check(&frames, &[], cpu, reference, &format!("{bits} bit {w}x{h} {chroma:?}"));
-                    }
+                for &(w, h) in &SIZES {
+                    seed += 1;
+                    let frames = synth::clip(chroma, bits, w, h, 4, seed);
+                    check(&frames, &[], cpu, &format!("{bits} bit {w}x{h} {chroma:?}"));
                 }
             }
         }
@@ -107,15 +87,9 @@ fn adm_default_options_all_depths_and_sizes() {
 fn adm_neg_model_option() {
     let opts = [("adm_enhn_gain_limit", "1.0")];
     for cpu in levels() {
-        for (bits, w, h, reference) in [
-            (8u8, 176usize, 99usize, Ref::Host),
-            (10, 256, 144, Ref::Host),
-            (16, 96, 54, Ref::Host),
-            (8, 67, 45, Ref::C),
-            (12, 33, 40, Ref::C),
-        ] {
+        for (bits, w, h) in [(8u8, 176usize, 99usize), (10, 256, 144), (16, 96, 54), (8, 67, 45), (12, 33, 40)] {
             let frames = synth::clip(Chroma::Yuv420, bits, w, h, 5, 11);
-            check(&frames, &opts, cpu, reference, &format!("egl=1 {bits} bit {w}x{h}"));
+            check(&frames, &opts, cpu, &format!("egl=1 {bits} bit {w}x{h}"));
         }
     }
 }
@@ -140,16 +114,9 @@ fn adm_other_options() {
     ];
     for cpu in levels() {
         for opts in sets {
-            // In Barten mode the Q32 weights pass 2^31, which libvmaf's SIMD
-            // multiplies as signed; with a fractional gain limit its SIMD
-            // decouple rounds where the C truncates: only the C is the
-            // reference there.
-            let barten = opts.contains(&("adm_csf_mode", "1"));
-            let fractional_gain = opts.contains(&("adm_enhn_gain_limit", "1.2"));
-            let host = if barten || fractional_gain { Ref::C } else { Ref::Host };
-            check(&frames8, opts, cpu, host, &format!("8 bit {opts:?}"));
-            check(&frames10, opts, cpu, host, &format!("10 bit {opts:?}"));
-            check(&frames_odd, opts, cpu, Ref::C, &format!("12 bit 67x45 {opts:?}"));
+            check(&frames8, opts, cpu, &format!("8 bit {opts:?}"));
+            check(&frames10, opts, cpu, &format!("10 bit {opts:?}"));
+            check(&frames_odd, opts, cpu, &format!("12 bit 67x45 {opts:?}"));
         }
     }
 }
@@ -164,108 +131,20 @@ fn adm_refuses_what_libvmaf_cannot_compute() {
     assert!(flushed.is_err(), "32-wide picture accepted");
 }
 
-/// libvmaf's adm with `cpumask` (0: as the host runs it; !0: its C code):
-/// the values of `names` per frame.
+/// libvmaf's adm on `path`: the values of `names` per frame.
 fn run_libvmaf(
     frames: &[(OwnedPicture, OwnedPicture)],
     opts: &[(&str, &str)],
     names: &[String],
-    cpumask: u64,
+    path: LibvmafPath,
 ) -> Vec<Vec<Option<f64>>> {
-    let _libvmaf = reference::libvmaf_lock();
-    unsafe {
-        let mut ctx = ptr::null_mut();
-        let cfg = sys::VmafConfiguration {
-            log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
-            n_threads: 0,
-            n_subsample: 1,
-            cpumask: cpumask as _,
-            gpumask: 0,
-        };
-        assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
-        let mut dict = ptr::null_mut();
-        for (k, v) in opts {
-            let (k, v) = (CString::new(*k).unwrap(), CString::new(*v).unwrap());
-            assert_eq!(sys::vmaf_feature_dictionary_set(&mut dict, k.as_ptr(), v.as_ptr()), 0);
-        }
-        let cname = CString::new("adm").unwrap();
-        assert_eq!(sys::vmaf_use_feature(ctx, cname.as_ptr(), dict), 0);
-        for (i, (r, d)) in frames.iter().enumerate() {
-            let (mut rp, mut dp) = (to_vmaf_picture(r), to_vmaf_picture(d));
-            assert_eq!(sys::vmaf_read_pictures(ctx, &mut rp, &mut dp, i as u32), 0);
-        }
-        assert_eq!(sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0), 0);
-        let mut out = Vec::new();
-        for n in names {
-            let cn = CString::new(n.as_str()).unwrap();
-            let mut col = Vec::new();
-            for i in 0..frames.len() as u32 {
-                let mut s = 0.0;
-                let err = sys::vmaf_feature_score_at_index(ctx, cn.as_ptr(), &mut s, i);
-                col.push(if err == 0 { Some(s) } else { None });
-            }
-            out.push(col);
-        }
-        sys::vmaf_close(ctx);
-        out
-    }
-}
-
-/// A libvmaf picture holding `p` (chroma cut to libvmaf's floor sizes).
-unsafe fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
-    let f = p.format();
-    let mut pic: sys::VmafPicture = std::mem::zeroed();
-    let fmt = match f.chroma {
-        Chroma::Yuv400 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV400P,
-        Chroma::Yuv420 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
-        Chroma::Yuv422 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV422P,
-        Chroma::Yuv444 => sys::VmafPixelFormat_VMAF_PIX_FMT_YUV444P,
+    let spec = reference::RefSpec {
+        features: vec![("adm".into(), opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())],
+        path,
+        ..Default::default()
     };
-    assert_eq!(sys::vmaf_picture_alloc(&mut pic, fmt, f.bits as u32, p.width() as u32, p.height() as u32), 0);
-    let view = p.view();
-    let bps = f.bytes_per_sample();
-    for i in 0..f.chroma.plane_count() {
-        let plane = view.plane(i);
-        let (cw, ch) = (pic.w[i] as usize, pic.h[i] as usize);
-        for y in 0..ch.min(plane.height()) {
-            let src = &plane.data()[y * plane.stride()..y * plane.stride() + cw.min(plane.width()) * bps];
-            let dst = (pic.data[i] as *mut u8).offset(y as isize * pic.stride[i]);
-            ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
-        }
-    }
-    pic
-}
-
-/// Prints where libvmaf's SIMD departs from its C (not a check).
-#[test]
-#[ignore]
-fn diag_libvmaf_simd_vs_c() {
-    let names: Vec<String> = ["VMAF_integer_feature_adm2_score", "integer_adm_scale1", "integer_adm_scale2", "integer_adm_scale3"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    for (w, h) in [(33usize, 33usize), (64, 36), (67, 45), (96, 54), (130, 70), (176, 99), (426, 240), (640, 480), (720, 576), (854, 480), (1024, 576), (1280, 720), (1920, 1080)] {
-        let frames = synth::clip(Chroma::Yuv420, 8, w, h, 2, 1);
-        let c = run_libvmaf(&frames, &[], &names, !0);
-        let avx2 = run_libvmaf(&frames, &[], &names, 1 << 4);
-        let host = run_libvmaf(&frames, &[], &names, 0);
-        println!("{w}x{h}: C==AVX2 {} C==host {}", c == avx2, c == host);
-    }
-}
-
-#[test]
-#[ignore]
-fn diag_opts_vs_c() {
-    let frames8 = synth::clip(Chroma::Yuv420, 8, 176, 99, 4, 21);
-    for opts in [&[("adm_csf_mode", "1")][..], &[("adm_csf_mode", "2")], &[("adm_csf_mode", "3"), ("adm_norm_view_dist", "5.0")], &[("adm_enhn_gain_limit", "1.2")]] {
-        let (names, ctx) = ours(&frames8, opts, CpuLevel::Scalar);
-        let c = run_libvmaf(&frames8, opts, &names, !0);
-        let host = run_libvmaf(&frames8, opts, &names, 0);
-        for (k, n) in names.iter().enumerate() {
-            let o: Vec<_> = (0..4).map(|i| ctx.score_at(n, i)).collect();
-            println!("{opts:?} {n}: ours==C {} C==host {}  ours {:?} C {:?}", o == c[k], c[k] == host[k], o[1], c[k][1]);
-        }
-    }
+    let r = reference::run(frames, &spec, names);
+    names.iter().map(|n| r.values[n].clone()).collect()
 }
 
 /// CPU seconds this process has used (user + system), from /proc: steadier
@@ -290,9 +169,9 @@ fn timing_1080p() {
         let f = frames.clone();
         configs.push((format!("vmafx {cpu:?}"), Box::new(move || drop(ours(&f, &[], cpu)))));
     }
-    for (label, mask) in [("C", !0u64), ("AVX2", 1 << 4), ("host", 0)] {
+    for path in LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
         let (f, n) = (frames.clone(), names.clone());
-        configs.push((format!("libvmaf {label}"), Box::new(move || drop(run_libvmaf(&f, &[], &n, mask)))));
+        configs.push((format!("libvmaf {}", path.name()), Box::new(move || drop(run_libvmaf(&f, &[], &n, path)))));
     }
     let mut best = vec![f64::INFINITY; configs.len()];
     for _ in 0..5 {
@@ -354,14 +233,14 @@ fn adm_flat_identical_and_extreme_frames() {
                 (stripes.clone(), checker.clone()),
                 (noisy.clone(), flat.clone()),
             ];
-            check(&frames, &[], cpu, Ref::Host, &format!("{bits} bit flat/extreme"));
-            check(&frames, &[("adm_enhn_gain_limit", "1.0")], cpu, Ref::Host, &format!("{bits} bit flat/extreme egl=1"));
+            check(&frames, &[], cpu, &format!("{bits} bit flat/extreme"));
+            check(&frames, &[("adm_enhn_gain_limit", "1.0")], cpu, &format!("{bits} bit flat/extreme egl=1"));
         }
     }
 }
 
-/// Our AVX2 adm and libvmaf as the host runs it, once each, for a
-/// profiler (not a check).
+/// Our AVX2 adm and libvmaf's best path here, once each, for a profiler
+/// (not a check).
 #[test]
 #[ignore]
 fn profile_vs_libvmaf() {
@@ -369,6 +248,7 @@ fn profile_vs_libvmaf() {
     let names = vec!["VMAF_integer_feature_adm2_score".to_string()];
     for _ in 0..3 {
         ours(&frames, &[], CpuLevel::Avx2);
-        run_libvmaf(&frames, &[], &names, 0);
+        let best = LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()).last().unwrap();
+        run_libvmaf(&frames, &[], &names, best);
     }
 }

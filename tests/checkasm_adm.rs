@@ -17,9 +17,7 @@ fn seed() -> u64 {
 
 /// The SIMD kernel tables this host can run, by level.
 fn simd_levels() -> Vec<(CpuLevel, Kernels)> {
-    let levels: Vec<_> = CpuLevel::available().filter(|l| *l > CpuLevel::Scalar).map(|l| (l, kernels(l))).collect();
-    eprintln!("checking levels {:?}", levels.iter().map(|l| l.0).collect::<Vec<_>>());
-    levels
+    common::cpu::simd_levels("adm").into_iter().map(|l| (l, kernels(l))).collect()
 }
 
 /// Widths: every small one, then some odd and even larger ones.

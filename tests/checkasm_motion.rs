@@ -5,7 +5,6 @@ mod common;
 use common::synth::Rng;
 use vmafx::feature::motion::{sad_fn, sad_scalar};
 use vmafx::picture::PlaneView;
-use vmafx::simd::CpuLevel;
 
 #[derive(Clone, Copy, Debug)]
 enum Fill {
@@ -37,11 +36,7 @@ fn fill(buf: &mut [u16], w: usize, h: usize, stride: usize, bits: u32, fill: Fil
 fn motion_sad_simd_matches_scalar() {
     let seed = std::env::var("CHECKASM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_u64);
     let mut rng = Rng::new(seed);
-    let levels: Vec<_> = CpuLevel::available().filter(|l| *l != CpuLevel::Scalar).collect();
-    if levels.is_empty() {
-        eprintln!("checkasm_motion: host has no SIMD level above scalar; nothing to compare");
-        return;
-    }
+    let levels = common::cpu::simd_levels("motion");
     let mut cases = 0;
     for bits in [8u32, 10, 12, 16] {
         for &w in &[3usize, 4, 7, 15, 16, 17, 31, 33, 64, 67, 129, 1031] {

@@ -112,7 +112,7 @@ fn cases(seed: u64, sample_bits: u32) -> Vec<Case> {
 }
 
 fn levels() -> Vec<(CpuLevel, Kernels)> {
-    CpuLevel::available().filter(|&l| l != CpuLevel::Scalar).map(|l| (l, kernels(l))).collect()
+    common::cpu::simd_levels("vif").into_iter().map(|l| (l, kernels(l))).collect()
 }
 
 fn check_stat<T: Copy + TryFrom<u32>>(
@@ -202,14 +202,12 @@ fn seeds() -> Vec<u64> {
     vec![base, base ^ 0xdead_beef]
 }
 
-/// Every level the host has gets its own statistic kernel, so the checks
+/// Every level the CPU runs gets its own statistic kernel, so the checks
 /// below compare each of them (AVX-512 too, where present) with scalar.
 #[test]
 fn checkasm_vif_levels_cover_host() {
     let levels = levels();
-    println!("vif checkasm levels: {:?}", levels.iter().map(|(l, _)| *l).collect::<Vec<_>>());
-    let host = CpuLevel::detect_host();
-    assert_eq!(levels.last().map(|(l, _)| *l).unwrap_or(CpuLevel::Scalar), host);
+    assert_eq!(levels.last().map(|(l, _)| *l).unwrap_or(CpuLevel::Scalar), CpuLevel::detect());
     let scalar = kernels(CpuLevel::Scalar).stat_u8 as usize;
     let mut seen = vec![scalar];
     for (level, k) in &levels {
@@ -432,23 +430,15 @@ fn time_ours(level: CpuLevel, frame: &(OwnedPicture, OwnedPicture), bits: u8, re
     median(times)
 }
 
-/// libvmaf's integer VIF per frame (ms), with `cpumask` disabling
-/// instruction sets (bit 3 AVX2, 4 AVX512, 5 AVX512ICL).
-fn time_libvmaf(cpumask: u64, frame: &(OwnedPicture, OwnedPicture), reps: u32) -> f64 {
+/// libvmaf's integer VIF per frame (ms) on `path`.
+fn time_libvmaf(path: common::reference::LibvmafPath, frame: &(OwnedPicture, OwnedPicture), reps: u32) -> f64 {
     use std::ffi::CString;
     use std::ptr;
     use vmaf_head_sys as sys;
     let _libvmaf = common::reference::libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
-        let cfg = sys::VmafConfiguration {
-            log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
-            n_threads: 0,
-            n_subsample: 1,
-            cpumask,
-            gpumask: 0,
-        };
-        assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
+        assert_eq!(sys::vmaf_init(&mut ctx, common::reference::config(0, 1, path)), 0);
         let name = CString::new("vif").unwrap();
         assert_eq!(sys::vmaf_use_feature(ctx, name.as_ptr(), ptr::null_mut()), 0);
         let f = frame.0.format();
@@ -508,10 +498,8 @@ fn vif_timing() {
         for level in CpuLevel::available() {
             line += &format!(" vmafx {} {:.2};", level.name(), time_ours(level, &frame, bits, reps));
         }
-        line += &format!(" libvmaf C {:.2};", time_libvmaf(0xff, &frame, reps));
-        line += &format!(" libvmaf avx2 {:.2};", time_libvmaf(0x30, &frame, reps));
-        if CpuLevel::detect_host() >= CpuLevel::Avx512 {
-            line += &format!(" libvmaf avx512 {:.2}", time_libvmaf(0, &frame, reps));
+        for path in common::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
+            line += &format!(" libvmaf {} {:.2};", path.name(), time_libvmaf(path, &frame, reps));
         }
         println!("{line}");
     }

@@ -130,9 +130,6 @@ fn score_line_and_json_log_equal_libvmaf() {
         let spec = reference::RefSpec {
             models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
             features: vec![("psnr".into(), vec![])],
-            // At 97 wide libvmaf's AVX2/AVX-512 ADM departs from its own C,
-            // which vmafx follows (docs/correctness.md): compare with the C.
-            cpumask: if w == 97 { u64::MAX } else { 0 },
             ..Default::default()
         };
         let r = reference::run(&p.frames, &spec, &[]);

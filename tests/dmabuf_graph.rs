@@ -692,7 +692,7 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
         eprintln!("{defect:?} at frame {at}: {} ({})", line.unwrap().trim_end(), err_text(r));
         assert!(!got.log.iter().any(|l| l.contains("frame counts differ")), "{defect:?}: a torn-down graph is no count mismatch: {:#?}", got.log);
         if defect == Defect::NeverSignalled {
-            assert!(got.error_after >= Duration::from_millis(300) && got.error_after < Duration::from_secs(5), "waited {:?}", got.error_after);
+            assert!(got.error_after >= Duration::from_millis(300) && got.error_after < Duration::from_secs(15), "waited {:?}", got.error_after);
         }
         assert_eq!(got.scored_and_copies, Some((at as u64, 0)), "{defect:?}: the pairs before the refused one are counted");
         assert!(got.out.len() <= at, "{defect:?}: no output for the refused frame");

@@ -286,7 +286,7 @@ fn vm_planar_yuv420_fenced_frames_score_like_software() {
             write_plane(dbuf.bytes_mut(), d, i, layout.offset[i], layout.pitch[i], 0);
         }
         let signaller = fence.signal_later(Duration::from_millis(150));
-        let dist = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import after signal");
+        let dist = device.wait_and_import(*refusal.descriptor, Duration::from_secs(10)).expect("import after signal");
         signaller.join().unwrap();
         let refd = planar_descriptor(format!("reference frame {t}"), rbuf.dup_fd(), &layout, w, h);
         let refd = device.import(refd).expect("an unfenced udmabuf imports at once");
@@ -346,7 +346,7 @@ fn vm_nv12_vaapi_layout_with_caller_sync_file() {
                 assert_eq!(refusal.error.kind, ImportErrorKind::Busy);
                 assert!(refusal.error.message.contains("acquire fence 0 (sync_file"), "{}", refusal.error);
                 let s = fence.signal_later(Duration::from_millis(50));
-                let frame = device.wait_and_import(*refusal.descriptor, Duration::from_secs(2)).expect("import");
+                let frame = device.wait_and_import(*refusal.descriptor, Duration::from_secs(10)).expect("import");
                 s.join().unwrap();
                 pair.push(frame);
                 keep.push(buf);
@@ -407,7 +407,7 @@ fn vm_p010_scores_like_10_bit_software() {
                 other => panic!("expected BUSY, got {other:?}"),
             };
             let s = fence.signal_later(Duration::from_millis(20));
-            pair.push(device.wait_and_import(desc, Duration::from_secs(2)).expect("import"));
+            pair.push(device.wait_and_import(desc, Duration::from_secs(10)).expect("import"));
             s.join().unwrap();
             keep.push(buf);
         }
@@ -458,7 +458,7 @@ fn vm_vaapi_p010_two_objects_two_fences() {
             assert_eq!(r1.error.kind, ImportErrorKind::Busy);
             assert!(r1.error.message.contains("implicit write fence of object 1"), "{}", r1.error);
             let s = cfence.signal_later(Duration::from_millis(20));
-            pair.push(device.wait_and_import(*r1.descriptor, Duration::from_secs(2)).expect("import"));
+            pair.push(device.wait_and_import(*r1.descriptor, Duration::from_secs(10)).expect("import"));
             s.join().unwrap();
             keep.push((ybuf, cbuf));
         }
@@ -501,7 +501,7 @@ fn vm_ffmpeg_drm_descriptor_imports() {
     write_plane(buf.bytes_mut(), &pic, 0, 0, pitch, 0);
     write_interleaved(buf.bytes_mut(), &pic, coff, pitch, 0);
     let s = fence.signal_later(Duration::from_millis(30));
-    let frame = device.wait_and_import(*r.descriptor, Duration::from_secs(2)).unwrap();
+    let frame = device.wait_and_import(*r.descriptor, Duration::from_secs(10)).unwrap();
     s.join().unwrap();
     let (got, want) = (frame.picture(), pic.view());
     for i in 0..3 {
@@ -584,7 +584,7 @@ fn vm_refusals_name_what_and_why() {
     let d = planar_descriptor("stuck frame".into(), buf.dup_fd(), &layout, w, h);
     let t0 = std::time::Instant::now();
     let r = device.wait_and_import(d, Duration::from_millis(1500)).expect_err("never signalled");
-    assert!(t0.elapsed() >= Duration::from_millis(1500) && t0.elapsed() < Duration::from_secs(5));
+    assert!(t0.elapsed() >= Duration::from_millis(1500) && t0.elapsed() < Duration::from_secs(15));
     assert_eq!(r.error.kind, ImportErrorKind::Busy);
     for word in ["gave up after 1.5s", "stuck frame", "implicit write fence of object 0"] {
         assert!(r.error.message.contains(word), "'{}' does not name '{word}'", r.error);
@@ -869,7 +869,7 @@ fn vm_filter_drm_fence_timeout_is_a_clear_error() {
     let msg = last_error(f);
     eprintln!("fence timeout error: {msg}");
     assert!(msg.contains("main frame 0") && msg.contains("implicit write fence of object 0") && msg.contains("gave up after 200ms"), "{msg}");
-    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2), "waited {waited:?}");
+    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(10), "waited {waited:?}");
     assert_eq!(live.load(std::sync::atomic::Ordering::SeqCst), 0, "the frames of a failed push are released");
     // SAFETY: a live filter.
     unsafe {

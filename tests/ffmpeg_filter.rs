@@ -18,6 +18,7 @@ mod ffmpeg_support;
 
 use std::path::{Path, PathBuf};
 
+use common::reference::{self, LibvmafPath};
 use common::synth;
 use ffmpeg_support::*;
 use vmafx::picture::{Chroma, OwnedPicture};
@@ -59,6 +60,36 @@ fn libvmaf_log(bin: &Path, dir: &Path, dist: &Path, reference: &Path, prep: &str
     let run = ffmpeg(bin, dist, reference, &graph, &[]);
     assert!(run.ok, "libvmaf run failed: {graph}\n{}", run.stderr);
     (std::fs::read_to_string(&log).unwrap(), run.stderr)
+}
+
+/// FFmpeg's libvmaf filter runs libvmaf's best SIMD for this CPU, which
+/// departs from libvmaf's C code (what vmafx follows) at some sizes
+/// (docs/correctness.md). A filter-against-filter comparison means something
+/// only where the two agree, so each case proves that on its own frames, in
+/// this process: the test cannot pass or fail by the CPU it runs on.
+fn assert_libvmaf_simd_agrees_with_c(case: &str, frames: &[(OwnedPicture, OwnedPicture)], spec: &Spec) {
+    let best = LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()).last().unwrap();
+    let names: Vec<String> = spec.core_names(frames);
+    let run = |path| {
+        let r = reference::run(
+            frames,
+            &reference::RefSpec {
+                models: spec.models.iter().map(|(v, n)| (v.clone(), n.clone().unwrap_or_else(|| "vmaf".into()))).collect(),
+                features: spec.features.clone(),
+                path,
+                ..Default::default()
+            },
+            &names,
+        );
+        r.values.into_iter().map(|(k, col)| (k, col.into_iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>())).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        run(best),
+        run(LibvmafPath::C),
+        "{case}: libvmaf's {} code departs from its C on these frames, so FFmpeg's libvmaf filter \
+         cannot stand for the reference here: choose a size the sweep of tests/libvmaf_simd.rs shows agreeing",
+        best.name()
+    );
 }
 
 /// Metadata must print, per frame and metric, exactly as libvmaf's log.
@@ -117,6 +148,7 @@ fn json_logs_match_libvmaf() {
         let frames = clip(chroma, bits, w, h, 7, 100 + k as u64);
         let (dist, reference) = write_clips(&dir, &frames);
         let opts = spec.filter_options();
+        assert_libvmaf_simd_agrees_with_c(case, &frames, &spec);
         let (theirs, their_err) = libvmaf_log(&bin, &dir, &dist, &reference, PLAIN, &opts);
 
         let ours_path = dir.join("vmafx.json");
@@ -171,6 +203,7 @@ fn motion_metadata_matches_libvmaf_and_core() {
         let (dist, reference) = write_clips(&dir, &frames);
         let spec = motion_spec(threads, subsample);
         let opts = format!("model='':{}", spec.filter_options().split_once(':').unwrap().1);
+        assert_libvmaf_simd_agrees_with_c(&case, &frames, &spec);
         let (theirs, _) = libvmaf_log(&bin, &dir, &dist, &reference, PLAIN, &opts);
         let (n, meta, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, PLAIN, &opts, &[]);
         assert_eq!(n as usize, frames.len(), "{case}: every frame comes out");
@@ -244,6 +277,7 @@ fn negative_linesizes() {
     let (dist, reference) = write_clips(&dir, &frames);
     let prep = "[0:v]vflip[d];[1:v]vflip[r];";
     let opts = "model='':feature=name=motion";
+    assert_libvmaf_simd_agrees_with_c("vflip", &frames, &motion_spec(0, 1));
     let (theirs, _) = libvmaf_log(&bin, &dir, &dist, &reference, prep, opts);
     let (n, meta, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, prep, opts, &[]);
     assert_eq!(n, 6);

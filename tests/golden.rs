@@ -150,7 +150,7 @@ fn golden_clips_match_libvmaf() {
             features: vec![("psnr".into(), vec![])],
             threads: 2,
             subsample: 1,
-            cpumask: 0,
+            ..Default::default()
         };
         let r = reference::run(&frames, &spec, &query);
         for (label, result) in &ours {

@@ -133,7 +133,7 @@ fn host_fence_busy_then_imported() {
         std::thread::sleep(Duration::from_millis(30));
         f2.signal();
     });
-    device.wait_and_import(*r.descriptor, Duration::from_secs(2)).expect("signalled");
+    device.wait_and_import(*r.descriptor, Duration::from_secs(10)).expect("signalled");
     t.join().unwrap();
 }
 

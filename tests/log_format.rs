@@ -61,13 +61,7 @@ impl Reference {
         let libvmaf = common::reference::libvmaf_lock();
         unsafe {
             let mut ctx = ptr::null_mut();
-            let cfg = sys::VmafConfiguration {
-                log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
-                n_threads: 0,
-                n_subsample: s.subsample,
-                cpumask: 0,
-                gpumask: 0,
-            };
+            let cfg = common::reference::config(0, s.subsample, common::reference::LibvmafPath::C);
             assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
             for i in 0..s.frames {
                 let mut r: sys::VmafPicture = std::mem::zeroed();

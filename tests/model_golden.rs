@@ -49,13 +49,7 @@ fn libvmaf_scores(source: &Source<'_>, flags: u64, names: &[&str], vectors: &[Ve
     let _libvmaf = common::reference::libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
-        let cfg = sys::VmafConfiguration {
-            log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
-            n_threads: 0,
-            n_subsample: 1,
-            cpumask: 0,
-            gpumask: 0,
-        };
+        let cfg = common::reference::config(0, 1, common::reference::LibvmafPath::C);
         assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
         let model_name = CString::new("vmaf").unwrap();
         let mut mcfg = sys::VmafModelConfig { name: model_name.as_ptr(), flags };

@@ -19,10 +19,87 @@ pub struct RefSpec {
     pub features: Vec<(String, Vec<(String, String)>)>,
     pub threads: u32,
     pub subsample: u32,
-    /// libvmaf's `cpumask`: 0 runs its SIMD as the host allows, `u64::MAX`
-    /// its C code. libvmaf's ADM SIMD departs from its C at some small
-    /// widths (docs/correctness.md); vmafx follows the C there.
-    pub cpumask: u64,
+    /// Which of libvmaf's code paths runs. The default, its C code, is the
+    /// specification: libvmaf's AVX2 and AVX-512 code departs from it on
+    /// some inputs (docs/correctness.md), and which SIMD libvmaf would pick
+    /// depends on the machine the tests happen to run on.
+    pub path: LibvmafPath,
+}
+
+/// One of libvmaf 3.2.0's code paths for its integer features, chosen with
+/// its `cpumask` (the bits of `enum VmafCpuFlags` in `src/x86/cpu.h` that
+/// are switched off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LibvmafPath {
+    /// Its C code, on every CPU: the reference every golden test compares with.
+    #[default]
+    C,
+    /// Its AVX2 code (AVX-512 masked off).
+    Avx2,
+    /// Its AVX-512 code.
+    Avx512,
+}
+
+impl LibvmafPath {
+    pub const ALL: [LibvmafPath; 3] = [LibvmafPath::C, LibvmafPath::Avx2, LibvmafPath::Avx512];
+    const FLAG_AVX512: u64 = 1 << 4;
+    const FLAG_AVX512ICL: u64 = 1 << 5;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LibvmafPath::C => "C",
+            LibvmafPath::Avx2 => "AVX2",
+            LibvmafPath::Avx512 => "AVX-512",
+        }
+    }
+
+    /// The `cpumask` that leaves libvmaf this path and nothing above it.
+    pub fn cpumask(self) -> u64 {
+        match self {
+            LibvmafPath::C => u64::MAX,
+            LibvmafPath::Avx2 => Self::FLAG_AVX512 | Self::FLAG_AVX512ICL,
+            LibvmafPath::Avx512 => 0,
+        }
+    }
+
+    /// Whether this CPU runs the path: libvmaf would silently fall back to a
+    /// lower one where it cannot, so a comparison of paths must ask first.
+    /// The same CPUID bits libvmaf's `vmaf_get_cpu_flags_x86` requires.
+    pub fn runs_here(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+                && is_x86_feature_detected!("bmi1")
+                && is_x86_feature_detected!("bmi2");
+            match self {
+                LibvmafPath::C => true,
+                LibvmafPath::Avx2 => avx2,
+                LibvmafPath::Avx512 => {
+                    avx2 && is_x86_feature_detected!("avx512f")
+                        && is_x86_feature_detected!("avx512dq")
+                        && is_x86_feature_detected!("avx512cd")
+                        && is_x86_feature_detected!("avx512bw")
+                        && is_x86_feature_detected!("avx512vl")
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == LibvmafPath::C
+        }
+    }
+}
+
+/// libvmaf's configuration: quiet, on `path`.
+pub fn config(threads: u32, subsample: u32, path: LibvmafPath) -> sys::VmafConfiguration {
+    sys::VmafConfiguration {
+        log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
+        n_threads: threads,
+        n_subsample: subsample.max(1),
+        cpumask: path.cpumask() as _,
+        gpumask: 0,
+    }
 }
 
 /// libvmaf's results.
@@ -85,7 +162,7 @@ fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
 /// libvmaf keeps its cpumask in one process-wide static: `vmaf_init` writes
 /// it and each extractor reads it when it initialises, which may be at the
 /// first frame. Tests run on parallel threads, so a run that asked for the C
-/// code (`cpumask` all ones) could get the SIMD chosen by another test's
+/// code (`LibvmafPath::C`) could get the SIMD chosen by another test's
 /// `vmaf_init` in between. Every libvmaf run holds this lock from
 /// `vmaf_init` to `vmaf_close`.
 pub fn libvmaf_lock() -> MutexGuard<'static, ()> {
@@ -101,14 +178,7 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
     let _libvmaf = libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
-        let cfg = sys::VmafConfiguration {
-            log_level: sys::VmafLogLevel_VMAF_LOG_LEVEL_NONE,
-            n_threads: spec.threads,
-            n_subsample: spec.subsample.max(1),
-            cpumask: spec.cpumask as _,
-            gpumask: 0,
-        };
-        assert_eq!(sys::vmaf_init(&mut ctx, cfg), 0);
+        assert_eq!(sys::vmaf_init(&mut ctx, config(spec.threads, spec.subsample, spec.path)), 0);
         let mut models = Vec::new();
         for (version, name) in &spec.models {
             let cname = CString::new(name.as_str()).unwrap();

@@ -244,8 +244,28 @@ impl Spec {
         o
     }
 
+    /// The names (libvmaf's, unaliased) of every value the core writes for
+    /// this spec.
+    pub fn core_names(&self, frames: &[(OwnedPicture, OwnedPicture)]) -> Vec<String> {
+        self.core_context(frames).collector().names().to_vec()
+    }
+
     /// The core's values for `frames`, by printed name.
     pub fn core_scores(&self, frames: &[(OwnedPicture, OwnedPicture)]) -> Scores {
+        let ctx = self.core_context(frames);
+        let mut out = Scores::new();
+        for name in ctx.collector().names() {
+            for i in 0..frames.len() as u32 {
+                if let Some(v) = ctx.score_at(name, i) {
+                    out.entry(naming::alias(name).to_owned()).or_default().insert(i, v);
+                }
+            }
+        }
+        out
+    }
+
+    /// The core, run over `frames` with this spec.
+    fn core_context(&self, frames: &[(OwnedPicture, OwnedPicture)]) -> Context {
         let mut ctx = Context::new(ContextConfig {
             threads: self.threads,
             subsample: self.subsample.max(1),
@@ -269,15 +289,7 @@ impl Spec {
             ctx.push(Arc::new(r.clone()), Arc::new(d.clone())).unwrap();
         }
         ctx.flush().unwrap();
-        let mut out = Scores::new();
-        for name in ctx.collector().names() {
-            for i in 0..frames.len() as u32 {
-                if let Some(v) = ctx.score_at(name, i) {
-                    out.entry(naming::alias(name).to_owned()).or_default().insert(i, v);
-                }
-            }
-        }
-        out
+        ctx
     }
 }
 
