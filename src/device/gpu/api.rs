@@ -5,7 +5,8 @@
 //! pointer), so those entries are the vendor's own C functions; where the
 //! shapes differ (making a device current, error names, 2D copies, the
 //! architecture, the compiler) the entry says how, by a small enum or a Rust
-//! function written beside the vendor's table. The tables are built in
+//! function written beside the vendor's table. The C calls are listed once,
+//! CUDA's symbol beside HIP's ([`SharedCalls`]); the tables are built in
 //! [`super::cuda::table`] and [`super::hip::table`] and are all that is
 //! vendor-specific in the lane, as [`super::compile::RtcCalls`] is for the
 //! two run-time compilers.
@@ -101,21 +102,73 @@ pub struct Quirks {
     pub upload_stages_pageable_source: bool,
 }
 
-/// The normalised driver table. Every pointer stays valid for the process
-/// (the vendor library is kept loaded in a static).
-pub struct DriverApi {
-    pub kind: DeviceKind,
-    /// The library opened (`libcuda.so.1`, `libamdhip64.so.6`, or a path).
-    pub library: &'static str,
-    pub quirks: Quirks,
-    pub current: Current,
+/// The table's C calls, CUDA's symbol and HIP's side by side: one list, so
+/// what each vendor calls is read in one place. `optional` entries are
+/// `None` where the runtime lacks the symbol (`cu`, `hip`: the raw tables).
+macro_rules! shared_calls {
+    (
+        |$cu:ident, $hip:ident|
+        required { $( $(#[$doc:meta])* $field:ident: $cuda_sym:ident | $hip_sym:ident => fn($($arg:ty),* $(,)?); )* }
+        optional { $( $(#[$odoc:meta])* $ofield:ident: $ocuda:expr, $ohip:expr => fn($($oarg:ty),* $(,)?); )* }
+    ) => {
+        /// The C calls of both vendors, in one shape.
+        pub struct SharedCalls {
+            $( $(#[$doc])* pub $field: Call<unsafe extern "C" fn($($arg),*) -> Code>, )*
+            $( $(#[$odoc])* pub $ofield: Option<Call<unsafe extern "C" fn($($oarg),*) -> Code>>, )*
+        }
+
+        impl SharedCalls {
+            pub(crate) fn cuda($cu: &super::cuda::CudaDriver) -> Self {
+                Self { $( $field: call!($cu, $cuda_sym), )* $( $ofield: $ocuda, )* }
+            }
+            pub(crate) fn hip($hip: &super::hip::HipRuntime) -> Self {
+                Self { $( $field: call!($hip, $hip_sym), )* $( $ofield: $ohip, )* }
+            }
+        }
+    };
+}
+
+shared_calls! {
+    |cu, hip|
+    required {
+        init: cuInit | hipInit => fn(c_uint);
+        device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut c_int);
+        device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut c_char, c_int, c_int);
+        module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut RawModule, *const c_void);
+        module_unload: cuModuleUnload | hipModuleUnload => fn(RawModule);
+        module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut RawFunction, RawModule, *const c_char);
+        mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut DevicePtr, usize);
+        mem_free: cuMemFree_v2 | hipFree => fn(DevicePtr);
+        upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn(DevicePtr, *const c_void, usize, RawStream);
+        download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut c_void, DevicePtr, usize, RawStream);
+        stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut RawStream, c_uint);
+        stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn(RawStream);
+        stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn(RawStream);
+        stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn(RawStream, RawEvent, c_uint);
+        /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
+        launch: cuLaunchKernel | hipModuleLaunchKernel => fn(RawFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, RawStream, *mut *mut c_void, *mut *mut c_void);
+        event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut RawEvent, c_uint);
+        event_record: cuEventRecord | hipEventRecord => fn(RawEvent, RawStream);
+        event_query: cuEventQuery | hipEventQuery => fn(RawEvent);
+        event_synchronize: cuEventSynchronize | hipEventSynchronize => fn(RawEvent);
+        event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn(RawEvent);
+    }
+    optional {
+        /// Device memory in bytes.
+        device_memory: Some(call!(cu, cuDeviceTotalMem_v2)), call!(hip, hipDeviceTotalMem?) => fn(*mut usize, c_int);
+        /// The allocation holding an address.
+        address_range: Some(call!(cu, cuMemGetAddressRange_v2)), call!(hip, hipMemGetAddressRange?) => fn(*mut DevicePtr, *mut usize, DevicePtr);
+        /// An array's descriptor (HIP's `HIP_ARRAY_DESCRIPTOR` has CUDA's layout).
+        array_descriptor: call!(cu, cuArrayGetDescriptor_v2?), call!(hip, hipArrayGetDescriptor?) => fn(*mut ArrayDescriptor, RawArray);
+    }
+}
+
+/// What a vendor does its own way, as Rust functions written beside its
+/// raw table.
+#[derive(Clone, Copy)]
+pub struct VendorFns {
     /// "NAME (description)" of a status code, from the driver itself.
     pub describe: fn(Code) -> String,
-    pub init: Call<unsafe extern "C" fn(c_uint) -> Code>,
-    pub device_count: Call<unsafe extern "C" fn(*mut c_int) -> Code>,
-    pub device_name: Call<unsafe extern "C" fn(*mut c_char, c_int, c_int) -> Code>,
-    /// Device memory in bytes; `None` where the runtime lacks the call.
-    pub device_memory: Option<Call<unsafe extern "C" fn(*mut usize, c_int) -> Code>>,
     /// The architecture the kernels are compiled for (`compute_90`,
     /// `gfx90a:sramecc+:xnack-`) of device handle `device`; the device is
     /// current when called.
@@ -125,55 +178,26 @@ pub struct DriverApi {
     /// compiler's own checks (PTX newer than the driver, targets the
     /// compiler lacks).
     pub compile: fn(&KernelSource, &str) -> Result<Vec<u8>>,
-    pub module_load: Call<unsafe extern "C" fn(*mut RawModule, *const c_void) -> Code>,
-    pub module_unload: Call<unsafe extern "C" fn(RawModule) -> Code>,
-    pub module_function: Call<unsafe extern "C" fn(*mut RawFunction, RawModule, *const c_char) -> Code>,
-    pub mem_alloc: Call<unsafe extern "C" fn(*mut DevicePtr, usize) -> Code>,
-    pub mem_free: Call<unsafe extern "C" fn(DevicePtr) -> Code>,
-    pub upload: Call<unsafe extern "C" fn(DevicePtr, *const c_void, usize, RawStream) -> Code>,
-    pub download: Call<unsafe extern "C" fn(*mut c_void, DevicePtr, usize, RawStream) -> Code>,
-    pub stream_create: Call<unsafe extern "C" fn(*mut RawStream, c_uint) -> Code>,
-    pub stream_destroy: Call<unsafe extern "C" fn(RawStream) -> Code>,
-    pub stream_synchronize: Call<unsafe extern "C" fn(RawStream) -> Code>,
-    pub stream_wait_event: Call<unsafe extern "C" fn(RawStream, RawEvent, c_uint) -> Code>,
-    #[allow(clippy::type_complexity)]
-    pub launch: Call<
-        unsafe extern "C" fn(
-            RawFunction,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            RawStream,
-            *mut *mut c_void,
-            *mut *mut c_void,
-        ) -> Code,
-    >,
-    pub event_create: Call<unsafe extern "C" fn(*mut RawEvent, c_uint) -> Code>,
-    pub event_record: Call<unsafe extern "C" fn(RawEvent, RawStream) -> Code>,
-    pub event_query: Call<unsafe extern "C" fn(RawEvent) -> Code>,
-    pub event_synchronize: Call<unsafe extern "C" fn(RawEvent) -> Code>,
-    pub event_destroy: Call<unsafe extern "C" fn(RawEvent) -> Code>,
     /// Queues a device-to-device copy of `rows` rows of `row_bytes` on the
     /// stream (CUDA describes it in a `CUDA_MEMCPY2D`, HIP passes it flat).
-    ///
-    /// # Safety
-    /// Both regions span the rows copied; the device is current.
+    /// Unsafe: both regions span the rows copied; the device is current.
     pub copy_2d: unsafe fn(&DriverApi, Pitched, Pitched, usize, usize, RawStream) -> Result<()>,
     /// Queues a copy of an array's top-left `rows` x `row_bytes` into
-    /// device memory.
-    ///
-    /// # Safety
-    /// `dst` spans the rows copied, the array is live; the device is current.
+    /// device memory. Unsafe: `dst` spans the rows copied, the array is
+    /// live; the device is current.
     pub copy_from_array: unsafe fn(&DriverApi, Pitched, RawArray, usize, usize, RawStream) -> Result<()>,
-    /// The allocation holding an address; `None`: the runtime cannot tell.
-    pub address_range: Option<Call<unsafe extern "C" fn(*mut DevicePtr, *mut usize, DevicePtr) -> Code>>,
-    /// An array's descriptor (HIP's `HIP_ARRAY_DESCRIPTOR` has CUDA's
-    /// layout); `None`: the runtime cannot tell.
-    pub array_descriptor: Option<Call<unsafe extern "C" fn(*mut ArrayDescriptor, RawArray) -> Code>>,
+}
+
+/// The normalised driver table. Every pointer stays valid for the process
+/// (the vendor library is kept loaded in a static).
+pub struct DriverApi {
+    pub kind: DeviceKind,
+    /// The library opened (`libcuda.so.1`, `libamdhip64.so.6`, or a path).
+    pub library: &'static str,
+    pub calls: SharedCalls,
+    pub vendor: VendorFns,
+    pub current: Current,
+    pub quirks: Quirks,
     /// Whether the runtime can import external memory (an fd).
     pub external_memory: bool,
 }
@@ -225,7 +249,7 @@ impl DriverApi {
         if code == 0 {
             Ok(())
         } else {
-            Err(Error::Device(format!("{call} failed: error {code} {}", (self.describe)(code))))
+            Err(Error::Device(format!("{call} failed: error {code} {}", (self.vendor.describe)(code))))
         }
     }
 

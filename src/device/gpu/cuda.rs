@@ -6,7 +6,7 @@
 //! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
 //! push/pop around calls on a context.
 
-use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream};
+use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
 use super::engine::Pitched;
 use super::kernels::KernelSource;
 use super::loader::{fn_table, get_or_load, open_first, Cached};
@@ -194,56 +194,28 @@ static TABLE: Cached<DriverApi> = Cached::new();
 pub fn table() -> Result<&'static DriverApi> {
     get_or_load(&TABLE, || {
         let api = driver()?;
-        Ok(DriverApi {
-            kind: DeviceKind::Cuda,
-            library: &api.library,
-            quirks: Quirks {
-                // cuda.h, "API synchronization behavior": from pageable
-                // memory the call returns once the source is staged.
-                upload_stages_pageable_source: true,
-            },
-            current: Current::PushContext {
-                push: call!(api, cuCtxPushCurrent_v2),
-                pop: call!(api, cuCtxPopCurrent_v2),
-                device_of_ordinal: call!(api, cuDeviceGet),
-                retain_primary: call!(api, cuDevicePrimaryCtxRetain),
-                release_primary: call!(api, cuDevicePrimaryCtxRelease_v2),
-                device_of_current: call!(api, cuCtxGetDevice),
-            },
-            describe: |code| match driver() {
-                Ok(api) => result::describe(api, code),
-                Err(_) => String::from("(driver not loaded)"),
-            },
-            init: call!(api, cuInit),
-            device_count: call!(api, cuDeviceGetCount),
-            device_name: call!(api, cuDeviceGetName),
-            device_memory: Some(call!(api, cuDeviceTotalMem_v2)),
-            arch: compute_capability,
-            compile: loadable_ptx,
-            module_load: call!(api, cuModuleLoadData),
-            module_unload: call!(api, cuModuleUnload),
-            module_function: call!(api, cuModuleGetFunction),
-            mem_alloc: call!(api, cuMemAlloc_v2),
-            mem_free: call!(api, cuMemFree_v2),
-            upload: call!(api, cuMemcpyHtoDAsync_v2),
-            download: call!(api, cuMemcpyDtoHAsync_v2),
-            stream_create: call!(api, cuStreamCreate),
-            stream_destroy: call!(api, cuStreamDestroy_v2),
-            stream_synchronize: call!(api, cuStreamSynchronize),
-            stream_wait_event: call!(api, cuStreamWaitEvent),
-            launch: call!(api, cuLaunchKernel),
-            event_create: call!(api, cuEventCreate),
-            event_record: call!(api, cuEventRecord),
-            event_query: call!(api, cuEventQuery),
-            event_synchronize: call!(api, cuEventSynchronize),
-            event_destroy: call!(api, cuEventDestroy_v2),
-            copy_2d: copy_2d_device,
-            copy_from_array: copy_2d_from_array,
-            address_range: Some(call!(api, cuMemGetAddressRange_v2)),
-            array_descriptor: call!(api, cuArrayGetDescriptor_v2?),
-            external_memory: api.cuImportExternalMemory.is_some() && api.cuExternalMemoryGetMappedBuffer.is_some(),
-        })
+        let current = Current::PushContext {
+            push: call!(api, cuCtxPushCurrent_v2),
+            pop: call!(api, cuCtxPopCurrent_v2),
+            device_of_ordinal: call!(api, cuDeviceGet),
+            retain_primary: call!(api, cuDevicePrimaryCtxRetain),
+            release_primary: call!(api, cuDevicePrimaryCtxRelease_v2),
+            device_of_current: call!(api, cuCtxGetDevice),
+        };
+        let vendor = VendorFns { describe: describe_code, arch: compute_capability, compile: loadable_ptx, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
+        // cuda.h, "API synchronization behavior": from pageable memory the
+        // upload returns once the source is staged.
+        let quirks = Quirks { upload_stages_pageable_source: true };
+        let external_memory = api.cuImportExternalMemory.is_some() && api.cuExternalMemoryGetMappedBuffer.is_some();
+        Ok(DriverApi { kind: DeviceKind::Cuda, library: &api.library, calls: SharedCalls::cuda(api), vendor, current, quirks, external_memory })
     })
+}
+
+fn describe_code(code: CUresult) -> String {
+    match driver() {
+        Ok(api) => result::describe(api, code),
+        Err(_) => String::from("(driver not loaded)"),
+    }
 }
 
 /// `compute_XY` of a device, from its compute capability.
@@ -297,37 +269,24 @@ unsafe fn memcpy_2d(api: &DriverApi, copy: &CudaMemcpy2D, stream: RawStream) -> 
     api.check(unsafe { (raw.cuMemcpy2DAsync_v2)(copy, stream) }, "cuMemcpy2DAsync")
 }
 
+/// A copy of `rows` x `row_bytes` into device memory at `dst`; the source
+/// is filled in by the caller.
+fn into_device(dst: Pitched, row_bytes: usize, rows: usize) -> CudaMemcpy2D {
+    CudaMemcpy2D { dst_memory_type: CU_MEMORYTYPE_DEVICE, dst_device: dst.ptr, dst_pitch: dst.pitch, width_in_bytes: row_bytes, height: rows, ..Default::default() }
+}
+
 /// # Safety
-/// As [`DriverApi::copy_2d`].
+/// As [`VendorFns::copy_2d`].
 unsafe fn copy_2d_device(api: &DriverApi, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
-    let copy = CudaMemcpy2D {
-        src_memory_type: CU_MEMORYTYPE_DEVICE,
-        src_device: src.ptr,
-        src_pitch: src.pitch,
-        dst_memory_type: CU_MEMORYTYPE_DEVICE,
-        dst_device: dst.ptr,
-        dst_pitch: dst.pitch,
-        width_in_bytes: row_bytes,
-        height: rows,
-        ..Default::default()
-    };
+    let copy = CudaMemcpy2D { src_memory_type: CU_MEMORYTYPE_DEVICE, src_device: src.ptr, src_pitch: src.pitch, ..into_device(dst, row_bytes, rows) };
     // SAFETY: forwarded contract.
     unsafe { memcpy_2d(api, &copy, stream) }
 }
 
 /// # Safety
-/// As [`DriverApi::copy_from_array`].
+/// As [`VendorFns::copy_from_array`].
 unsafe fn copy_2d_from_array(api: &DriverApi, dst: Pitched, array: RawArray, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
-    let copy = CudaMemcpy2D {
-        src_memory_type: CU_MEMORYTYPE_ARRAY,
-        src_array: array as usize,
-        dst_memory_type: CU_MEMORYTYPE_DEVICE,
-        dst_device: dst.ptr,
-        dst_pitch: dst.pitch,
-        width_in_bytes: row_bytes,
-        height: rows,
-        ..Default::default()
-    };
+    let copy = CudaMemcpy2D { src_memory_type: CU_MEMORYTYPE_ARRAY, src_array: array as usize, ..into_device(dst, row_bytes, rows) };
     // SAFETY: forwarded contract.
     unsafe { memcpy_2d(api, &copy, stream) }
 }

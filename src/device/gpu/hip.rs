@@ -10,7 +10,7 @@
 //! aborts the process (no error code) when asked for a target it lacks, such
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
-use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream};
+use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
 use super::compile::{run_rtc, RtcCalls};
 use super::engine::Pitched;
 use super::kernels::KernelSource;
@@ -237,49 +237,21 @@ impl HipRuntime {
 pub fn table() -> Result<&'static DriverApi> {
     get_or_load(&TABLE, || {
         let api = runtime()?;
-        Ok(DriverApi {
-            kind: DeviceKind::Hip,
-            library: &api.library,
-            quirks: Quirks {
-                // HIP documents no staging of a pageable source: the lane
-                // waits for its stream before the source may be freed.
-                upload_stages_pageable_source: false,
-            },
-            current: Current::SetDevice { set: call!(api, hipSetDevice) },
-            describe: |code| match runtime() {
-                Ok(api) => api.describe(code),
-                Err(_) => String::from("(runtime not loaded)"),
-            },
-            init: call!(api, hipInit),
-            device_count: call!(api, hipGetDeviceCount),
-            device_name: call!(api, hipDeviceGetName),
-            device_memory: call!(api, hipDeviceTotalMem?),
-            arch: gcn_arch,
-            compile: hip_code_object,
-            module_load: call!(api, hipModuleLoadData),
-            module_unload: call!(api, hipModuleUnload),
-            module_function: call!(api, hipModuleGetFunction),
-            mem_alloc: call!(api, hipMalloc),
-            mem_free: call!(api, hipFree),
-            upload: call!(api, hipMemcpyHtoDAsync),
-            download: call!(api, hipMemcpyDtoHAsync),
-            stream_create: call!(api, hipStreamCreateWithFlags),
-            stream_destroy: call!(api, hipStreamDestroy),
-            stream_synchronize: call!(api, hipStreamSynchronize),
-            stream_wait_event: call!(api, hipStreamWaitEvent),
-            launch: call!(api, hipModuleLaunchKernel),
-            event_create: call!(api, hipEventCreateWithFlags),
-            event_record: call!(api, hipEventRecord),
-            event_query: call!(api, hipEventQuery),
-            event_synchronize: call!(api, hipEventSynchronize),
-            event_destroy: call!(api, hipEventDestroy),
-            copy_2d: copy_2d_device,
-            copy_from_array: copy_2d_from_array,
-            address_range: call!(api, hipMemGetAddressRange?),
-            array_descriptor: call!(api, hipArrayGetDescriptor?),
-            external_memory: api.hipImportExternalMemory.is_some() && api.hipExternalMemoryGetMappedBuffer.is_some(),
-        })
+        let vendor = VendorFns { describe: describe_code, arch: gcn_arch, compile: hip_code_object, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
+        // HIP documents no staging of a pageable source for
+        // hipMemcpyHtoDAsync: the lane waits before the source may go.
+        let quirks = Quirks { upload_stages_pageable_source: false };
+        let external_memory = api.hipImportExternalMemory.is_some() && api.hipExternalMemoryGetMappedBuffer.is_some();
+        let current = Current::SetDevice { set: call!(api, hipSetDevice) };
+        Ok(DriverApi { kind: DeviceKind::Hip, library: &api.library, calls: SharedCalls::hip(api), vendor, current, quirks, external_memory })
     })
+}
+
+fn describe_code(code: HipError) -> String {
+    match runtime() {
+        Ok(api) => api.describe(code),
+        Err(_) => String::from("(runtime not loaded)"),
+    }
 }
 
 fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
@@ -310,7 +282,7 @@ fn gcn_arch(device: c_int) -> Result<String> {
 }
 
 /// # Safety
-/// As [`DriverApi::copy_2d`].
+/// As [`VendorFns::copy_2d`].
 unsafe fn copy_2d_device(api: &DriverApi, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
     let rt = runtime()?;
     // SAFETY: forwarded contract.
@@ -319,7 +291,7 @@ unsafe fn copy_2d_device(api: &DriverApi, dst: Pitched, src: Pitched, row_bytes:
 }
 
 /// # Safety
-/// As [`DriverApi::copy_from_array`].
+/// As [`VendorFns::copy_from_array`].
 unsafe fn copy_2d_from_array(api: &DriverApi, dst: Pitched, array: RawArray, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
     let rt = runtime()?;
     let copy = rt.hipMemcpy2DFromArrayAsync.ok_or_else(|| {

@@ -47,15 +47,15 @@ fn vendor(kind: DeviceKind) -> &'static str {
 pub fn device_count(kind: DeviceKind) -> Result<usize> {
     let api = driver(kind)?;
     // SAFETY: flags 0; both runtimes allow repeated initialisation.
-    match unsafe { (api.init.f)(0) } {
+    match unsafe { (api.calls.init.f)(0) } {
         NO_DEVICE => return Ok(0),
-        rc => api.check(rc, api.init.name)?,
+        rc => api.check(rc, api.calls.init.name)?,
     }
     let mut n: c_int = 0;
     // SAFETY: writes one int.
-    match unsafe { (api.device_count.f)(&mut n) } {
+    match unsafe { (api.calls.device_count.f)(&mut n) } {
         NO_DEVICE => Ok(0),
-        rc => api.check(rc, api.device_count.name).map(|()| n.max(0) as usize),
+        rc => api.check(rc, api.calls.device_count.name).map(|()| n.max(0) as usize),
     }
 }
 
@@ -213,7 +213,7 @@ impl Stream {
         let mut raw: RawStream = std::ptr::null_mut();
         let flags = if non_blocking { STREAM_NON_BLOCKING } else { 0 };
         // SAFETY: the device is current; writes one handle, destroyed in Drop.
-        api.checked(&api.stream_create, |f| unsafe { f(&mut raw, flags) })?;
+        api.checked(&api.calls.stream_create, |f| unsafe { f(&mut raw, flags) })?;
         Ok(Stream { context: context.clone(), raw, owned: true })
     }
 
@@ -235,7 +235,7 @@ impl Drop for Stream {
         if self.owned {
             let api = self.context.api;
             // SAFETY: our stream, destroyed once; queued work still completes.
-            self.context.release(api.stream_destroy.name, || unsafe { (api.stream_destroy.f)(self.raw) });
+            self.context.release(api.calls.stream_destroy.name, || unsafe { (api.calls.stream_destroy.f)(self.raw) });
         }
     }
 }
@@ -256,7 +256,7 @@ impl Event {
         let _current = context.enter()?;
         let mut raw: RawEvent = std::ptr::null_mut();
         // SAFETY: the device is current; writes one handle, destroyed in Drop.
-        api.checked(&api.event_create, |f| unsafe { f(&mut raw, EVENT_DISABLE_TIMING) })?;
+        api.checked(&api.calls.event_create, |f| unsafe { f(&mut raw, EVENT_DISABLE_TIMING) })?;
         Ok(Event { context: context.clone(), raw })
     }
 
@@ -286,7 +286,7 @@ impl Drop for Event {
     fn drop(&mut self) {
         let api = self.context.api;
         // SAFETY: our event, destroyed once.
-        self.context.release(api.event_destroy.name, || unsafe { (api.event_destroy.f)(self.raw) });
+        self.context.release(api.calls.event_destroy.name, || unsafe { (api.calls.event_destroy.f)(self.raw) });
     }
 }
 
@@ -307,7 +307,7 @@ impl Module {
         let mut raw: RawModule = std::ptr::null_mut();
         // SAFETY: image is what the vendor's compiler produced for this
         // device (compile() NUL-terminates PTX); the driver copies it.
-        api.checked(&api.module_load, |f| unsafe { f(&mut raw, image.as_ptr().cast()) })?;
+        api.checked(&api.calls.module_load, |f| unsafe { f(&mut raw, image.as_ptr().cast()) })?;
         Ok(Module { context: context.clone(), raw })
     }
 
@@ -318,7 +318,7 @@ impl Module {
         let _current = self.context.enter()?;
         let mut raw: RawFunction = std::ptr::null_mut();
         // SAFETY: the module is loaded; c is NUL-terminated.
-        api.check(unsafe { (api.module_function.f)(&mut raw, self.raw, c.as_ptr()) }, entry)?;
+        api.check(unsafe { (api.calls.module_function.f)(&mut raw, self.raw, c.as_ptr()) }, entry)?;
         Ok(Function(raw))
     }
 }
@@ -328,7 +328,7 @@ impl Drop for Module {
         let api = self.context.api;
         // SAFETY: our module, unloaded once; launches of its functions were
         // queued before and complete.
-        self.context.release(api.module_unload.name, || unsafe { (api.module_unload.f)(self.raw) });
+        self.context.release(api.calls.module_unload.name, || unsafe { (api.calls.module_unload.f)(self.raw) });
     }
 }
 
@@ -432,15 +432,15 @@ impl GpuLane {
             let _current = context.enter()?;
             let mut name = [0 as std::ffi::c_char; 256];
             // SAFETY: a 256-byte buffer as passed.
-            api.checked(&api.device_name, |f| unsafe { f(name.as_mut_ptr(), 256, context.device) })?;
+            api.checked(&api.calls.device_name, |f| unsafe { f(name.as_mut_ptr(), 256, context.device) })?;
             let mut memory = 0usize;
-            if let Some(total) = &api.device_memory {
+            if let Some(total) = &api.calls.device_memory {
                 // SAFETY: writes one size.
                 api.checked(total, |f| unsafe { f(&mut memory, context.device) })?;
             }
             // SAFETY: NUL-terminated by the runtime within 256 bytes.
             let name = unsafe { super::loader::c_str(name.as_ptr()) };
-            (name, (api.arch)(context.device)?, memory)
+            (name, (api.vendor.arch)(context.device)?, memory)
         };
         Ok(GpuLane {
             stream,
@@ -488,8 +488,8 @@ impl GpuLane {
             // SAFETY: a live event of this context and the caller's live
             // stream (beside_stream's contract). Re-recording is allowed: a
             // stream wait takes the event's state when it is queued.
-            let rc = unsafe { (api.event_record.f)(event, caller.raw()) };
-            api.check(rc, &format!("{} (the caller's stream)", api.event_record.name))?;
+            let rc = unsafe { (api.calls.event_record.f)(event, caller.raw()) };
+            api.check(rc, &format!("{} (the caller's stream)", api.calls.event_record.name))?;
         }
         self.wait_event(event as u64)
     }
@@ -506,7 +506,7 @@ impl Backend for GpuLane {
     type Function = Function;
 
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Function>> {
-        let image = (self.context.api.compile)(kernel, &self.arch)?;
+        let image = (self.context.api.vendor.compile)(kernel, &self.arch)?;
         let module = Module::load(&self.context, &image)?;
         let functions = kernel.entries.iter().map(|entry| module.function(entry)).collect::<Result<Vec<_>>>()?;
         self.modules.push(module);
@@ -518,21 +518,21 @@ impl Backend for GpuLane {
         let _current = self.context.enter()?;
         let mut ptr: DevicePtr = 0;
         // SAFETY: writes one pointer; freed by `free`.
-        api.checked(&api.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
+        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
         Ok(ptr)
     }
 
     fn free(&mut self, ptr: u64) {
         let api = self.context.api;
         // SAFETY: ptr came from `alloc` on this context; freed once.
-        self.context.release(api.mem_free.name, || unsafe { (api.mem_free.f)(ptr) });
+        self.context.release(api.calls.mem_free.name, || unsafe { (api.calls.mem_free.f)(ptr) });
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
         crate::import::gpu::count_host_copy(src.len());
         let api = self.context.api;
         // SAFETY: dst has at least src.len() bytes (the engine reserves them).
-        self.on_stream(&api.upload, |f, s| unsafe { f(dst, src.as_ptr().cast(), src.len(), s) })?;
+        self.on_stream(&api.calls.upload, |f, s| unsafe { f(dst, src.as_ptr().cast(), src.len(), s) })?;
         if api.quirks.upload_stages_pageable_source {
             Ok(())
         } else {
@@ -545,7 +545,7 @@ impl Backend for GpuLane {
         let api = self.context.api;
         // SAFETY: src has at least dst.len() bytes; the stream is
         // synchronised before dst is read.
-        self.on_stream(&api.download, |f, s| unsafe { f(dst.as_mut_ptr().cast(), src, dst.len(), s) })?;
+        self.on_stream(&api.calls.download, |f, s| unsafe { f(dst.as_mut_ptr().cast(), src, dst.len(), s) })?;
         self.synchronize()
     }
 
@@ -554,7 +554,7 @@ impl Backend for GpuLane {
         // SAFETY: args match the kernel's parameter list (the engine builds
         // them next to the kernel's signature in kernels/); f belongs to a
         // module this lane keeps loaded.
-        self.on_stream(&api.launch, |launch, s| unsafe {
+        self.on_stream(&api.calls.launch, |launch, s| unsafe {
             launch(f.0, grid.0, grid.1, 1, BLOCK, 1, 1, 0, s, args.as_mut_ptr(), std::ptr::null_mut())
         })
     }
@@ -562,7 +562,7 @@ impl Backend for GpuLane {
     fn synchronize(&mut self) -> Result<()> {
         let api = self.context.api;
         // SAFETY: the stream is live.
-        self.on_stream(&api.stream_synchronize, |f, s| unsafe { f(s) })
+        self.on_stream(&api.calls.stream_synchronize, |f, s| unsafe { f(s) })
     }
 
     fn memory(&self) -> DeviceMemoryId {
@@ -582,22 +582,22 @@ impl Backend for GpuLane {
     fn record_event(&mut self, event: u64) -> Result<()> {
         let api = self.context.api;
         // SAFETY: a live event of this context; the stream is live.
-        self.on_stream(&api.event_record, |f, s| unsafe { f(event as RawEvent, s) })
+        self.on_stream(&api.calls.event_record, |f, s| unsafe { f(event as RawEvent, s) })
     }
 
     fn wait_event(&mut self, event: u64) -> Result<()> {
         let api = self.context.api;
         // SAFETY: a live event (the caller's or ours); flags 0.
-        self.on_stream(&api.stream_wait_event, |f, s| unsafe { f(s, event as RawEvent, 0) })
+        self.on_stream(&api.calls.stream_wait_event, |f, s| unsafe { f(s, event as RawEvent, 0) })
     }
 
     fn query_event(&mut self, event: u64) -> Result<bool> {
         let api = self.context.api;
         let _current = self.context.enter()?;
         // SAFETY: a live event.
-        match unsafe { (api.event_query.f)(event as RawEvent) } {
+        match unsafe { (api.calls.event_query.f)(event as RawEvent) } {
             NOT_READY => Ok(false),
-            rc => api.check(rc, api.event_query.name).map(|()| true),
+            rc => api.check(rc, api.calls.event_query.name).map(|()| true),
         }
     }
 
@@ -605,7 +605,7 @@ impl Backend for GpuLane {
         let api = self.context.api;
         let _current = self.context.enter()?;
         // SAFETY: a live event.
-        api.checked(&api.event_synchronize, |f| unsafe { f(event as RawEvent) })
+        api.checked(&api.calls.event_synchronize, |f| unsafe { f(event as RawEvent) })
     }
 
     fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
@@ -613,7 +613,7 @@ impl Backend for GpuLane {
         let _current = self.context.enter()?;
         // SAFETY: both regions span the rows copied (the import checks
         // extents first); queued on our stream with the device current.
-        unsafe { (api.copy_2d)(api, dst, src, row_bytes, rows, self.stream.raw) }
+        unsafe { (api.vendor.copy_2d)(api, dst, src, row_bytes, rows, self.stream.raw) }
     }
 
     fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> Result<()> {
@@ -621,12 +621,12 @@ impl Backend for GpuLane {
         let _current = self.context.enter()?;
         // SAFETY: dst spans the rows copied; the array's extent was checked
         // where the runtime can tell it.
-        unsafe { (api.copy_from_array)(api, dst, array as usize as _, row_bytes, rows, self.stream.raw) }
+        unsafe { (api.vendor.copy_from_array)(api, dst, array as usize as _, row_bytes, rows, self.stream.raw) }
     }
 
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
         let api = self.context.api;
-        let Some(range) = &api.address_range else {
+        let Some(range) = &api.calls.address_range else {
             return Ok(None);
         };
         let _current = self.context.enter()?;
@@ -638,7 +638,7 @@ impl Backend for GpuLane {
 
     fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
         let api = self.context.api;
-        let Some(get) = &api.array_descriptor else {
+        let Some(get) = &api.calls.array_descriptor else {
             return Ok(None);
         };
         let _current = self.context.enter()?;
