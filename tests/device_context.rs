@@ -324,7 +324,7 @@ impl Drop for HipPicture {
         for p in &self.frame.planes {
             // SAFETY: each pointer came from hipMalloc on device 0 and is
             // freed once (hipFree waits for work that uses it).
-            unsafe { (self.api.hipFree)(p.ptr as usize as _) };
+            unsafe { (self.api.hipFree)(p.ptr) };
         }
     }
 }
@@ -343,7 +343,7 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
     let api = hip::runtime().unwrap();
     let check = |rc, call: &str| api.check(rc, call).unwrap();
     const DELAY_BYTES: usize = 1 << 30;
-    let (mut stream, mut delay): (HipStream, HipDevicePtr) = (std::ptr::null_mut(), std::ptr::null_mut());
+    let (mut stream, mut delay): (HipStream, HipDevicePtr) = (std::ptr::null_mut(), 0);
     // SAFETY: device 0 exists (present); released at the end of the test.
     unsafe {
         check((api.hipSetDevice)(0), "hipSetDevice");
@@ -351,7 +351,7 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
         check((api.hipMalloc)(&mut delay, DELAY_BYTES), "hipMalloc");
     }
     let alloc = |bytes: usize| -> HipDevicePtr {
-        let mut p: HipDevicePtr = std::ptr::null_mut();
+        let mut p: HipDevicePtr = 0;
         // SAFETY: writes one pointer; freed by HipPicture.
         unsafe { check((api.hipMalloc)(&mut p, bytes), "hipMalloc") };
         p
@@ -373,7 +373,7 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
                     for y in 0..plane.height() {
                         let host_row = plane.data()[y * plane.stride()..][..row].as_ptr();
                         check(
-                            (api.hipMemcpyHtoDAsync)(src.cast::<u8>().add(y * row).cast(), host_row as *mut _, row, std::ptr::null_mut()),
+                            (api.hipMemcpyHtoDAsync)(src + (y * row) as u64, host_row.cast(), row, std::ptr::null_mut()),
                             "hipMemcpyHtoDAsync",
                         );
                     }
@@ -399,9 +399,9 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
                 for (s, d) in src_planes.iter().zip(&dst_planes) {
                     check(
                         (api.hipMemcpy2DAsync)(
-                            d.ptr as usize as _,
+                            d.ptr,
                             d.pitch,
-                            s.ptr as usize as *const std::ffi::c_void,
+                            s.ptr,
                             s.pitch,
                             s.width * s.bytes_per_sample,
                             s.height,

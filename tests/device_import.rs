@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard};
-use vmafx::device::gpu::cuda_lane::CudaLane;
+use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine, Pitched};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{self, DeviceKind};
@@ -97,7 +97,7 @@ fn host_plane(rows: &[Vec<u16>], bits: u8) -> (Vec<u8>, usize) {
 }
 
 /// A device plane read back (a test's own check, not the library's).
-fn read_plane(engine: &mut Engine<CudaLane>, p: &DevPlane) -> Vec<Vec<u16>> {
+fn read_plane(engine: &mut Engine<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
     let span = p.span();
     let mut bytes = vec![0u8; span];
     engine.backend_mut().download(&mut bytes, p.ptr).unwrap();
@@ -115,7 +115,7 @@ fn read_plane(engine: &mut Engine<CudaLane>, p: &DevPlane) -> Vec<Vec<u16>> {
 
 /// Device memory holding `bytes` (setup: an upload, which the host-copy
 /// counter sees; the tests measure it around the imports only).
-fn device_bytes(engine: &mut Engine<CudaLane>, bytes: &[u8]) -> u64 {
+fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> u64 {
     let b = engine.backend_mut();
     let ptr = b.alloc(bytes.len()).unwrap();
     b.upload(ptr, bytes).unwrap();
@@ -123,8 +123,8 @@ fn device_bytes(engine: &mut Engine<CudaLane>, bytes: &[u8]) -> u64 {
     ptr
 }
 
-fn reader() -> Engine<CudaLane> {
-    Engine::new(CudaLane::open(0).unwrap()).unwrap()
+fn reader() -> Engine<GpuLane> {
+    Engine::new(GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap()
 }
 
 #[test]
@@ -192,10 +192,10 @@ fn imported_layouts_equal_the_cpu() {
 
 /// A `CUarray` of `width` x `height` elements of `channels` x `bps` bytes,
 /// holding `rows` (tight).
-fn cu_array(lane: &CudaLane, width: usize, height: usize, channels: u32, bps: usize, rows: &[u8]) -> u64 {
+fn cu_array(lane: &GpuLane, width: usize, height: usize, channels: u32, bps: usize, rows: &[u8]) -> u64 {
     let api = cuda::driver().unwrap();
     // SAFETY: the lane's context lives while the guard does.
-    let _g = unsafe { ContextGuard::push(api, lane.context()) }.unwrap();
+    let _g = unsafe { ContextGuard::push(api, lane.context().raw()) }.unwrap();
     let desc = CudaArrayDescriptor {
         width,
         height,

@@ -267,8 +267,8 @@ fn gpu_vif_equals_the_cpu() {
 /// Informative (prints); the CUDA lane only.
 #[test]
 fn gpu_vif_speed() {
-    use vmafx::device::gpu::{cuda_lane, engine::Engine};
-    match cuda_lane::device_count() {
+    use vmafx::device::gpu::{engine::Engine, lane};
+    match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {
             assert!(!gpu_required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
@@ -276,7 +276,7 @@ fn gpu_vif_speed() {
             return;
         }
     }
-    let mut engine = Engine::new(cuda_lane::CudaLane::open(0).unwrap()).unwrap();
+    let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
     for (w, h) in [(3840, 2160), (1920, 1080)] {
         for bits in [8u32, 10] {
             let bps = if bits == 8 { 1 } else { 2 };
@@ -446,9 +446,9 @@ fn gpu_adm_equals_the_cpu() {
 /// the one download included. Checks the sums against the CPU once.
 #[test]
 fn gpu_adm_device_resident_timing() {
-    use vmafx::device::gpu::{cuda_lane, engine::Engine};
+    use vmafx::device::gpu::{engine::Engine, lane};
     use vmafx::feature::{adm, FeatureOptions};
-    match cuda_lane::device_count() {
+    match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {
             assert!(!gpu_required("cuda"), "VMAFX_REQUIRE_GPU=cuda: {other:?}");
@@ -456,7 +456,7 @@ fn gpu_adm_device_resident_timing() {
             return;
         }
     }
-    let mut engine = Engine::new(cuda_lane::CudaLane::open(0).unwrap()).unwrap();
+    let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
     println!("{:>10} {:>3} {:>10} {:>8}", "size", "bit", "ms/frame", "fps");
     for &(w, h) in &[(1920, 1080), (3840, 2160)] {
         for bits in [8u32, 10] {

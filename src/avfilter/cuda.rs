@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
-use crate::device::gpu::cuda_lane::CudaLane;
+use crate::device::gpu::lane::GpuLane;
 use crate::device::gpu::engine::{Backend, DevPlane};
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
@@ -187,7 +187,7 @@ pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<F
 /// the importer's library stream waits for it, so the conversions run after
 /// whatever FFmpeg queued there (NVDEC's copies into the frame).
 struct InputStream {
-    lane: CudaLane,
+    lane: GpuLane,
     event: u64,
 }
 
@@ -203,7 +203,7 @@ impl Drop for InputStream {
 /// stream of vmafx's own in the frames' `CUcontext`, and each CUDA input's
 /// stream for the acquire events.
 pub struct CudaImport {
-    importer: GpuImporter<CudaLane>,
+    importer: GpuImporter<GpuLane>,
     inputs: [Option<InputStream>; 2],
 }
 
@@ -241,14 +241,14 @@ impl CudaImport {
     unsafe fn open(context: u64, inputs: [Option<CudaInput>; 2], read_chroma: bool) -> Result<CudaImport> {
         let ctx = context as usize as _;
         // SAFETY: forwarded contract.
-        let library = unsafe { CudaLane::own_stream_in(ctx) }?;
+        let library = unsafe { GpuLane::own_stream_in(ctx) }?;
         let importer = GpuImporter::new(library, read_chroma)?;
         let mut streams = [None, None];
         for (slot, input) in streams.iter_mut().zip(inputs) {
             if let Some(input) = input {
                 // SAFETY: forwarded contract (the input's context is `context`:
                 // the filter refuses two contexts).
-                let mut lane = unsafe { CudaLane::from_stream(ctx, input.stream as usize as _) }?;
+                let mut lane = unsafe { GpuLane::on_caller_stream(ctx, input.stream as usize as _) }?;
                 let event = lane.create_event()?;
                 *slot = Some(InputStream { lane, event });
             }

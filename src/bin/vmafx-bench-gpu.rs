@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use vmafx::device::gpu::cuda::{self, sys, ContextGuard};
-use vmafx::device::gpu::cuda_lane::CudaLane;
+use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
@@ -438,7 +438,7 @@ fn compile_check() -> Result<()> {
 fn bandwidth(o: &Opts) -> Result<()> {
     let bytes = o.num("mib", Some(1024))? << 20;
     let iters = o.num("iters", Some(20))?.max(1);
-    let lane = CudaLane::open(0)?;
+    let lane = GpuLane::open(DeviceKind::Cuda, 0)?;
     let device = lane.name.clone();
     let mut engine = Engine::new(lane)?;
     let f = engine.functions(&BANDWIDTH)?;
@@ -448,7 +448,7 @@ fn bandwidth(o: &Opts) -> Result<()> {
     let out = engine.scratch("bench.out", GRID as usize * 4)?;
     let words = (bytes / 16) as i64;
     let mut time = |entry: usize| -> Result<f64> {
-        let run = |engine: &mut Engine<CudaLane>| -> Result<()> {
+        let run = |engine: &mut Engine<GpuLane>| -> Result<()> {
             let args = if entry == 0 { Args::new().ptr(src).ptr(dst).i64(words) } else { Args::new().ptr(src).i64(words).ptr(out) };
             // SAFETY: bench_copy (src, dst, n) / bench_read (src, n, out):
             // src and dst hold n 16-byte words, out one u32 per block.

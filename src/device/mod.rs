@@ -103,8 +103,7 @@ pub trait Device: Send {
 pub fn count(kind: DeviceKind) -> Result<usize> {
     match kind {
         DeviceKind::Cpu => Ok(1),
-        DeviceKind::Cuda => gpu::cuda_lane::device_count(),
-        DeviceKind::Hip => gpu::hip_lane::device_count(),
+        DeviceKind::Cuda | DeviceKind::Hip => gpu::lane::device_count(kind),
     }
 }
 

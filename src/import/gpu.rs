@@ -44,7 +44,8 @@ use super::{
 };
 use crate::device::gpu::engine::{int, Args, Backend, DevPlane, Engine, Pitched};
 use crate::device::gpu::kernels::{self, BLOCK};
-use crate::device::{DeviceFrame, DeviceMemoryId};
+use crate::device::gpu::lane::GpuLane;
+use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
 use crate::picture::{Chroma, Picture, PixelFormat};
 
@@ -193,45 +194,31 @@ pub struct GpuImporter<B: Backend + Send + 'static> {
     stats: Arc<GpuImportStats>,
 }
 
-type CudaLibraryLanes = Mutex<HashMap<usize, Weak<Mutex<LibraryLane<crate::device::gpu::cuda_lane::CudaLane>>>>>;
-type HipLibraryLanes = Mutex<HashMap<usize, Weak<Mutex<LibraryLane<crate::device::gpu::hip_lane::HipLane>>>>>;
-static CUDA_LANES: OnceLock<CudaLibraryLanes> = OnceLock::new();
-static HIP_LANES: OnceLock<HipLibraryLanes> = OnceLock::new();
+/// The library lanes of the devices, by (vendor, index), while an importer
+/// holds them.
+type LibraryLanes = Mutex<HashMap<(DeviceKind, usize), Weak<Mutex<LibraryLane<GpuLane>>>>>;
+static LIBRARY_LANES: OnceLock<LibraryLanes> = OnceLock::new();
 
-fn per_device<B: Backend + Send + 'static>(
-    lanes: &Mutex<HashMap<usize, Weak<Mutex<LibraryLane<B>>>>>,
-    index: usize,
-    open: impl FnOnce() -> crate::Result<B>,
-) -> crate::Result<Shared<B>> {
-    let mut map = lanes.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(lane) = map.get(&index).and_then(Weak::upgrade) {
-        return Ok(lane);
-    }
-    let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(open()?)?)));
-    map.insert(index, Arc::downgrade(&lane));
-    Ok(lane)
-}
-
-impl GpuImporter<crate::device::gpu::cuda_lane::CudaLane> {
+impl GpuImporter<GpuLane> {
     /// An importer on CUDA device `index`'s primary context; importers of
     /// one device share its library stream.
     pub fn cuda(index: usize, read_chroma: bool) -> crate::Result<Self> {
-        let lanes = CUDA_LANES.get_or_init(Default::default);
-        let lane = per_device(lanes, index, || {
-            crate::device::gpu::cuda_lane::CudaLane::open(index)
-        })?;
-        Ok(Self::on_lane(lane, read_chroma))
+        Self::of_device(DeviceKind::Cuda, index, read_chroma)
     }
-}
 
-impl GpuImporter<crate::device::gpu::hip_lane::HipLane> {
     /// An importer on HIP device `index`; importers of one device share its
     /// library stream.
     pub fn hip(index: usize, read_chroma: bool) -> crate::Result<Self> {
-        let lanes = HIP_LANES.get_or_init(Default::default);
-        let lane = per_device(lanes, index, || {
-            crate::device::gpu::hip_lane::HipLane::open(index)
-        })?;
+        Self::of_device(DeviceKind::Hip, index, read_chroma)
+    }
+
+    fn of_device(kind: DeviceKind, index: usize, read_chroma: bool) -> crate::Result<Self> {
+        let mut map = LIBRARY_LANES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lane) = map.get(&(kind, index)).and_then(Weak::upgrade) {
+            return Ok(Self::on_lane(lane, read_chroma));
+        }
+        let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(GpuLane::open(kind, index)?)?)));
+        map.insert((kind, index), Arc::downgrade(&lane));
         Ok(Self::on_lane(lane, read_chroma))
     }
 }
@@ -838,7 +825,6 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
 // Frames of both lanes travel to worker threads as `Arc<dyn PictureSource>`.
 const _: fn() = || {
     fn shareable<T: Send + Sync>() {}
-    shareable::<GpuFrame<crate::device::gpu::cuda_lane::CudaLane>>();
-    shareable::<GpuFrame<crate::device::gpu::hip_lane::HipLane>>();
-    shareable::<GpuImporter<crate::device::gpu::cuda_lane::CudaLane>>();
+    shareable::<GpuFrame<GpuLane>>();
+    shareable::<GpuImporter<GpuLane>>();
 };

@@ -27,7 +27,7 @@ pub fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     let compiler = hip::hiprtc()?;
     let version = compiler.version()?;
     // Checked before the cache too: a refused target never compiles.
-    hip::check_offload_arch(arch, version)?;
+    hip::check_target(arch, version)?;
     let headers = [COMPAT_HEADER];
     let key = cache::key(
         kernel.source,

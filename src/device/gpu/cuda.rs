@@ -6,7 +6,11 @@
 //! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
 //! push/pop around calls on a context.
 
+use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
+use super::engine::Pitched;
+use super::kernels::KernelSource;
 use super::loader::{fn_table, get_or_load, open_first, Cached};
+use crate::device::DeviceKind;
 use crate::{Error, Result};
 
 /// The names tried for the driver, in order. Only the SONAME: the
@@ -66,28 +70,8 @@ pub mod sys {
         pub height: usize,
     }
 
-    /// `CUDA_ARRAY_DESCRIPTOR` (`_v2`; HIP's `HIP_ARRAY_DESCRIPTOR` is the
-    /// same): 24 bytes.
-    #[repr(C)]
-    #[derive(Clone, Copy, Debug, Default)]
-    pub struct CudaArrayDescriptor {
-        pub width: usize,
-        pub height: usize,
-        pub format: c_uint,
-        pub num_channels: c_uint,
-    }
-
-    /// Bytes of one channel of `CUarray_format` (`CU_AD_FORMAT_*`; HIP's
-    /// `HIP_AD_FORMAT_*` share the values), `None` for formats the import
-    /// does not read (floats, packed video formats).
-    pub fn array_format_bytes(format: c_uint) -> Option<usize> {
-        match format {
-            0x01 | 0x08 => Some(1), // UNSIGNED_INT8, SIGNED_INT8
-            0x02 | 0x09 => Some(2), // UNSIGNED_INT16, SIGNED_INT16
-            0x03 | 0x0a => Some(4), // UNSIGNED_INT32, SIGNED_INT32
-            _ => None,
-        }
-    }
+    /// `CUDA_ARRAY_DESCRIPTOR` (`_v2`): the lanes' shared layout.
+    pub use super::super::api::{array_format_bytes, ArrayDescriptor as CudaArrayDescriptor};
 
     /// `CUDA_EXTERNAL_MEMORY_HANDLE_DESC` (cuda.h, CUDA 10+): 104 bytes.
     #[repr(C)]
@@ -202,6 +186,109 @@ pub fn driver() -> Result<&'static CudaDriver> {
         result::check(&api, unsafe { (api.cuInit)(0) }, "cuInit")?;
         Ok(api)
     })
+}
+
+static TABLE: Cached<DriverApi> = Cached::new();
+
+/// The CUDA driver as the lane's normalised table ([`DriverApi`]).
+pub fn table() -> Result<&'static DriverApi> {
+    get_or_load(&TABLE, || {
+        let api = driver()?;
+        let current = Current::PushContext {
+            push: call!(api, cuCtxPushCurrent_v2),
+            pop: call!(api, cuCtxPopCurrent_v2),
+            device_of_ordinal: call!(api, cuDeviceGet),
+            retain_primary: call!(api, cuDevicePrimaryCtxRetain),
+            release_primary: call!(api, cuDevicePrimaryCtxRelease_v2),
+            device_of_current: call!(api, cuCtxGetDevice),
+        };
+        let vendor = VendorFns { describe: describe_code, arch: compute_capability, compile: loadable_ptx, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
+        // cuda.h, "API synchronization behavior": from pageable memory the
+        // upload returns once the source is staged.
+        let quirks = Quirks { upload_stages_pageable_source: true };
+        let external_memory = api.cuImportExternalMemory.is_some() && api.cuExternalMemoryGetMappedBuffer.is_some();
+        Ok(DriverApi { kind: DeviceKind::Cuda, library: &api.library, calls: SharedCalls::cuda(api), vendor, current, quirks, external_memory })
+    })
+}
+
+fn describe_code(code: CUresult) -> String {
+    match driver() {
+        Ok(api) => result::describe(api, code),
+        Err(_) => String::from("(driver not loaded)"),
+    }
+}
+
+/// `compute_XY` of a device, from its compute capability.
+fn compute_capability(device: CUdevice) -> Result<String> {
+    let api = driver()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: each call writes one int.
+    unsafe {
+        result::check(api, (api.cuDeviceGetAttribute)(&mut major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device), "cuDeviceGetAttribute")?;
+        result::check(api, (api.cuDeviceGetAttribute)(&mut minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), "cuDeviceGetAttribute")?;
+    }
+    Ok(format!("compute_{major}{minor}"))
+}
+
+/// NUL-terminated PTX for `arch`, after checking the driver can load the
+/// PTX of the NVRTC found: PTX from an NVRTC newer than the driver is
+/// refused by the JIT (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+fn loadable_ptx(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let api = driver()?;
+    let compiler = super::nvrtc::nvrtc()?;
+    let (major, minor) = compiler.version()?;
+    let mut version = 0;
+    // SAFETY: writes one int.
+    result::check(api, unsafe { (api.cuDriverGetVersion)(&mut version) }, "cuDriverGetVersion")?;
+    if major * 1000 + minor * 10 > version {
+        return Err(Error::Device(format!(
+            "NVRTC {major}.{minor} ({}) is newer than the CUDA driver ({}.{}); its PTX would not load: \
+             point {} at a libnvrtc of CUDA {}.x or older",
+            compiler.library,
+            version / 1000,
+            (version % 1000) / 10,
+            super::nvrtc::ENV,
+            version / 1000
+        )));
+    }
+    let mut ptx = super::compile::cuda_ptx(kernel, arch)?;
+    if ptx.last() != Some(&0) {
+        ptx.push(0);
+    }
+    Ok(ptx)
+}
+
+/// Queues `copy` on `stream`.
+///
+/// # Safety
+/// The descriptor names live memory spanning the rows copied; the context
+/// is current.
+unsafe fn memcpy_2d(api: &DriverApi, copy: &CudaMemcpy2D, stream: RawStream) -> Result<()> {
+    let raw = driver()?;
+    // SAFETY: forwarded contract.
+    api.check(unsafe { (raw.cuMemcpy2DAsync_v2)(copy, stream) }, "cuMemcpy2DAsync")
+}
+
+/// A copy of `rows` x `row_bytes` into device memory at `dst`; the source
+/// is filled in by the caller.
+fn into_device(dst: Pitched, row_bytes: usize, rows: usize) -> CudaMemcpy2D {
+    CudaMemcpy2D { dst_memory_type: CU_MEMORYTYPE_DEVICE, dst_device: dst.ptr, dst_pitch: dst.pitch, width_in_bytes: row_bytes, height: rows, ..Default::default() }
+}
+
+/// # Safety
+/// As [`VendorFns::copy_2d`].
+unsafe fn copy_2d_device(api: &DriverApi, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
+    let copy = CudaMemcpy2D { src_memory_type: CU_MEMORYTYPE_DEVICE, src_device: src.ptr, src_pitch: src.pitch, ..into_device(dst, row_bytes, rows) };
+    // SAFETY: forwarded contract.
+    unsafe { memcpy_2d(api, &copy, stream) }
+}
+
+/// # Safety
+/// As [`VendorFns::copy_from_array`].
+unsafe fn copy_2d_from_array(api: &DriverApi, dst: Pitched, array: RawArray, row_bytes: usize, rows: usize, stream: RawStream) -> Result<()> {
+    let copy = CudaMemcpy2D { src_memory_type: CU_MEMORYTYPE_ARRAY, src_array: array as usize, ..into_device(dst, row_bytes, rows) };
+    // SAFETY: forwarded contract.
+    unsafe { memcpy_2d(api, &copy, stream) }
 }
 
 pub mod result {

@@ -1,21 +1,22 @@
 //! The GPU lanes: CUDA and HIP runtimes and their run-time compilers, all
 //! opened with `dlopen` when first used, so the crate builds and runs
 //! without either toolkit. Layout follows cudarc (sys types and function
-//! tables, result wrappers, safe guards) and FFmpeg's ffnvcodec loader
+//! tables in [`cuda`] / [`hip`], the normalised table in [`api`], owning
+//! handles and the one lane in [`lane`]) and FFmpeg's ffnvcodec loader
 //! (exact SONAMEs, required vs optional symbols, errors instead of aborts).
 //! See docs/gpu.md.
 
 pub(crate) mod loader;
 
 pub mod adm;
+pub mod api;
 pub mod cache;
 pub mod compile;
 pub mod cuda;
-pub mod cuda_lane;
 pub mod engine;
 pub mod hip;
-pub mod hip_lane;
 pub mod kernels;
+pub mod lane;
 pub mod nvrtc;
 pub mod psnr;
 pub mod vif;
@@ -159,19 +160,18 @@ impl Forward for DynBackend {
 }
 
 enum Lane {
-    Cuda(Engine<cuda_lane::CudaLane>),
-    Hip(Engine<hip_lane::HipLane>),
+    /// A CUDA or HIP device ([`lane::GpuLane`]).
+    Native(Engine<lane::GpuLane>),
     /// A backend given by the caller ([`GpuDevice::from_backend`]).
     Dyn(Engine<DynBackend>),
 }
 
-/// Runs `$body` with `$e` bound to the lane's engine, whatever its vendor:
+/// Runs `$body` with `$e` bound to the lane's engine, whatever its kind:
 /// a new twin is one line, `on_engine!(&mut self.lane, e => e.twin_dev(..))`.
 macro_rules! on_engine {
     ($lane:expr, $e:ident => $body:expr) => {
         match $lane {
-            Lane::Cuda($e) => $body,
-            Lane::Hip($e) => $body,
+            Lane::Native($e) => $body,
             Lane::Dyn($e) => $body,
         }
     };
@@ -188,28 +188,14 @@ pub struct GpuDevice {
 }
 
 impl GpuDevice {
+    /// CUDA device `index` on its primary context.
     pub fn cuda(index: usize) -> Result<Self> {
-        let lane = cuda_lane::CudaLane::open(index)?;
-        let api = cuda::driver()?;
-        let mut memory_kinds = vec![MemoryKind::Host, MemoryKind::CudaDevice];
-        if api.cuImportExternalMemory.is_some() && api.cuExternalMemoryGetMappedBuffer.is_some() {
-            memory_kinds.push(MemoryKind::ExternalFd);
-        }
-        let info = DeviceInfo {
-            kind: DeviceKind::Cuda,
-            index,
-            name: lane.name.clone(),
-            arch: lane.arch.clone(),
-            memory_bytes: lane.memory_bytes,
-            memory_kinds,
-            fence_kinds: vec![FenceKind::None, FenceKind::Stream],
-        };
-        let memory = lane.memory();
-        Ok(Self {
-            info,
-            memory,
-            lane: Lane::Cuda(Engine::new(lane)?),
-        })
+        Self::on_lane(index, lane::GpuLane::open(DeviceKind::Cuda, index)?, false)
+    }
+
+    /// HIP device `index`.
+    pub fn hip(index: usize) -> Result<Self> {
+        Self::on_lane(index, lane::GpuLane::open(DeviceKind::Hip, index)?, false)
     }
 
     /// A CUDA device for frames the caller writes on its context and
@@ -221,31 +207,9 @@ impl GpuDevice {
     /// # Safety
     /// `ctx` is a live context and `stream` a stream in it (or NULL), both
     /// outliving the device.
-    pub unsafe fn cuda_from_stream(
-        ctx: cuda::sys::CUcontext,
-        stream: cuda::sys::CUstream,
-    ) -> Result<Self> {
+    pub unsafe fn cuda_from_stream(ctx: cuda::sys::CUcontext, stream: cuda::sys::CUstream) -> Result<Self> {
         // SAFETY: forwarded contract.
-        let lane = unsafe { cuda_lane::CudaLane::beside_stream(ctx, stream) }?;
-        let info = DeviceInfo {
-            kind: DeviceKind::Cuda,
-            index: 0,
-            name: lane.name.clone(),
-            arch: lane.arch.clone(),
-            memory_bytes: lane.memory_bytes,
-            memory_kinds: vec![MemoryKind::Host, MemoryKind::CudaDevice],
-            fence_kinds: vec![FenceKind::Stream],
-        };
-        let memory = lane.memory();
-        Ok(Self {
-            info,
-            memory,
-            lane: Lane::Cuda(Engine::new(lane)?),
-        })
-    }
-
-    pub fn hip(index: usize) -> Result<Self> {
-        Self::hip_lane(index, hip_lane::HipLane::open(index)?)
+        Self::on_lane(0, unsafe { lane::GpuLane::beside_stream(ctx, stream) }?, true)
     }
 
     /// A HIP device for pictures the caller writes on its `stream` of device
@@ -258,30 +222,34 @@ impl GpuDevice {
     /// the device.
     pub unsafe fn hip_from_stream(index: usize, stream: hip::sys::HipStream) -> Result<Self> {
         // SAFETY: forwarded contract.
-        Self::hip_lane(index, unsafe { hip_lane::HipLane::beside_stream(index, stream) }?)
+        Self::on_lane(index, unsafe { lane::GpuLane::beside_stream_of_device(DeviceKind::Hip, index, stream) }?, true)
     }
 
-    fn hip_lane(index: usize, lane: hip_lane::HipLane) -> Result<Self> {
-        let api = hip::runtime()?;
-        let mut memory_kinds = vec![MemoryKind::Host, MemoryKind::HipDevice];
-        if api.hipImportExternalMemory.is_some() && api.hipExternalMemoryGetMappedBuffer.is_some() {
+    /// A device on `lane`. Beside a caller's stream, pictures are the
+    /// caller's device memory, ready by stream order: no external memory,
+    /// no "ready now" fence.
+    fn on_lane(index: usize, lane: lane::GpuLane, beside_caller: bool) -> Result<Self> {
+        let kind = lane.kind();
+        let device_memory = match kind {
+            DeviceKind::Hip => MemoryKind::HipDevice,
+            _ => MemoryKind::CudaDevice,
+        };
+        let mut memory_kinds = vec![MemoryKind::Host, device_memory];
+        if lane.api().external_memory && !beside_caller {
             memory_kinds.push(MemoryKind::ExternalFd);
         }
+        let fence_kinds = if beside_caller { vec![FenceKind::Stream] } else { vec![FenceKind::None, FenceKind::Stream] };
         let info = DeviceInfo {
-            kind: DeviceKind::Hip,
+            kind,
             index,
             name: lane.name.clone(),
             arch: lane.arch.clone(),
-            memory_bytes: 0,
+            memory_bytes: lane.memory_bytes,
             memory_kinds,
-            fence_kinds: vec![FenceKind::None, FenceKind::Stream],
+            fence_kinds,
         };
         let memory = lane.memory();
-        Ok(Self {
-            info,
-            memory,
-            lane: Lane::Hip(Engine::new(lane)?),
-        })
+        Ok(Self { info, memory, lane: Lane::Native(Engine::new(lane)?) })
     }
 
     /// A lane on any [`Backend`]: the kernel emulator in CI, so a whole
@@ -314,8 +282,7 @@ impl GpuDevice {
     /// [`GpuDevice::hip_from_stream`] lane; nothing for a lane of its own.
     pub fn follow_producer(&mut self) -> Result<()> {
         match &mut self.lane {
-            Lane::Cuda(e) => e.backend_mut().follow_caller(),
-            Lane::Hip(e) => e.backend_mut().follow_caller(),
+            Lane::Native(e) => e.backend_mut().follow_caller(),
             Lane::Dyn(_) => Ok(()),
         }
     }
