@@ -321,3 +321,29 @@ fn cambi_refusals() {
         assert!(o.set_text(DESCRIPTOR.options, k, v).is_err(), "{k}={v} accepted");
     }
 }
+
+/// Why libvmaf 3.2.0 fails the v1.0.16 models on 176x144: their first
+/// feature, cambi, refuses pictures under 216 pixels on both sides in its
+/// init (at the first frame, -EINVAL), so the first `vmaf_read_pictures`
+/// fails (the `vmaf` tool prints "problem reading pictures", then, its
+/// error code kept, "problem flushing context"). With worker threads the
+/// workers drop that error and every frame lacks the model's score; that
+/// run is not repeated here, because libvmaf's speed_chroma then runs on
+/// the small chroma planes and can crash (it does at 216x144). One side of
+/// 216 is enough for cambi.
+#[test]
+fn libvmaf_v1_0_16_fails_under_216_because_of_cambi() {
+    let model = reference::RefSpec {
+        models: vec![("vmaf_v1.0.16_3d0h".into(), "vmaf".into())],
+        ..Default::default()
+    };
+    let small = synth::banded_clip(Chroma::Yuv420, 8, 176, 144, 2, 1);
+    let single = reference::try_run(&small, &model, &[]).err().expect("libvmaf scored 176x144");
+    assert_eq!(single, "vmaf_read_pictures at frame 0: -22");
+    assert!(reference::try_run(&small, &spec(&[], 1), &[]).is_err(), "cambi alone scored 176x144");
+
+    // The cambi options v1.0.16 sets, at the smallest size it takes.
+    let wide_enough = synth::banded_clip(Chroma::Yuv420, 8, 216, 144, 2, 1);
+    let v1016 = [("cambi_high_res_speedup", "1080"), ("cambi_vis_lum_threshold", "0.06"), ("cambi_max_val", "17")];
+    check(&wide_enough, &v1016, "v1.0.16's cambi at 216x144", 0, 1);
+}
