@@ -208,11 +208,18 @@ pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: u
     flat.resize(width * height, 0);
     for y in 0..height {
         let row = &image.row(y)[..width];
+        let out = &mut flat[y * width..(y + 1) * width];
+        // Right neighbours; the last column has none and counts as equal.
+        for (f, pair) in out.iter_mut().zip(row.windows(2)) {
+            *f = (pair[0] == pair[1]) as u8;
+        }
+        out[width - 1] = 1;
+        // Lower neighbours; the last row has none and counts as equal.
         let below = (y + 1 < height).then(|| &image.row(y + 1)[..width]);
-        for x in 0..width {
-            let horizontal = x == width - 1 || row[x] == row[x + 1];
-            let vertical = below.is_none_or(|b| row[x] == b[x]);
-            flat[y * width + x] = (horizontal && vertical) as u8;
+        if let Some(below) = below {
+            for ((f, a), b) in out.iter_mut().zip(row).zip(below) {
+                *f &= (a == b) as u8;
+            }
         }
     }
     // Per column, the flat count of rows y-pad..=y+pad; then a prefix sum
@@ -374,32 +381,25 @@ pub struct CValueScratch {
     histograms: Vec<u16>,
 }
 
-/// Adds (`delta` 1) or removes (`u16::MAX`) masked, in-band pixel (y, x)
-/// to the histograms of the columns whose window holds it.
+/// The histogram row of pixel (y, x): its code less the band's base, if
+/// the mask keeps it and the code is in the band (`None` otherwise).
 #[inline]
-#[allow(clippy::too_many_arguments)]
-fn update(
-    hist: &mut [u16],
-    image: &Plane16,
-    mask: &Plane16,
-    y: usize,
-    x: usize,
-    width: usize,
-    pad: usize,
-    t: &ContrastTables<'_>,
-    delta: u16,
-) {
+fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTables<'_>) -> Option<u16> {
     if mask.data[y * mask.stride + x] == 0 {
-        return;
+        return None;
     }
-    let v = image.data[y * image.stride + x];
-    let row = v.wrapping_sub(t.band_base);
-    if row >= t.band_size {
-        return;
-    }
+    let row = image.data[y * image.stride + x].wrapping_sub(t.band_base);
+    (row < t.band_size).then_some(row)
+}
+
+/// Adds `delta` (1, or `u16::MAX` to remove) to histogram row `row` of the
+/// columns whose window holds column x.
+#[inline]
+fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16) {
     let left = x.saturating_sub(pad);
     let right = (x + pad + 1).min(width);
-    for h in &mut hist[row as usize * width + left..row as usize * width + right] {
+    let base = row as usize * width;
+    for h in &mut hist[base + left..base + right] {
         *h = h.wrapping_add(delta);
     }
 }
@@ -429,12 +429,34 @@ pub fn c_values(
     hist.resize(width * t.band_size as usize, 0);
     let add = |hist: &mut [u16], y: usize| {
         for x in 0..width {
-            update(hist, image, mask, y, x, width, pad, t, 1);
+            if let Some(r) = band_row(image, mask, y, x, t) {
+                bump(hist, r, x, width, pad, 1);
+            }
         }
     };
     let remove = |hist: &mut [u16], y: usize| {
         for x in 0..width {
-            update(hist, image, mask, y, x, width, pad, t, u16::MAX);
+            if let Some(r) = band_row(image, mask, y, x, t) {
+                bump(hist, r, x, width, pad, u16::MAX);
+            }
+        }
+    };
+    // Row `leaving` leaves the windows and row `entering` enters them,
+    // column by column; a column whose two pixels fall in one histogram
+    // row changes nothing (libvmaf skips it too: most of a flat picture).
+    let slide = |hist: &mut [u16], leaving: usize, entering: usize| {
+        for x in 0..width {
+            let out = band_row(image, mask, leaving, x, t);
+            let inn = band_row(image, mask, entering, x, t);
+            if out.is_some() && out == inn {
+                continue;
+            }
+            if let Some(r) = out {
+                bump(hist, r, x, width, pad, u16::MAX);
+            }
+            if let Some(r) = inn {
+                bump(hist, r, x, width, pad, 1);
+            }
         }
     };
     let row = |hist: &[u16], c_values: &mut [f32], y: usize| {
@@ -463,8 +485,7 @@ pub fn c_values(
         row(hist, c_values, i);
     }
     for i in pad + 1..height.saturating_sub(pad) {
-        remove(hist, i - pad - 1);
-        add(hist, i + pad);
+        slide(hist, i - pad - 1, i + pad);
         row(hist, c_values, i);
     }
     for i in height - pad..height {
