@@ -217,6 +217,33 @@ fn raw_yuv_scores_like_y4m() {
     }
 }
 
+/// CAMBI in libvmaf's option syntax: the JSON log (per frame and pooled,
+/// names included) equals libvmaf's.
+#[test]
+fn cambi_feature_json_log_equals_libvmaf() {
+    let frames = synth::banded_clip(Chroma::Yuv420, 10, 320, 240, 4, 3);
+    let reference = dir().join("cambi_ref.y4m");
+    let distorted = dir().join("cambi_dist.y4m");
+    write_y4m(&reference, &frames.iter().map(|f| &f.0).collect::<Vec<_>>());
+    write_y4m(&distorted, &frames.iter().map(|f| &f.1).collect::<Vec<_>>());
+    for (arg, opts) in [
+        ("cambi", vec![]),
+        ("cambi=full_ref=true:window_size=33:cambi_eotf=pq", vec![("full_ref", "true"), ("window_size", "33"), ("cambi_eotf", "pq")]),
+    ] {
+        let spec = reference::RefSpec {
+            features: vec![("cambi".into(), opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())],
+            ..Default::default()
+        };
+        let r = reference::run(&frames, &spec, &[]);
+        let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+        let log = dir().join("cambi.json");
+        ok(&["-r", s(&reference), "-d", s(&distorted), "-n", "--feature", arg, "--json", "-o", s(&log), "--quiet"]);
+        let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+        assert_eq!(frames, ref_frames, "{arg}: per-frame metrics differ from libvmaf's log");
+        assert_eq!(pooled, ref_pooled, "{arg}: pooled metrics differ from libvmaf's log");
+    }
+}
+
 #[test]
 fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);
@@ -371,7 +398,10 @@ fn bad_options_are_refused() {
         &["--bitdepth 9"],
     );
     assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "nv12", "-b", "8"], 1), &["nv12"]);
-    assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi"], 1), &["cambi"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "float_ssim"], 1), &["float_ssim"]);
+    // CAMBI refuses pictures under 216 pixels on both sides, as libvmaf.
+    assert_has(&fails(&["-r", r, "-d", d, "-n", "--feature", "cambi"], 1), &["cambi", "216"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi=eotf=pq:window_size=7"], 1), &["window_size"]);
     assert_has(&fails(&["-r", r, "-d", d, "--feature", "motion=nope=1"], 1), &["nope"]);
     assert_has(
         &fails(&["-r", r, "-d", d, "--feature", "motion=motion_force_zero"], 1),

@@ -66,7 +66,7 @@ struct Cli {
     /// Default: version=vmaf_v0.6.1
     #[arg(short = 'm', long, value_name = "PARAMS")]
     model: Vec<String>,
-    /// Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false); repeatable
+    /// Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false, cambi=full_ref=true); repeatable
     #[arg(long, value_name = "NAME[=OPTS]")]
     feature: Vec<String>,
 
@@ -344,7 +344,7 @@ impl Progress {
 fn run(cli: Cli) -> Result<(), Error> {
     if cli.aom_ctc.is_some() || cli.nflx_ctc.is_some() {
         return Err(Error::NotSupported(
-            "--aom_ctc and --nflx_ctc presets need ciede, float_ssim, float_ms_ssim, psnr_hvs and cambi, which vmafx does not compute yet".into(),
+            "--aom_ctc and --nflx_ctc presets need ciede, float_ssim, float_ms_ssim and psnr_hvs, which vmafx does not compute yet".into(),
         ));
     }
     let reference = cli

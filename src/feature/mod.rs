@@ -13,6 +13,7 @@
 //! sums there and finishes with the CPU path's own code.
 
 pub mod adm;
+pub mod cambi;
 pub mod motion;
 pub mod naming;
 pub mod options;
@@ -161,7 +162,7 @@ impl ExtractorDescriptor {
 
 /// Every extractor vmafx knows, in the order logs list them.
 pub static REGISTRY: &[&ExtractorDescriptor] =
-    &[&adm::DESCRIPTOR, &motion::DESCRIPTOR, &vif::DESCRIPTOR, &psnr::DESCRIPTOR];
+    &[&adm::DESCRIPTOR, &motion::DESCRIPTOR, &vif::DESCRIPTOR, &psnr::DESCRIPTOR, &cambi::DESCRIPTOR];
 
 /// Looks an extractor up by its libvmaf name.
 pub fn find_extractor(name: &str) -> Result<&'static ExtractorDescriptor> {

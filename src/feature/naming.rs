@@ -67,6 +67,7 @@ pub fn feature_name(provided: &str, specs: &[OptionSpec], options: &FeatureOptio
             OptionValue::Bool(_) => out.push_str(&format!("_{key}")),
             OptionValue::Int(i) => out.push_str(&format!("_{key}_{i}")),
             OptionValue::Double(d) => out.push_str(&format!("_{key}_{}", format_g(d))),
+            OptionValue::Str(s) => out.push_str(&format!("_{key}_{}", s.unwrap_or_default())),
         }
     }
     out

@@ -13,6 +13,9 @@ pub enum OptionKind {
     Bool { default: bool },
     Int { default: i32, min: i32, max: i32 },
     Double { default: f64, min: f64, max: f64 },
+    /// Text taken as given (libvmaf's `VMAF_OPT_TYPE_STRING`); `None` is
+    /// libvmaf's NULL default. The extractor checks the value.
+    Str { default: Option<&'static str> },
 }
 
 /// One option of an extractor.
@@ -40,11 +43,13 @@ pub const DEBUG_OPTION: OptionSpec = OptionSpec {
     feature_param: false,
 };
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum OptionValue {
     Bool(bool),
     Int(i32),
     Double(f64),
+    /// `None`: a string option left at libvmaf's NULL default.
+    Str(Option<String>),
 }
 
 impl OptionSpec {
@@ -53,6 +58,7 @@ impl OptionSpec {
             OptionKind::Bool { default } => OptionValue::Bool(default),
             OptionKind::Int { default, .. } => OptionValue::Int(default),
             OptionKind::Double { default, .. } => OptionValue::Double(default),
+            OptionKind::Str { default } => OptionValue::Str(default.map(str::to_owned)),
         }
     }
 
@@ -78,6 +84,7 @@ impl OptionSpec {
                 let n: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
                 self.check_double(n).map_err(|_| bad(&format!("outside [{min}, {max}]")))
             }
+            OptionKind::Str { .. } => Ok(OptionValue::Str(Some(text.to_owned()))),
         }
     }
 
@@ -135,7 +142,7 @@ impl FeatureOptions {
     /// Value of option `name`: the one set, else the spec's default.
     pub fn get(&self, specs: &[OptionSpec], name: &str) -> OptionValue {
         if let Some(v) = self.values.get(name) {
-            return *v;
+            return v.clone();
         }
         specs
             .iter()
@@ -160,6 +167,14 @@ impl FeatureOptions {
         match self.get(specs, name) {
             OptionValue::Double(d) => d,
             other => panic!("option {name} is {other:?}, not a double"),
+        }
+    }
+
+    /// A string option's value (`None`: unset with a NULL default).
+    pub fn get_str(&self, specs: &[OptionSpec], name: &str) -> Option<String> {
+        match self.get(specs, name) {
+            OptionValue::Str(s) => s,
+            other => panic!("option {name} is {other:?}, not a string"),
         }
     }
 

@@ -175,6 +175,16 @@ pub fn libvmaf_lock() -> MutexGuard<'static, ()> {
 /// Runs libvmaf on `frames` (reference, distorted) and reads back every name
 /// in `query` plus every name the models and features produce.
 pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[String]) -> RefScores {
+    try_run(frames, spec, query).unwrap_or_else(|e| panic!("libvmaf: {e}"))
+}
+
+/// `run`, with libvmaf's refusal of a frame (`vmaf_read_pictures` failing)
+/// or of the flush returned as an error that names the step and code.
+pub fn try_run(
+    frames: &[(OwnedPicture, OwnedPicture)],
+    spec: &RefSpec,
+    query: &[String],
+) -> Result<RefScores, String> {
     let _libvmaf = libvmaf_lock();
     unsafe {
         let mut ctx = ptr::null_mut();
@@ -198,11 +208,26 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
             let cname = CString::new(name.as_str()).unwrap();
             assert_eq!(sys::vmaf_use_feature(ctx, cname.as_ptr(), dict), 0, "use feature {name}");
         }
+        let mut failed = None;
         for (i, (r, d)) in frames.iter().enumerate() {
             let (mut rp, mut dp) = (to_vmaf_picture(r), to_vmaf_picture(d));
-            assert_eq!(sys::vmaf_read_pictures(ctx, &mut rp, &mut dp, i as u32), 0, "read frame {i}");
+            let err = sys::vmaf_read_pictures(ctx, &mut rp, &mut dp, i as u32);
+            if err != 0 {
+                failed = Some(format!("vmaf_read_pictures at frame {i}: {err}"));
+                break;
+            }
         }
-        assert_eq!(sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0), 0, "flush");
+        let err = sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0);
+        if failed.is_none() && err != 0 {
+            failed = Some(format!("flush: {err}"));
+        }
+        if let Some(e) = failed {
+            for (model, _) in models {
+                sys::vmaf_model_destroy(model);
+            }
+            sys::vmaf_close(ctx);
+            return Err(e);
+        }
 
         let n = frames.len() as u32;
         let mut out = RefScores { frames: n, ..Default::default() };
@@ -260,7 +285,7 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
             sys::vmaf_model_destroy(model);
         }
         sys::vmaf_close(ctx);
-        out
+        Ok(out)
     }
 }
 

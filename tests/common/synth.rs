@@ -98,3 +98,73 @@ pub fn clip(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, seed: u64) -
         })
         .collect()
 }
+
+/// Content where CAMBI finds banding: smooth gradients (dark, mid-grey and
+/// bright, horizontal in scene 0, vertical and radial in scene 1) quantised
+/// into flat steps `step` 10-bit codes tall (CAMBI looks for steps of 1
+/// to 4 such codes; at least one code of `fmt`, 0: one code of `fmt`), beside noisy texture and sharp
+/// edges its mask must leave out, a black and a full-scale strip. `t`
+/// moves the gradients; chroma carries a gradient CAMBI never reads.
+pub fn banded_frame(fmt: PixelFormat, w: usize, h: usize, t: usize, step: u32, scene: u32, seed: u64) -> OwnedPicture {
+    let mut p = OwnedPicture::new(fmt, w, h).unwrap();
+    let max = (1u32 << fmt.bits) - 1;
+    // Step 0: one code at the picture's own depth (the smoothest it holds).
+    let q = match step {
+        0 => 1.0,
+        s if fmt.bits >= 10 => (s << (fmt.bits - 10)) as f64,
+        s => (s >> (10 - fmt.bits)).max(1) as f64,
+    };
+    let mut rng = Rng::new(seed ^ (t as u64 * 104729) ^ ((scene as u64) << 40));
+    for i in 0..fmt.chroma.plane_count() {
+        let (pw, ph) = fmt.plane_size(i, w, h);
+        for y in 0..ph {
+            for x in 0..pw {
+                let fx = x as f64 / pw.max(2) as f64;
+                let fy = y as f64 / ph.max(2) as f64;
+                let shift = t as f64 * 0.02;
+                let v = if i > 0 {
+                    0.45 + 0.1 * fx
+                } else if fx > 0.9 && fy < 0.1 {
+                    if x % 2 == 0 { 0.0 } else { 1.0 }
+                } else if scene == 0 {
+                    match (fy * 4.0) as u32 {
+                        0 => 0.06 + 0.12 * fx + shift * 0.1,
+                        1 => 0.35 + 0.10 * fx - shift * 0.05,
+                        2 if fx < 0.4 => 0.5 + (rng.below(1000) as f64 / 1000.0 - 0.5) * 0.3,
+                        2 => 0.75 + 0.15 * fx,
+                        _ => {
+                            if (x / 9 + y / 7) % 3 == 0 { 0.2 } else { 0.1 + 0.08 * fx }
+                        }
+                    }
+                } else {
+                    let (dx, dy) = (fx - 0.5 - shift, fy - 0.5);
+                    let r = (dx * dx + dy * dy).sqrt();
+                    if fx < 0.25 {
+                        0.08 + 0.2 * fy
+                    } else if r < 0.3 {
+                        0.55 - 0.4 * r
+                    } else {
+                        0.15 + (rng.below(1000) as f64 / 1000.0) * 0.05 * (x % 3) as f64
+                    }
+                };
+                let code = (v.clamp(0.0, 1.0) * max as f64 / q).round() * q;
+                p.set(i, x, y, code.min(max as f64) as u16);
+            }
+        }
+    }
+    p
+}
+
+/// A clip for CAMBI: `n` frames, a scene cut at `n / 2`; the reference's
+/// steps are one code, the distorted ones 2 to 4 10-bit codes (banding).
+pub fn banded_clip(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, seed: u64) -> Vec<(OwnedPicture, OwnedPicture)> {
+    let fmt = PixelFormat::new(chroma, bits).unwrap();
+    (0..n)
+        .map(|t| {
+            let scene = (t >= n / 2 && n > 1) as u32;
+            let r = banded_frame(fmt, w, h, t, 0, scene, seed);
+            let d = banded_frame(fmt, w, h, t, 2 + (t % 3) as u32, scene, seed);
+            (r, d)
+        })
+        .collect()
+}
