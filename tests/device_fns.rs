@@ -99,12 +99,15 @@ impl Gen {
     fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + (self.rng.next() % (hi - lo + 1) as u64) as i64
     }
+    fn coin(&mut self) -> bool {
+        self.rng.next() & 1 == 0
+    }
     fn pick(&mut self, v: &[i64]) -> i64 {
         v[(self.rng.next() % v.len() as u64) as usize]
     }
     /// Mostly over the whole range, some at its edges.
     fn value(&mut self, lo: i64, hi: i64, edge: &[i64]) -> i64 {
-        if self.rng.next() % 8 == 0 {
+        if self.rng.next() & 7 == 0 {
             self.pick(edge)
         } else {
             self.range(lo, hi)
@@ -349,7 +352,7 @@ fn decouple_inputs(g: &mut Gen, n: usize, lo: i64, hi: i64) -> (Vec<i32>, Vec<i3
                 0 => (g.value(lo, hi, &edge), g.value(lo, hi, &edge)),
                 1 => {
                     // t = o * c for one c per pixel (nearly parallel), a few units off.
-                    let ov = g.value(lo, hi, &edge) / if g.rng.next() % 2 == 0 { 1 } else { 1 << g.range(0, 20) };
+                    let ov = g.value(lo, hi, &edge) / if g.coin() { 1 } else { 1 << g.range(0, 20) };
                     let c = [0.25, 0.5, 0.999, 1.0, 1.001, 1.5, 3.0][(i / 5) % 7];
                     ((ov), ((ov as f64 * c) as i64 + g.range(-2, 2)).clamp(lo, hi))
                 }
@@ -377,7 +380,7 @@ fn decouple_inputs(g: &mut Gen, n: usize, lo: i64, hi: i64) -> (Vec<i32>, Vec<i3
                     let s = g.range(1, 16);
                     let m = g.range((1 << 14) + 1, (1 << 15) - 1);
                     let a = ((m << s) - (1 << (s - 1)) + g.range(-1, 1)).min(hi);
-                    let ov = if g.rng.next() % 2 == 0 { a } else { -a };
+                    let ov = if g.coin() { a } else { -a };
                     let tv = (ov as f64 * (g.range(0, 1100) as f64 / 1000.0)) as i64;
                     (ov, tv.clamp(lo, hi))
                 }
@@ -463,7 +466,7 @@ fn csf<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
                 x[b * n + i] = match i % 3 {
                     0 => {
                         let s = solve(rf[b] as i64, -add + g.range(-1, 1), shift);
-                        let v = if shift == 15 { s - if g.rng.next() % 2 == 0 { 0 } else { 32768 } } else { s };
+                        let v = if shift == 15 { s - if g.coin() { 0 } else { 32768 } } else { s };
                         v.clamp(-32768, 32767) as i32
                     }
                     1 => g.pick(&edge16) as i32,
@@ -484,7 +487,7 @@ fn csf<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
     }
     // Scales 1-3: Q32 weights; x on the ties of (rf x + 2^27) >> 28.
     let edge32 = edges(i32::MIN as i64, i32::MAX as i64);
-    for rf in [[96784u32 * 4096 | 1, 120000 * 4096 | 1, 59000 * 4096 | 1], [g.rng.next() as u32 | 1, g.rng.next() as u32 | 1, g.rng.next() as u32 | 1]] {
+    for rf in [[(96784u32 * 4096) | 1, (120000 * 4096) | 1, (59000 * 4096) | 1], [g.rng.next() as u32 | 1, g.rng.next() as u32 | 1, g.rng.next() as u32 | 1]] {
         let mut x = vec![0i32; 3 * n];
         for i in 0..n {
             for b in 0..3 {
