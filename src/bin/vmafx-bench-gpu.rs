@@ -11,19 +11,21 @@
 //! vmafx-bench-gpu bandwidth [--mib 1024] [--iters 20]
 //!     device memory bandwidth of a copy and of a read-only kernel (vmafx's
 //!     own GPU engine, NVRTC, 16-byte loads), in GB/s (10^9 bytes).
-//! vmafx-bench-gpu score --device cuda|cuda-stream|cpu --dir DIR --width W --height H --bits B
+//! vmafx-bench-gpu score --device cuda|cuda-stream|hip|cpu --dir DIR --width W --height H --bits B
 //!         --distinct K --frames N [--repeat 3] [--threads T] [--check]
 //!     scores N frames (frame i is stored frame i % K) with vmaf_v0.6.1
 //!     through `vmafx::engine::Context`. cuda: every frame is uploaded to
 //!     device memory once, before timing, and handed over as a device-resident
 //!     picture (`PictureSource::device_frame`) to a context on
 //!     `DeviceChoice::Gpu { Cuda, 0 }` (cuda-stream: `DeviceChoice::CudaStream`
-//!     on the same primary context); cpu: host pictures, T worker
+//!     on the same primary context); hip: the same through the HIP lane
+//!     (`hipMalloc`'d frames, `DeviceChoice::Gpu { Hip, 0 }`; on an NVIDIA
+//!     GPU through scripts/hip-standin); cpu: host pictures, T worker
 //!     threads (default: every core). One untimed warm-up run, then `repeat`
 //!     times: a timed run of N frames (push every frame, flush, pool) and one
 //!     of N/5; fps = (N - N/5) / (median(N) - median(N/5)), the steady rate
 //!     without the fixed cost every run pays (fixed_s: set-up, drain).
-//!     --check (cuda): also scores on the CPU lane and compares every
+//!     --check (cuda, hip): also scores on the CPU lane and compares every
 //!     feature and score of every frame as bits.
 //! ```
 //!
@@ -37,6 +39,7 @@ use std::time::Instant;
 use vmafx::device::gpu::cuda::{self, sys, ContextGuard};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine};
+use vmafx::device::gpu::hip;
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
@@ -381,6 +384,72 @@ impl Drop for Primary {
     }
 }
 
+/// HIP device 0's memory for device-resident frames of a HIP context.
+struct HipFrames {
+    api: &'static hip::HipRuntime,
+    allocations: Vec<hip::sys::HipDevicePtr>,
+}
+
+impl HipFrames {
+    fn open() -> Result<HipFrames> {
+        let api = hip::runtime()?;
+        // SAFETY: plain calls; device 0 exists if hipSetDevice succeeds.
+        unsafe {
+            api.check((api.hipInit)(0), "hipInit")?;
+            api.check((api.hipSetDevice)(0), "hipSetDevice")?;
+        }
+        Ok(HipFrames { api, allocations: Vec::new() })
+    }
+
+    /// Copies a host plane to new device memory at the same pitch.
+    fn upload(&mut self, data: &[u8]) -> Result<u64> {
+        let api = self.api;
+        let mut ptr: hip::sys::HipDevicePtr = 0;
+        // SAFETY: writes one pointer; freed in Drop. The copy reads `data`
+        // only until the null stream is synchronised, before it returns.
+        unsafe {
+            api.check((api.hipMalloc)(&mut ptr, data.len()), "hipMalloc")?;
+            self.allocations.push(ptr);
+            api.check((api.hipMemcpyHtoDAsync)(ptr, data.as_ptr().cast(), data.len(), std::ptr::null_mut()), "hipMemcpyHtoDAsync")?;
+            api.check((api.hipStreamSynchronize)(std::ptr::null_mut()), "hipStreamSynchronize")?;
+        }
+        Ok(ptr)
+    }
+
+    fn device_picture(&mut self, p: &OwnedPicture) -> Result<DevicePicture> {
+        let view = p.view();
+        let mut planes = Vec::new();
+        for i in 0..view.plane_count() {
+            let plane = view.plane(i);
+            let ptr = self.upload(plane.data())?;
+            planes.push(DevPlane {
+                ptr,
+                pitch: plane.stride(),
+                width: plane.width(),
+                height: plane.height(),
+                bytes_per_sample: plane.bytes_per_sample(),
+            });
+        }
+        Ok(DevicePicture(DeviceFrame {
+            memory: DeviceMemoryId { kind: DeviceKind::Hip, context: 0 },
+            format: p.format(),
+            width: p.width(),
+            height: p.height(),
+            planes,
+            ready: None,
+        }))
+    }
+}
+
+impl Drop for HipFrames {
+    fn drop(&mut self) {
+        for p in self.allocations.drain(..) {
+            // SAFETY: each came from hipMalloc on device 0, freed once.
+            unsafe { (self.api.hipFree)(p) };
+        }
+    }
+}
+
 /// A picture that lives only in device memory.
 struct DevicePicture(DeviceFrame);
 
@@ -569,6 +638,7 @@ fn score(o: &Opts) -> Result<()> {
     };
 
     let mut primary = None;
+    let mut hip_frames = None;
     let (config, refs, dists, lane) = match device {
         "cpu" => (
             ContextConfig { threads, ..Default::default() },
@@ -596,7 +666,16 @@ fn score(o: &Opts) -> Result<()> {
             };
             (ContextConfig { device, threads, ..Default::default() }, r, d, format!("{lane}-t{threads}"))
         }
-        other => return Err(Error::invalid(format!("--device {other}: cpu, cuda or cuda-stream"))),
+        "hip" => {
+            let h = hip_frames.insert(HipFrames::open()?);
+            let mut upload = |v: &[Arc<OwnedPicture>]| -> Result<Vec<Arc<dyn PictureSource>>> {
+                v.iter().map(|p| Ok(Arc::new(h.device_picture(p)?) as Arc<dyn PictureSource>)).collect()
+            };
+            let (r, d) = (upload(&host_refs)?, upload(&host_dists)?);
+            let device = DeviceChoice::Gpu { kind: DeviceKind::Hip, index: 0 };
+            (ContextConfig { device, threads, ..Default::default() }, r, d, format!("vmafx-hip-t{threads}"))
+        }
+        other => return Err(Error::invalid(format!("--device {other}: cpu, cuda, cuda-stream or hip"))),
     };
 
     // Warm-up: kernel compilation (or the cache), JIT, first allocations.

@@ -36,6 +36,8 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 #include "convert.cu"
 #include "vif.cu"
 #include "adm.cu"
+// tests/device_fns.rs: each device function alone, over arrays of inputs.
+#include "../device_fns/checks.cu"
 
 // A pool of VMAFX_BLOCK threads, kept for the process: per block, the
 // launcher publishes the body and block index, releases the pool at `start`
@@ -110,6 +112,20 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(adm_cm_s0, ptr<vx_i16>(a, 0), ptr<vx_i16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
     VX_EMU(adm_cm_s123, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
     VX_EMU(adm_zero, ptr<vx_u64>(a, 0), arg<int>(a, 1)),
+    VX_EMU(check_adm_div, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
+    VX_EMU(check_adm_filt16, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
+    VX_EMU(check_adm_filt64, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_i64>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4)),
+    VX_EMU(check_adm_vert_s0_8, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5)),
+    VX_EMU(check_adm_vert_s0_16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5)),
+    VX_EMU(check_adm_decouple_s0, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<double>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5)),
+    VX_EMU(check_adm_decouple_s123, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<double>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5)),
+    VX_EMU(check_adm_csf_s0, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_u32>(a, 2), arg<vx_u32>(a, 3), arg<vx_u32>(a, 4), ptr<vx_i32>(a, 5), ptr<vx_i32>(a, 6)),
+    VX_EMU(check_adm_csf_s123, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_u32>(a, 2), arg<vx_u32>(a, 3), arg<vx_u32>(a, 4), ptr<vx_i32>(a, 5), ptr<vx_i32>(a, 6)),
+    VX_EMU(check_adm_accum, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<vx_i64>(a, 4), arg<int>(a, 5), arg<vx_i64>(a, 6), arg<int>(a, 7), ptr<vx_i64>(a, 8)),
+    VX_EMU(check_adm_mirror, arg<int>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
+    VX_EMU(check_vif_reflect, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
+    VX_EMU(check_vif_log2, ptr<vx_u64>(a, 0), arg<int>(a, 1), ptr<vx_u16>(a, 2), ptr<vx_i32>(a, 3), ptr<vx_i32>(a, 4)),
+    VX_EMU(check_vif_accumulate, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), ptr<vx_i32>(a, 2), arg<int>(a, 3), arg<double>(a, 4), ptr<vx_u16>(a, 5), ptr<vx_u64>(a, 6)),
 };
 
 // The id of entry `name`, or -1 when it has no row above.

@@ -122,3 +122,27 @@ print("VMAF values: vmafx's CUDA lane must equal its CPU lane (every feature and
       "(its CUDA motion is the pre-3.2.0 integer_motion, so VMAF differs slightly per frame).")
 for n in notes:
     print(f"- {n}")
+
+# Other vmafx lanes timed beside the CUDA one (BENCH_GPU_DEVICES), e.g. the
+# HIP lane through scripts/hip-standin on an NVIDIA GPU.
+others = sorted({r["tag"] for r in rows if r["tag"].startswith("vmafx-") and r["tag"] not in ("vmafx-cuda", "vmafx-cuda-stream", "vmafx-cpu")})
+if others:
+    print()
+    print("| size | bits | lane | fps | ms/frame | GB/s | % BW | / vmafx CUDA | = CPU |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---|")
+    for c in configs:
+        size, bits = c.split(":")[:2]
+        a = first("vmafx-cuda", c) or {}
+        for tag in others:
+            res = first(tag, c)
+            if res is None:
+                continue
+            if "fps" not in res:
+                print(f"| {size} | {bits} | {tag} | {res.get('error', 'n/a')} |" + " |" * 5)
+                continue
+            pct = 100 * res["gbs"] / read_bw if read_bw else None
+            rel = num(res["fps"] / a["fps"], ".2f") if "fps" in a else "n/a"
+            same = res.get("check")
+            same = "n/a" if not same else ("yes, 0 diff" if same.startswith("equal") else "**NO**")
+            print(f"| {size} | {bits} | {tag} | {num(res['fps'], '.1f')} | {num(res['ms_per_frame'], '.3f')} "
+                  f"| {num(res['gbs'], '.1f')} | {num(pct, '.1f')} | {rel} | {same} |")
