@@ -29,6 +29,10 @@ pub enum Error {
     /// kernel build (src/device): names the library, symbol or call.
     #[error("device: {0}")]
     Device(String),
+    /// A run stopped early by an error (reported before this one): what
+    /// became of the frames scored until then (the log marked incomplete).
+    #[error("{0}")]
+    Incomplete(String),
     /// A worker thread failed.
     #[error("internal: {0}")]
     Internal(String),

@@ -308,6 +308,109 @@ fn mismatched_inputs_are_refused() {
     assert_has(&e, &["mm_c_dist.y4m", "bit depths differ: 8 vs 10"]);
     let e = fails(&["-r", s(&a.reference), "-d", s(&d.distorted)], 1);
     assert_has(&e, &["mm_d_dist.y4m", "pixel formats differ: 420 vs 444"]);
+    // Refused before scoring began: no log is left behind.
+    let log = dir().join("mm_failed.json");
+    let _ = std::fs::remove_file(&log);
+    fails(&["-r", s(&a.reference), "-d", s(&b.distorted), "-o", s(&log)], 1);
+    assert!(!log.exists(), "a run refused before scoring left {}", log.display());
+}
+
+/// The frames of a JSON log by number, each a map of metric to value.
+fn frames_by_number(log: &serde_json::Value) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let frames = log["frames"].as_array().unwrap_or_else(|| panic!("no frames in {log}"));
+    frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            assert_eq!(f["frameNum"], i as u64, "frames out of order");
+            f["metrics"].as_object().unwrap().clone()
+        })
+        .collect()
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad JSON ({e}):\n{text}", path.display()))
+}
+
+/// The issue's case: the distorted file cut in the middle of frame 13
+/// (numbered from 0, as the error says). The run fails, and its log holds
+/// the 13 frames before the cut, marked incomplete, with exactly the values
+/// of a run on those frames alone; against the full run only the last kept
+/// frame's look-ahead values differ: motion2[12] = min(sad[12], sad[13])
+/// becomes sad[12], and motion3 and the VMAF score follow it. This clip's
+/// sad[13] < sad[12], so they do differ.
+#[test]
+fn a_cut_file_keeps_the_frames_scored_before_the_cut() {
+    let (w, h, n, kept) = (64usize, 48usize, 16usize, 13usize);
+    let p = pair("cut", Chroma::Yuv420, 8, w, h, n);
+    let bytes = std::fs::read(&p.distorted).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let frame = "FRAME\n".len() + w * h * 3 / 2;
+    let cut = dir().join("cut_dist_cut.y4m");
+    std::fs::write(&cut, &bytes[..header + kept * frame + 6 + 1000]).unwrap();
+    let first = dir().join("cut_dist_first.y4m");
+    write_y4m(&first, &p.frames[..kept].iter().map(|f| &f.1).collect::<Vec<_>>());
+    let first_ref = dir().join("cut_ref_first.y4m");
+    write_y4m(&first_ref, &p.frames[..kept].iter().map(|f| &f.0).collect::<Vec<_>>());
+
+    for threads in ["0", "2"] {
+        let run = |dist: &Path, reference: &Path, log: &Path, fmt: &str| {
+            let _ = std::fs::remove_file(log);
+            vmafx(&["-r", s(reference), "-d", s(dist), "--threads", threads, "--feature", "psnr", fmt, "-o", s(log)])
+        };
+        let full_log = dir().join(format!("cut_full_t{threads}.json"));
+        let o = run(&p.distorted, &p.reference, &full_log, "--json");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let clean_log = dir().join(format!("cut_first_t{threads}.json"));
+        let o = run(&first, &first_ref, &clean_log, "--json");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let cut_log = dir().join(format!("cut_t{threads}.json"));
+        let o = run(&cut, &p.reference, &cut_log, "--json");
+        assert_eq!(o.status.code(), Some(1), "threads {threads}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "a failed run printed a score: {}", stdout(&o));
+        assert_has(
+            &stderr(&o),
+            &["truncated frame 13", "the log holds the 13 frames scored before the error, marked incomplete"],
+        );
+
+        let (full, clean, cut_v) = (read_json(&full_log), read_json(&clean_log), read_json(&cut_log));
+        assert!(cut_v["incomplete"].as_str().unwrap().contains("truncated frame 13"), "{cut_v}");
+        assert!(clean.get("incomplete").is_none() && full.get("incomplete").is_none());
+        // A run on the kept frames alone: the same frames and pooled values.
+        assert_eq!(cut_v["frames"], clean["frames"], "threads {threads}");
+        assert_eq!(cut_v["pooled_metrics"], clean["pooled_metrics"], "threads {threads}");
+        // Against the full run: frames before the last kept one equal; at
+        // the last kept one exactly the look-ahead values differ.
+        let (full_frames, cut_frames) = (frames_by_number(&full), frames_by_number(&cut_v));
+        assert_eq!((full_frames.len(), cut_frames.len()), (n, kept));
+        assert_eq!(full_frames[..kept - 1], cut_frames[..kept - 1], "threads {threads}");
+        let (a, b) = (&full_frames[kept - 1], &cut_frames[kept - 1]);
+        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+        let differ: Vec<&str> = a.keys().filter(|k| a[*k] != b[*k]).map(|k| k.as_str()).collect();
+        assert_eq!(differ, ["integer_motion2", "integer_motion3", "vmaf"], "threads {threads}: {a:?} vs {b:?}");
+        // motion2 of the last kept frame is its own SAD; the full run's is
+        // the smaller of its SAD and the next frame's.
+        let sad = |f: &serde_json::Map<String, serde_json::Value>| f["VMAF_integer_feature_motion_sad_score"].as_f64().unwrap();
+        let (sad_last, sad_next) = (sad(b), sad(&full_frames[kept]));
+        assert!(sad_next < sad_last, "the clip no longer tests the look-ahead");
+        assert_eq!(b["integer_motion2"].as_f64(), Some(sad_last));
+        assert_eq!(a["integer_motion2"].as_f64(), Some(sad_next));
+    }
+
+    // XML carries the mark as an attribute of <VMAF>; CSV has no place
+    // for one: its rows are those of the run on the kept frames, byte for byte.
+    let xml = dir().join("cut.xml");
+    let _ = std::fs::remove_file(&xml);
+    fails(&["-r", s(&p.reference), "-d", s(&cut), "--xml", "-o", s(&xml)], 1);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert!(text.lines().next().unwrap().contains(" incomplete=\""), "{text:.200}");
+    assert_eq!(text.matches("<frame ").count(), kept);
+    let (csv_cut, csv_clean) = (dir().join("cut.csv"), dir().join("cut_first.csv"));
+    let e = fails(&["-r", s(&p.reference), "-d", s(&cut), "-o", s(&csv_cut)], 1);
+    assert_has(&e, &["csv and sub logs have no place for the mark"]);
+    ok(&["-r", s(&first_ref), "-d", s(&first), "-o", s(&csv_clean)]);
+    assert_eq!(std::fs::read_to_string(&csv_cut).unwrap(), std::fs::read_to_string(&csv_clean).unwrap());
 }
 
 #[test]
@@ -320,11 +423,14 @@ fn unequal_frame_counts_are_refused() {
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
     let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion"], 1);
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_dist.y4m"]);
-    // A failed run leaves no log behind.
+    // The frames scored before the error are kept, marked incomplete.
     let log = dir().join("fc_failed.json");
     let _ = std::fs::remove_file(&log);
-    fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
-    assert!(!log.exists(), "a failed run left {}", log.display());
+    let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
+    assert_has(&e, &["fc_failed.json: the log holds the 3 frames scored before the error, marked incomplete"]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(v["frames"].as_array().unwrap().len(), 3);
+    assert!(v["incomplete"].as_str().unwrap().contains("ended after 3 frames"), "{v}");
     // With the default model too.
     let e = fails(&["-r", s(&long.reference), "-d", s(&short)], 1);
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);

@@ -189,6 +189,7 @@ fn check_logs(s: &Scenario) {
         width: s.width as usize,
         height: s.height as usize,
         fps: Some(25.0),
+        incomplete: None,
     };
     for (format, cfmt, tag) in FORMATS {
         let theirs = reference.log(cfmt, tag);

@@ -124,6 +124,7 @@ unsafe fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -
         Ok(Ok(n)) => n,
         Ok(Err(e)) => {
             vx.last_error = c_string(&e.to_string());
+            vx.filter.note_fault(&e);
             code(&e)
         }
         Err(p) => {

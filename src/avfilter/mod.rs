@@ -50,7 +50,7 @@ use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
 use crate::picture::Picture;
 use crate::model::Model;
-use crate::score::log::{write_log, LogInput};
+use crate::score::log::{write_log, LogFormat, LogInput};
 use crate::{Error, Result};
 
 use cuda::{CudaImport, CudaInput, CudaPicture};
@@ -124,6 +124,9 @@ pub struct Filter {
     finished: bool,
     summary: Option<String>,
     log_written: bool,
+    /// The first error the filter returned: the run failed, and the log
+    /// holds the frames scored before it, marked incomplete.
+    fault: Option<String>,
     warnings: Vec<String>,
 }
 
@@ -190,6 +193,7 @@ impl Filter {
             finished: false,
             summary: None,
             log_written: false,
+            fault: None,
             warnings: Vec::new(),
         })
     }
@@ -433,43 +437,88 @@ impl Filter {
         Ok(())
     }
 
+    /// Records the first error returned to the host: the graph fails, and
+    /// [`Filter::summary`] then writes the frames scored before it as a log
+    /// marked incomplete.
+    pub fn note_fault(&mut self, e: &Error) {
+        self.fault.get_or_insert_with(|| e.to_string());
+    }
+
     /// Finishes if needed, writes the log (once), and returns the lines
-    /// libvmaf logs at info level: "VMAF score: %f" per model.
+    /// libvmaf logs at info level: "VMAF score: %f" per model. After a
+    /// fault ([`Filter::note_fault`]) it writes the log of the frames
+    /// scored before it, marked incomplete, and returns an
+    /// [`Error::Incomplete`] that says so.
     pub fn summary(&mut self) -> Result<&str> {
         if self.summary.is_none() {
-            self.finish(-1, true)?;
+            if let Err(e) = self.finish(-1, true) {
+                self.note_fault(&e);
+            }
+            if let Some(fault) = self.fault.clone() {
+                return Err(self.keep_partial_log(&fault));
+            }
             let mut text = String::new();
             if self.pairs > 0 {
                 for m in self.context.models() {
                     let score = self.context.pooled(m.name(), self.options.pool, 0, self.pairs - 1)?;
                     text.push_str(&format!("VMAF score: {}\n", printf_f(score)));
                 }
-                self.write_log()?;
+                self.write_log(self.pairs, None)?;
             }
             self.summary = Some(text);
         }
         Ok(self.summary.as_deref().unwrap_or(""))
     }
 
-    fn write_log(&mut self) -> Result<()> {
+    /// After `fault`: the frames scored before it, finished as a stream
+    /// that ends there, go to the log marked incomplete. Returns the error
+    /// to report (the log's fate).
+    fn keep_partial_log(&mut self, fault: &str) -> Error {
+        let frames = match self.context.flush_partial() {
+            Ok(n) => n,
+            Err(e) => return e,
+        };
+        let Some(path) = self.options.log_path.clone() else {
+            return Error::Incomplete(format!("no log_path: the {frames} frames scored before the error are not kept"));
+        };
+        if frames == 0 {
+            return Error::Incomplete(format!("{}: no frame was scored before the error, no log written", path.display()));
+        }
+        match self.write_log(frames, Some(fault)) {
+            Ok(()) => Error::Incomplete(format!(
+                "{}: the log holds the {frames} frame{} scored before the error, marked incomplete{}",
+                path.display(),
+                if frames == 1 { "" } else { "s" },
+                match self.options.log_format {
+                    LogFormat::Json | LogFormat::Xml => " (\"incomplete\")",
+                    LogFormat::Csv | LogFormat::Sub => " (only here: csv and sub logs have no place for the mark)",
+                }
+            )),
+            Err(e) => e,
+        }
+    }
+
+    fn write_log(&mut self, frames: u32, incomplete: Option<&str>) -> Result<()> {
         let Some(path) = self.options.log_path.clone() else { return Ok(()) };
         if self.log_written {
             return Ok(());
         }
-        self.log_written = true;
         let g = self.geometry.ok_or_else(|| Error::Internal("log before configure".into()))?;
         let seconds = self.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0);
         let input = LogInput {
             collector: self.context.collector(),
-            frames: self.pairs,
+            frames,
             subsample: self.options.subsample,
             width: g.width,
             height: g.height,
-            fps: (seconds > 0.0).then(|| self.pairs as f64 / seconds),
+            fps: (seconds > 0.0).then(|| frames as f64 / seconds),
+            incomplete,
         };
         let mut out = Vec::new();
         write_log(&mut out, self.options.log_format, &input).map_err(|e| Error::io(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| Error::io(&path, e))
+        std::fs::write(&path, out).map_err(|e| Error::io(&path, e))?;
+        self.log_written = true;
+        Ok(())
     }
 
     pub fn take_warnings(&mut self) -> Vec<String> {

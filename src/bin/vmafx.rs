@@ -395,17 +395,8 @@ fn run(cli: Cli) -> Result<(), Error> {
         ));
     }
 
-    // The log file is opened before scoring, so a bad path fails fast. If
-    // scoring fails, a file this run created is removed again (never a
-    // file that was there, nor /dev/stdout and the like).
-    let log_file = match &cli.output {
-        Some(path) => {
-            let created = !path.exists();
-            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-            Some((path.clone(), file, created))
-        }
-        None => None,
-    };
+    // The log file is opened before scoring, so a bad path fails fast.
+    let mut log_file = cli.output.as_deref().map(LogFile::create).transpose()?;
     let result = score(
         &cli,
         ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device },
@@ -413,17 +404,51 @@ fn run(cli: Cli) -> Result<(), Error> {
         features,
         ref_in.as_mut(),
         dist_in.as_mut(),
-        log_file.as_ref().map(|(_, f, _)| f),
+        log_file.as_mut(),
     );
-    if let (Err(_), Some((path, _, true))) = (&result, &log_file) {
-        if path.metadata().is_ok_and(|m| m.is_file()) {
-            let _ = std::fs::remove_file(path);
-        }
+    if let (Err(_), Some(log)) = (&result, log_file) {
+        log.discard_unless_written();
     }
     result
 }
 
-/// Scores the inputs, prints the score lines and writes the log.
+/// The `--output` file, created before scoring starts.
+struct LogFile {
+    path: PathBuf,
+    file: std::fs::File,
+    /// This run created it (it did not exist before).
+    created: bool,
+    /// A log (complete or partial) was written into it.
+    written: bool,
+}
+
+impl LogFile {
+    fn create(path: &std::path::Path) -> Result<LogFile, Error> {
+        let created = !path.exists();
+        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+        Ok(LogFile { path: path.to_owned(), file, created, written: false })
+    }
+
+    fn write(&mut self, format: LogFormat, input: &LogInput<'_>) -> Result<(), Error> {
+        let mut w = std::io::BufWriter::new(&self.file);
+        write_log(&mut w, format, input).and_then(|_| w.flush()).map_err(|e| Error::io(&self.path, e))?;
+        self.written = true;
+        Ok(())
+    }
+
+    /// After a failure with nothing scored: removes the file if this run
+    /// created it (never a file that was there, nor /dev/stdout and the
+    /// like).
+    fn discard_unless_written(self) {
+        if !self.written && self.created && self.path.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Scores the inputs, prints the score lines and writes the log. On an
+/// error after scoring began, the log still gets every frame scored before
+/// it, marked incomplete, and the error is returned.
 fn score(
     cli: &Cli,
     config: ContextConfig,
@@ -431,7 +456,7 @@ fn score(
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
-    log_file: Option<&std::fs::File>,
+    mut log_file: Option<&mut LogFile>,
 ) -> Result<(), Error> {
     let mut ctx = Context::new(config)?;
     let mut labels = Vec::new();
@@ -459,30 +484,27 @@ fn score(
     }
     let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
     let start = Instant::now();
-    let mut frames = 0u32;
-    loop {
-        // 0 means no limit, as in libvmaf.
-        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
-            break;
+    let fed = feed(cli, &mut ctx, ref_in, dist_in, &progress);
+    let outcome = fed.and_then(|frames| {
+        ctx.flush().map_err(|e| match e {
+            Error::InvalidArgument(m) if frames == 0 => {
+                Error::input(ref_in.path(), format!("no frames to score ({m})"))
+            }
+            other => other,
+        })?;
+        Ok(frames)
+    });
+    let frames = match outcome {
+        Ok(frames) => frames,
+        Err(fault) => {
+            if ctx.frames_in() > 0 {
+                if let Some(log) = log_file {
+                    keep_partial_log(cli, &mut ctx, log, &fault, ref_in, start)?;
+                }
+            }
+            return Err(fault);
         }
-        let r = ref_in.read_frame()?;
-        let d = dist_in.read_frame()?;
-        let (r, d) = match (r, d) {
-            (None, None) => break,
-            (Some(r), Some(d)) => (r, d),
-            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
-            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
-        };
-        ctx.push(Arc::new(r), Arc::new(d))?;
-        frames += 1;
-        progress.show(frames, ctx.frames_committed(), false);
-    }
-    ctx.flush().map_err(|e| match e {
-        Error::InvalidArgument(m) if frames == 0 => {
-            Error::input(ref_in.path(), format!("no frames to score ({m})"))
-        }
-        other => other,
-    })?;
+    };
     progress.show(frames, frames, true);
     let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
 
@@ -496,7 +518,7 @@ fn score(
         }
     }
 
-    if let (Some(file), Some(path)) = (log_file, &cli.output) {
+    if let Some(log) = log_file.as_deref_mut() {
         let input = LogInput {
             collector: ctx.collector(),
             frames,
@@ -504,10 +526,77 @@ fn score(
             width: ref_in.width(),
             height: ref_in.height(),
             fps: Some(fps),
+            incomplete: None,
         };
-        let mut w = std::io::BufWriter::new(file);
-        write_log(&mut w, log_format(cli), &input).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
+        log.write(log_format(cli), &input)?;
     }
+    Ok(())
+}
+
+/// Reads frame pairs and pushes them until the inputs end (or
+/// `--frame_cnt`); returns the frames pushed.
+fn feed(
+    cli: &Cli,
+    ctx: &mut Context,
+    ref_in: &mut dyn FrameReader,
+    dist_in: &mut dyn FrameReader,
+    progress: &Progress,
+) -> Result<u32, Error> {
+    let mut frames = 0u32;
+    loop {
+        // 0 means no limit, as in libvmaf.
+        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
+            return Ok(frames);
+        }
+        let r = ref_in.read_frame()?;
+        let d = dist_in.read_frame()?;
+        let (r, d) = match (r, d) {
+            (None, None) => return Ok(frames),
+            (Some(r), Some(d)) => (r, d),
+            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
+            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
+        };
+        ctx.push(Arc::new(r), Arc::new(d))?;
+        frames += 1;
+        progress.show(frames, ctx.frames_committed(), false);
+    }
+}
+
+/// After `fault`: finishes the frames scored before it and writes their
+/// log, marked incomplete, saying so on stderr.
+fn keep_partial_log(
+    cli: &Cli,
+    ctx: &mut Context,
+    log: &mut LogFile,
+    fault: &Error,
+    ref_in: &dyn FrameReader,
+    start: Instant,
+) -> Result<(), Error> {
+    let frames = ctx.flush_partial()?;
+    if frames == 0 {
+        return Ok(());
+    }
+    let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    let why = fault.to_string();
+    let input = LogInput {
+        collector: ctx.collector(),
+        frames,
+        subsample: cli.subsample.max(1),
+        width: ref_in.width(),
+        height: ref_in.height(),
+        fps: Some(fps),
+        incomplete: Some(&why),
+    };
+    log.write(log_format(cli), &input)?;
+    eprintln!(
+        "vmafx: {}: the log holds the {frames} frame{} scored before the error, marked incomplete{}",
+        log.path.display(),
+        if frames == 1 { "" } else { "s" },
+        match log_format(cli) {
+            LogFormat::Json | LogFormat::Xml => " (\"incomplete\")",
+            LogFormat::Csv | LogFormat::Sub => " (only here: csv and sub logs have no place for the mark)",
+        }
+    );
     Ok(())
 }
 

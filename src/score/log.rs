@@ -60,6 +60,48 @@ pub struct LogInput<'a> {
     /// Frames per second of the run, if measured. `None` writes what
     /// libvmaf writes for a NaN rate: `null` in JSON, `nan` in XML.
     pub fps: Option<f64>,
+    /// Why the log stops early (`None` for a complete run). JSON logs get
+    /// a top-level key `"incomplete"` and XML logs an attribute
+    /// `incomplete` on `<VMAF>`, both with this text: log readers look
+    /// up the keys they know (`frames`, `pooled_metrics`; `frames/frame`)
+    /// and pass over the rest. CSV and subtitle logs have no such place
+    /// (a reader takes every line as a frame), so theirs carry no mark:
+    /// the exit status and stderr say it.
+    pub incomplete: Option<&'a str>,
+}
+
+/// `s` as the inside of a JSON string.
+fn json_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as an XML attribute value (inside double quotes).
+fn xml_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "&#{};", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Writes the log of `input` in `format`.
@@ -184,7 +226,14 @@ fn is_finite(x: f64) -> bool {
 }
 
 fn write_xml(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
-    let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\">");
+    match input.incomplete {
+        Some(why) => {
+            let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\" incomplete=\"{}\">", xml_escaped(why));
+        }
+        None => {
+            let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\">");
+        }
+    }
     let _ = writeln!(
         out,
         "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
@@ -220,6 +269,9 @@ fn write_xml(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
 fn write_json(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
     out.push_str("{\n");
     let _ = writeln!(out, "  \"version\": \"{LOG_VERSION}\",");
+    if let Some(why) = input.incomplete {
+        let _ = writeln!(out, "  \"incomplete\": \"{}\",", json_escaped(why));
+    }
     match input.fps {
         Some(fps) if is_finite(fps) => {
             let _ = writeln!(out, "  \"fps\": {},", c_fixed(fps, 2));
@@ -364,8 +416,29 @@ mod tests {
         let mut c = FeatureCollector::new();
         c.declare("never_written");
         c.append("psnr_y", 0, 1.0).unwrap();
-        let input = LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0) };
+        let input =
+            LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0), incomplete: None };
         assert_eq!(render_log(LogFormat::Csv, &input), "Frame,psnr_y,\n0,1.000000,\n");
+    }
+
+    #[test]
+    fn incomplete_marks_are_escaped_where_readers_skip_them() {
+        let mut c = FeatureCollector::new();
+        c.append("psnr_y", 0, 1.0).unwrap();
+        let why = "a \"b\" <c> & d\\\n";
+        let input =
+            LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: None, incomplete: Some(why) };
+        let json: serde_json::Value = serde_json::from_str(&render_log(LogFormat::Json, &input)).unwrap();
+        assert_eq!(json["incomplete"], why);
+        assert_eq!(json["frames"].as_array().unwrap().len(), 1);
+        let xml = render_log(LogFormat::Xml, &input);
+        assert!(xml.starts_with(
+            "<VMAF version=\"vmafx-"
+        ));
+        assert!(xml.lines().next().unwrap().ends_with(" incomplete=\"a &quot;b&quot; &lt;c&gt; &amp; d\\&#10;\">"), "{xml}");
+        let complete = LogInput { incomplete: None, ..input };
+        assert!(!render_log(LogFormat::Json, &complete).contains("incomplete"));
+        assert!(!render_log(LogFormat::Xml, &complete).contains("incomplete"));
     }
 
     #[test]
