@@ -32,7 +32,7 @@ use crate::feature::{
 };
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
-use crate::score::pool::{pool_frames, PoolMethod};
+use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -366,6 +366,9 @@ pub struct Context {
     frames_in: u32,
     prev_reference: Option<Arc<dyn PictureSource>>,
     collector: FeatureCollector,
+    /// Every feature pooled over the final frames, fed as they become
+    /// final: pooling needs no per-frame values kept.
+    pools: RunningPools,
     /// Frames whose features (look-ahead ones included) and model scores
     /// are all final.
     frames_final: u32,
@@ -440,6 +443,7 @@ impl Context {
             frames_in: 0,
             prev_reference: None,
             collector: FeatureCollector::new(),
+            pools: RunningPools::new(config.subsample),
             frames_final: 0,
             flushed: false,
             failed: None,
@@ -722,9 +726,20 @@ impl Context {
             settled = settled.min(inst.settle(&mut self.collector, self.next_commit, end_of_stream)?);
         }
         for index in self.frames_final..settled {
-            if self.config.subsample > 1 && index % self.config.subsample != 0 {
-                continue;
-            }
+            self.score_models(index)?;
+            let collector = &self.collector;
+            self.pools.feed(collector.names().iter().map(String::as_str), |name| collector.get(name, index));
+        }
+        self.frames_final = self.frames_final.max(settled);
+        Ok(())
+    }
+
+    /// The model scores of frame `index` (once its features are final).
+    fn score_models(&mut self, index: u32) -> Result<()> {
+        if self.config.subsample > 1 && index % self.config.subsample != 0 {
+            return Ok(());
+        }
+        {
             for model in &self.models {
                 let mut values = Vec::with_capacity(model.features().len());
                 for f in model.features() {
@@ -740,7 +755,6 @@ impl Context {
                 self.collector.append(model.name(), index, score)?;
             }
         }
-        self.frames_final = self.frames_final.max(settled);
         Ok(())
     }
 
@@ -852,9 +866,36 @@ impl Context {
     /// Pools `name` over frames `first..=last` with `method`, skipping
     /// frames the subsample rate did not score (libvmaf's
     /// `vmaf_feature_score_pooled`).
+    ///
+    /// Over every final frame (`0..=frames_final() - 1`) this reads the
+    /// running pools, so it works after frames were retired; other ranges
+    /// need their frames' values kept.
     pub fn pooled(&self, name: &str, method: PoolMethod, first: u32, last: u32) -> Result<f64> {
+        if first == 0 && last.checked_add(1) == Some(self.pools.frames()) {
+            return self.pools.pooled(name, method).map_err(|e| prefix_error(e, name));
+        }
+        if first < self.collector.first_kept() {
+            return Err(Error::invalid(format!(
+                "{name}: pooling frames {first}..={last}, but frames before {} were retired",
+                self.collector.first_kept()
+            )));
+        }
         pool_frames(|i| self.collector.get(name, i), method, first, last, self.config.subsample)
             .map_err(|e| prefix_error(e, name))
+    }
+
+    /// The running pools over every final frame (what logs print as
+    /// pooled metrics).
+    pub fn running_pools(&self) -> &RunningPools {
+        &self.pools
+    }
+
+    /// Drops the per-frame values of frames before `frame` (at most
+    /// `frames_final()`): a caller that has logged them (and attached them
+    /// to its frames) keeps memory flat over a long stream. Pooling over
+    /// all frames still works ([`Context::pooled`]).
+    pub fn retire_before(&mut self, frame: u32) {
+        self.collector.retire_before(frame.min(self.frames_final));
     }
 }
 

@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::partial_log::{assert_partial_log, read_json};
 use common::{reference, synth};
 use vmafx::io::{Y4mHeader, Y4mWriter};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
@@ -286,6 +287,38 @@ fn frame_count_skip_and_log_formats() {
     }
 }
 
+/// A run longer than the batches in which logged frames' values are
+/// dropped (64): the log, written frame by frame with the pooled values
+/// kept running, equals libvmaf's; subsampled and PSNR's apsnr
+/// aggregates (summed as frames commit) included.
+#[test]
+fn long_runs_log_as_libvmaf() {
+    let p = pair("long", Chroma::Yuv420, 8, 64, 48, 150);
+    for subsample in [1u32, 3] {
+        let spec = reference::RefSpec {
+            models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
+            features: vec![("psnr".into(), vec![("enable_apsnr".into(), "true".into())])],
+            subsample,
+            ..Default::default()
+        };
+        let r = reference::run(&p.frames, &spec, &[]);
+        let want: serde_json::Value = serde_json::from_str(&r.log_json).unwrap();
+        for threads in ["0", "3"] {
+            let log = dir().join(format!("long_s{subsample}_t{threads}.json"));
+            let sub = subsample.to_string();
+            let out = ok(&[
+                "-r", s(&p.reference), "-d", s(&p.distorted), "--threads", threads, "--subsample", &sub,
+                "--feature", "psnr=enable_apsnr=true", "--json", "-o", s(&log),
+            ]);
+            assert_eq!(out, format!("vmaf_v0.6.1: {:.6}\n", r.pooled["vmaf"][0].unwrap()));
+            let got = read_json(&log);
+            for key in ["frames", "pooled_metrics", "aggregate_metrics"] {
+                assert_eq!(got[key], want[key], "subsample {subsample} threads {threads}: {key}");
+            }
+        }
+    }
+}
+
 #[test]
 fn version_and_help() {
     let out = ok(&["--version"]);
@@ -313,24 +346,6 @@ fn mismatched_inputs_are_refused() {
     let _ = std::fs::remove_file(&log);
     fails(&["-r", s(&a.reference), "-d", s(&b.distorted), "-o", s(&log)], 1);
     assert!(!log.exists(), "a run refused before scoring left {}", log.display());
-}
-
-/// The frames of a JSON log by number, each a map of metric to value.
-fn frames_by_number(log: &serde_json::Value) -> Vec<serde_json::Map<String, serde_json::Value>> {
-    let frames = log["frames"].as_array().unwrap_or_else(|| panic!("no frames in {log}"));
-    frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            assert_eq!(f["frameNum"], i as u64, "frames out of order");
-            f["metrics"].as_object().unwrap().clone()
-        })
-        .collect()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad JSON ({e}):\n{text}", path.display()))
 }
 
 /// The issue's case: the distorted file cut in the middle of frame 13
@@ -375,27 +390,7 @@ fn a_cut_file_keeps_the_frames_scored_before_the_cut() {
         );
 
         let (full, clean, cut_v) = (read_json(&full_log), read_json(&clean_log), read_json(&cut_log));
-        assert!(cut_v["incomplete"].as_str().unwrap().contains("truncated frame 13"), "{cut_v}");
-        assert!(clean.get("incomplete").is_none() && full.get("incomplete").is_none());
-        // A run on the kept frames alone: the same frames and pooled values.
-        assert_eq!(cut_v["frames"], clean["frames"], "threads {threads}");
-        assert_eq!(cut_v["pooled_metrics"], clean["pooled_metrics"], "threads {threads}");
-        // Against the full run: frames before the last kept one equal; at
-        // the last kept one exactly the look-ahead values differ.
-        let (full_frames, cut_frames) = (frames_by_number(&full), frames_by_number(&cut_v));
-        assert_eq!((full_frames.len(), cut_frames.len()), (n, kept));
-        assert_eq!(full_frames[..kept - 1], cut_frames[..kept - 1], "threads {threads}");
-        let (a, b) = (&full_frames[kept - 1], &cut_frames[kept - 1]);
-        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-        let differ: Vec<&str> = a.keys().filter(|k| a[*k] != b[*k]).map(|k| k.as_str()).collect();
-        assert_eq!(differ, ["integer_motion2", "integer_motion3", "vmaf"], "threads {threads}: {a:?} vs {b:?}");
-        // motion2 of the last kept frame is its own SAD; the full run's is
-        // the smaller of its SAD and the next frame's.
-        let sad = |f: &serde_json::Map<String, serde_json::Value>| f["VMAF_integer_feature_motion_sad_score"].as_f64().unwrap();
-        let (sad_last, sad_next) = (sad(b), sad(&full_frames[kept]));
-        assert!(sad_next < sad_last, "the clip no longer tests the look-ahead");
-        assert_eq!(b["integer_motion2"].as_f64(), Some(sad_last));
-        assert_eq!(a["integer_motion2"].as_f64(), Some(sad_next));
+        assert_partial_log(&format!("threads {threads}"), &full, &clean, &cut_v, kept, "truncated frame 13");
     }
 
     // XML carries the mark as an attribute of <VMAF>; CSV has no place

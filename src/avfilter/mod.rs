@@ -50,7 +50,7 @@ use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
 use crate::picture::Picture;
 use crate::model::Model;
-use crate::score::log::{write_log, LogFormat, LogInput};
+use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};
 
 use cuda::{CudaImport, CudaInput, CudaPicture};
@@ -123,6 +123,10 @@ pub struct Filter {
     started: Option<Instant>,
     finished: bool,
     summary: Option<String>,
+    /// The log file, created by `new` (an unwritable path fails there);
+    /// removed at drop when no log was written into it and this filter
+    /// created it.
+    log: Option<LogStream>,
     log_written: bool,
     /// The first error the filter returned: the run failed, and the log
     /// holds the frames scored before it, marked incomplete.
@@ -172,7 +176,13 @@ impl Filter {
             }
         }
         let context = make_context(&options, &models, &extractors, DeviceChoice::Cpu)?;
+        let log = options
+            .log_path
+            .as_deref()
+            .map(|p| LogStream::create(p, options.log_format, options.subsample))
+            .transpose()?;
         Ok(Filter {
+            log,
             options,
             models,
             extractors,
@@ -388,6 +398,7 @@ impl Filter {
 
     /// The next output frame whose scores are final, with its metadata set.
     pub fn pop(&mut self, set: &mut SetMetadata<'_>) -> Result<Option<FrameHandle>> {
+        self.log_final_frames()?;
         let ready = match self.pending.front() {
             None => return Ok(None),
             Some(Pending { index: None, .. }) => true,
@@ -499,25 +510,39 @@ impl Filter {
     }
 
     fn write_log(&mut self, frames: u32, incomplete: Option<&str>) -> Result<()> {
-        let Some(path) = self.options.log_path.clone() else { return Ok(()) };
+        self.log_final_frames()?;
+        let Some(log) = self.log.as_mut() else { return Ok(()) };
         if self.log_written {
             return Ok(());
         }
         let g = self.geometry.ok_or_else(|| Error::Internal("log before configure".into()))?;
         let seconds = self.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0);
-        let input = LogInput {
-            collector: self.context.collector(),
-            frames,
-            subsample: self.options.subsample,
-            width: g.width,
-            height: g.height,
-            fps: (seconds > 0.0).then(|| frames as f64 / seconds),
-            incomplete,
-        };
-        let mut out = Vec::new();
-        write_log(&mut out, self.options.log_format, &input).map_err(|e| Error::io(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| Error::io(&path, e))?;
+        let fps = (seconds > 0.0).then(|| frames as f64 / seconds);
+        log.finish(self.context.collector(), self.context.running_pools(), (g.width, g.height, fps), incomplete)?;
         self.log_written = true;
+        Ok(())
+    }
+
+    /// Logs the frames whose values became final, then lets the context
+    /// drop the values of frames both logged and sent downstream (with
+    /// their metadata), in batches: memory stays flat over a long stream.
+    fn log_final_frames(&mut self) -> Result<()> {
+        let final_frames = self.context.frames_final();
+        let logged = match self.log.as_mut() {
+            Some(log) => {
+                log.write_frames(self.context.collector(), final_frames)?;
+                log.frames_written()
+            }
+            None => final_frames,
+        };
+        let popped = match self.pending.iter().find_map(|p| p.index) {
+            Some(next) => next,
+            None => self.pairs,
+        };
+        let releasable = logged.min(popped);
+        if releasable >= self.context.collector().first_kept() + RETIRE_BATCH {
+            self.context.retire_before(releasable);
+        }
         Ok(())
     }
 
@@ -549,6 +574,17 @@ impl Filter {
         &self.context
     }
 }
+
+impl Drop for Filter {
+    fn drop(&mut self) {
+        if let Some(log) = self.log.take() {
+            log.discard_unless_finished();
+        }
+    }
+}
+
+/// Frames whose values are dropped at once when logged and sent on.
+const RETIRE_BATCH: u32 = 64;
 
 /// The inputs by index, as errors name them.
 const INPUT_NAMES: [&str; 2] = ["main", "reference"];

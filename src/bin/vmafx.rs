@@ -22,7 +22,7 @@ use vmafx::engine::{Context, ContextConfig, DeviceChoice};
 use vmafx::feature::{find_extractor, FeatureOptions};
 use vmafx::io::{self, FrameReader, RawFormat};
 use vmafx::model::{Model, ModelConfig};
-use vmafx::score::log::{write_log, LogFormat, LogInput};
+use vmafx::score::log::{LogFormat, LogStream};
 use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 use vmafx::Error;
@@ -396,7 +396,11 @@ fn run(cli: Cli) -> Result<(), Error> {
     }
 
     // The log file is opened before scoring, so a bad path fails fast.
-    let mut log_file = cli.output.as_deref().map(LogFile::create).transpose()?;
+    let mut log_file = cli
+        .output
+        .as_deref()
+        .map(|p| LogStream::create(p, log_format(&cli), cli.subsample.max(1)))
+        .transpose()?;
     let result = score(
         &cli,
         ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device },
@@ -407,43 +411,9 @@ fn run(cli: Cli) -> Result<(), Error> {
         log_file.as_mut(),
     );
     if let (Err(_), Some(log)) = (&result, log_file) {
-        log.discard_unless_written();
+        log.discard_unless_finished();
     }
     result
-}
-
-/// The `--output` file, created before scoring starts.
-struct LogFile {
-    path: PathBuf,
-    file: std::fs::File,
-    /// This run created it (it did not exist before).
-    created: bool,
-    /// A log (complete or partial) was written into it.
-    written: bool,
-}
-
-impl LogFile {
-    fn create(path: &std::path::Path) -> Result<LogFile, Error> {
-        let created = !path.exists();
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-        Ok(LogFile { path: path.to_owned(), file, created, written: false })
-    }
-
-    fn write(&mut self, format: LogFormat, input: &LogInput<'_>) -> Result<(), Error> {
-        let mut w = std::io::BufWriter::new(&self.file);
-        write_log(&mut w, format, input).and_then(|_| w.flush()).map_err(|e| Error::io(&self.path, e))?;
-        self.written = true;
-        Ok(())
-    }
-
-    /// After a failure with nothing scored: removes the file if this run
-    /// created it (never a file that was there, nor /dev/stdout and the
-    /// like).
-    fn discard_unless_written(self) {
-        if !self.written && self.created && self.path.metadata().is_ok_and(|m| m.is_file()) {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
 }
 
 /// Scores the inputs, prints the score lines and writes the log. On an
@@ -456,7 +426,7 @@ fn score(
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
-    mut log_file: Option<&mut LogFile>,
+    mut log_file: Option<&mut LogStream>,
 ) -> Result<(), Error> {
     let mut ctx = Context::new(config)?;
     let mut labels = Vec::new();
@@ -484,7 +454,7 @@ fn score(
     }
     let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
     let start = Instant::now();
-    let fed = feed(cli, &mut ctx, ref_in, dist_in, &progress);
+    let fed = feed(cli, &mut ctx, ref_in, dist_in, &progress, log_file.as_deref_mut());
     let outcome = fed.and_then(|frames| {
         ctx.flush().map_err(|e| match e {
             Error::InvalidArgument(m) if frames == 0 => {
@@ -518,17 +488,30 @@ fn score(
         }
     }
 
-    if let Some(log) = log_file.as_deref_mut() {
-        let input = LogInput {
-            collector: ctx.collector(),
-            frames,
-            subsample: cli.subsample.max(1),
-            width: ref_in.width(),
-            height: ref_in.height(),
-            fps: Some(fps),
-            incomplete: None,
-        };
-        log.write(log_format(cli), &input)?;
+    if let Some(log) = log_file {
+        log.write_frames(ctx.collector(), ctx.frames_final())?;
+        let head = (ref_in.width(), ref_in.height(), Some(fps));
+        log.finish(ctx.collector(), ctx.running_pools(), head, None)?;
+    }
+    Ok(())
+}
+
+/// Frames whose values are dropped at once, once logged.
+const RETIRE_BATCH: u32 = 64;
+
+/// Logs the frames whose values became final, then drops their values
+/// from the context (in batches): memory stays flat over a long stream.
+/// Pooled values stay available ([`Context::pooled`] over all frames).
+fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<(), Error> {
+    let releasable = match log {
+        Some(log) => {
+            log.write_frames(ctx.collector(), ctx.frames_final())?;
+            log.frames_written()
+        }
+        None => ctx.frames_final(),
+    };
+    if releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
+        ctx.retire_before(releasable);
     }
     Ok(())
 }
@@ -541,6 +524,7 @@ fn feed(
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
     progress: &Progress,
+    mut log: Option<&mut LogStream>,
 ) -> Result<u32, Error> {
     let mut frames = 0u32;
     loop {
@@ -558,6 +542,7 @@ fn feed(
         };
         ctx.push(Arc::new(r), Arc::new(d))?;
         frames += 1;
+        log_final_frames(ctx, log.as_deref_mut())?;
         progress.show(frames, ctx.frames_committed(), false);
     }
 }
@@ -567,7 +552,7 @@ fn feed(
 fn keep_partial_log(
     cli: &Cli,
     ctx: &mut Context,
-    log: &mut LogFile,
+    log: &mut LogStream,
     fault: &Error,
     ref_in: &dyn FrameReader,
     start: Instant,
@@ -577,20 +562,12 @@ fn keep_partial_log(
         return Ok(());
     }
     let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
-    let why = fault.to_string();
-    let input = LogInput {
-        collector: ctx.collector(),
-        frames,
-        subsample: cli.subsample.max(1),
-        width: ref_in.width(),
-        height: ref_in.height(),
-        fps: Some(fps),
-        incomplete: Some(&why),
-    };
-    log.write(log_format(cli), &input)?;
+    log.write_frames(ctx.collector(), frames)?;
+    let head = (ref_in.width(), ref_in.height(), Some(fps));
+    log.finish(ctx.collector(), ctx.running_pools(), head, Some(&fault.to_string()))?;
     eprintln!(
         "vmafx: {}: the log holds the {frames} frame{} scored before the error, marked incomplete{}",
-        log.path.display(),
+        log.path().display(),
         if frames == 1 { "" } else { "s" },
         match log_format(cli) {
             LogFormat::Json | LogFormat::Xml => " (\"incomplete\")",
