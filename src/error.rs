@@ -33,6 +33,9 @@ pub enum Error {
     /// became of the frames scored until then (the log marked incomplete).
     #[error("{0}")]
     Incomplete(String),
+    /// The run was stopped by a signal (the CLI's SIGINT or SIGTERM).
+    #[error("interrupted by {0}")]
+    Interrupted(String),
     /// A worker thread failed.
     #[error("internal: {0}")]
     Internal(String),

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::partial_log::{assert_partial_log, read_json};
+use common::partial_log::{assert_partial_log, frames_by_number, read_json};
 use common::{reference, synth};
 use vmafx::io::{Y4mHeader, Y4mWriter};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
@@ -314,6 +314,63 @@ fn long_runs_log_as_libvmaf() {
             let got = read_json(&log);
             for key in ["frames", "pooled_metrics", "aggregate_metrics"] {
                 assert_eq!(got[key], want[key], "subsample {subsample} threads {threads}: {key}");
+            }
+        }
+    }
+}
+
+/// SIGINT (and SIGTERM) mid-run: the run stops before its next frame,
+/// writes the log of the frames scored, marked incomplete, and exits with
+/// 128 + the signal. The distorted input is a FIFO this test feeds: once
+/// more frames were written than the pipe holds, vmafx is reading them.
+#[test]
+fn a_signal_mid_run_keeps_the_frames_scored() {
+    use std::io::Write;
+    let (w, h, n) = (64usize, 48usize, 60usize);
+    let p = pair("signal", Chroma::Yuv420, 8, w, h, n);
+    let full_log = dir().join("signal_full.json");
+    ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--json", "-o", s(&full_log)]);
+    let full = read_json(&full_log);
+    let dist_bytes = std::fs::read(&p.distorted).unwrap();
+    let header = dist_bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let frame = 6 + w * h * 3 / 2;
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let fifo = dir().join(format!("signal_{signal}.y4m"));
+        let _ = std::fs::remove_file(&fifo);
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let log = dir().join(format!("signal_{signal}.json"));
+        let _ = std::fs::remove_file(&log);
+        let child = Command::new(env!("CARGO_BIN_EXE_vmafx"))
+            .args(["-r", s(&p.reference), "-d", s(&fifo), "--threads", "2", "--json", "-o", s(&log)])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        // 30 frames (138 KiB) do not fit a pipe (64 KiB): when the write
+        // returns, vmafx has read at least 16 of them.
+        pipe.write_all(&dist_bytes[..header + 30 * frame]).unwrap();
+        let kill = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        // The rest; vmafx stops at the next frame and closes the pipe.
+        let _ = pipe.write_all(&dist_bytes[header + 30 * frame..]);
+        drop(pipe);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(out.stdout.is_empty(), "an interrupted run printed a score");
+        assert_has(&err, &[&format!("interrupted by SIG{signal} after "), "marked incomplete"]);
+        let partial = read_json(&log);
+        assert!(partial["incomplete"].as_str().unwrap().contains(&format!("SIG{signal}")), "{partial}");
+        let kept = partial["frames"].as_array().unwrap().len();
+        assert!((16..n).contains(&kept), "SIG{signal}: {kept} frames kept");
+        // The frames kept are the full run's, the last one's look-ahead
+        // values aside.
+        let (a, b) = (frames_by_number(&full), frames_by_number(&partial));
+        assert_eq!(a[..kept - 1], b[..kept - 1], "SIG{signal}");
+        for (key, value) in &b[kept - 1] {
+            if !["integer_motion2", "integer_motion3", "vmaf"].contains(&key.as_str()) {
+                assert_eq!(&a[kept - 1][key], value, "SIG{signal}: {key} of the last kept frame");
             }
         }
     }

@@ -12,10 +12,12 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{ArgAction, Parser};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice};
@@ -540,6 +542,9 @@ fn feed(
             (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
             (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
         };
+        if let Some(signal) = stop_requested() {
+            return Err(Error::Interrupted(format!("{signal} after {frames} frames")));
+        }
         ctx.push(Arc::new(r), Arc::new(d))?;
         frames += 1;
         log_final_frames(ctx, log.as_deref_mut())?;
@@ -617,7 +622,37 @@ fn ended_early(short: &dyn FrameReader, long: &dyn FrameReader, frame: u32) -> E
     ))
 }
 
+/// Set by SIGINT or SIGTERM: the run stops before its next frame and
+/// writes the log of the frames scored (marked incomplete). A second
+/// signal ends the process at once.
+static STOP: [std::sync::OnceLock<Arc<AtomicBool>>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+const STOP_SIGNALS: [(i32, &str); 2] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")];
+
+fn catch_stop_signals() -> Result<(), Error> {
+    for (slot, (signal, name)) in STOP.iter().zip(STOP_SIGNALS) {
+        let flag = slot.get_or_init(|| Arc::new(AtomicBool::new(false)));
+        let err = |e| Error::Internal(format!("catching {name}: {e}"));
+        // Registered first, so it sees the flag as it was before this
+        // signal: set means a second signal, which exits (status 1).
+        signal_hook::flag::register_conditional_shutdown(signal, 1, Arc::clone(flag)).map_err(err)?;
+        signal_hook::flag::register(signal, Arc::clone(flag)).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The stop signal received, if any.
+fn stop_requested() -> Option<&'static str> {
+    STOP.iter()
+        .zip(STOP_SIGNALS)
+        .find(|(slot, _)| slot.get().is_some_and(|f| f.load(Ordering::Relaxed)))
+        .map(|(_, (_, name))| name)
+}
+
 fn main() -> ExitCode {
+    if let Err(e) = catch_stop_signals() {
+        eprintln!("vmafx: error: {e}");
+        return ExitCode::FAILURE;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -635,6 +670,12 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Interrupted(what)) => {
+            eprintln!("vmafx: interrupted by {what}");
+            // 128 + the signal's number, as a shell reports a process the
+            // signal ended.
+            ExitCode::from(if what.starts_with("SIGTERM") { 128 + 15 } else { 128 + 2 })
+        }
         Err(e) => {
             eprintln!("vmafx: error: {e}");
             ExitCode::FAILURE
