@@ -347,8 +347,9 @@ fn a_signal_mid_run_keeps_the_frames_scored() {
             .spawn()
             .unwrap();
         let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-        // 30 frames (138 KiB) do not fit a pipe (64 KiB): when the write
-        // returns, vmafx has read at least 16 of them.
+        // 30 frames (138 KiB) do not fit a pipe (64 KiB) and vmafx's read
+        // buffer: when the write returns, vmafx is in its frame loop, its
+        // signal handlers in place.
         pipe.write_all(&dist_bytes[..header + 30 * frame]).unwrap();
         let kill = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
         assert!(kill.success());
@@ -363,7 +364,7 @@ fn a_signal_mid_run_keeps_the_frames_scored() {
         let partial = read_json(&log);
         assert!(partial["incomplete"].as_str().unwrap().contains(&format!("SIG{signal}")), "{partial}");
         let kept = partial["frames"].as_array().unwrap().len();
-        assert!((16..n).contains(&kept), "SIG{signal}: {kept} frames kept");
+        assert!((1..n).contains(&kept), "SIG{signal}: {kept} frames kept");
         // The frames kept are the full run's, the last one's look-ahead
         // values aside.
         let (a, b) = (frames_by_number(&full), frames_by_number(&partial));
