@@ -135,6 +135,12 @@ int vmafx_filter_push(VmafxFilter *f, const VmafxFrame *main,
  * reference ended), in order behind the frames before it. */
 int vmafx_filter_push_unscored(VmafxFilter *f, void *output);
 
+/* The host found the main input ended while the reference goes on (its
+ * frame sync would repeat main's last frame): after `main_frames` frames.
+ * Returns an error that says so (the run fails; vmafx_filter_summary then
+ * writes the log of the frames scored, marked incomplete). */
+int vmafx_filter_main_ended(VmafxFilter *f, int64_t main_frames);
+
 /* Pops the next output frame whose scores are final (metadata set).
  * Returns 1 with *output set, 0 when none is ready, or an error. */
 int vmafx_filter_pop(VmafxFilter *f, void **output);

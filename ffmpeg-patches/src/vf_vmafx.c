@@ -207,6 +207,15 @@ static int do_vmafx(FFFrameSync *fs)
     if (ret < 0)
         return ret;
     s->events++;
+    /* Each event takes a new main frame, except when framesync extends
+     * main past its end (the reference goes on): main has signalled EOF
+     * and no main frame is left unused among those consumed. A truncated
+     * main file ends so. */
+    if (ff_outlink_get_status(ctx->inputs[0]) &&
+        ff_filter_link(ctx->inputs[0])->frame_count_out < s->events) {
+        av_frame_free(&dist);
+        return vmafx_error(ctx, vmafx_filter_main_ended(s->vx, s->events - 1));
+    }
     if (ctx->is_disabled || !ref) {
         err = vmafx_filter_push_unscored(s->vx, dist);
         return err < 0 ? vmafx_error(ctx, err) : 0;

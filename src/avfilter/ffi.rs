@@ -348,6 +348,18 @@ pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output:
     })
 }
 
+/// `vmafx_filter_main_ended` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_main_ended(f: *mut VmafxFilter, main_frames: i64) -> c_int {
+    with_filter(f, |vx| {
+        vx.filter.main_ended(main_frames)?;
+        Ok(VMAFX_OK)
+    })
+}
+
 /// `vmafx_filter_pop` in vmafx.h.
 ///
 /// # Safety

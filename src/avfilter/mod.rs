@@ -390,6 +390,19 @@ impl Filter {
         Ok(())
     }
 
+    /// The host is about to repeat the main input's last frame (FFmpeg's
+    /// framesync extends main past its end while the reference goes on):
+    /// the main input ended after `main_frames` frames, early, as a
+    /// truncated file does. An error: scoring the repeated frame against
+    /// later reference frames would log pairs that never existed.
+    pub fn main_ended(&mut self, main_frames: i64) -> Result<()> {
+        Err(Error::Mismatch(format!(
+            "the main (distorted) input ended after {main_frames} frames while the reference goes on \
+             (a truncated or shorter main input); FFmpeg would score its last frame again. \
+             Make the inputs equally long, or end at the shorter with shortest=1"
+        )))
+    }
+
     /// Queues a frame that passes through unscored, behind the others.
     pub fn push_unscored(&mut self, output: FrameHandle) {
         self.unscored += 1;
