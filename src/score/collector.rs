@@ -112,14 +112,10 @@ impl FeatureCollector {
         self.index_of.get(name).map(|&f| self.values[f].as_slice())
     }
 
-    /// One past the highest frame index any feature was written for.
+    /// One past the highest frame index any feature was written for (or
+    /// retired up to).
     pub fn frame_count(&self) -> u32 {
-        let kept = self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32;
-        if kept == 0 && self.first_kept == 0 {
-            0
-        } else {
-            self.first_kept + kept
-        }
+        self.first_kept + self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32
     }
 
     /// Sets a whole-stream value, as libvmaf's
