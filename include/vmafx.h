@@ -135,6 +135,12 @@ int vmafx_filter_push(VmafxFilter *f, const VmafxFrame *main,
  * reference ended), in order behind the frames before it. */
 int vmafx_filter_push_unscored(VmafxFilter *f, void *output);
 
+/* The host found the main input ended while the reference goes on (its
+ * frame sync would repeat main's last frame): after `main_frames` frames.
+ * Returns an error that says so (the run fails; vmafx_filter_summary then
+ * writes the log of the frames scored, marked incomplete). */
+int vmafx_filter_main_ended(VmafxFilter *f, int64_t main_frames);
+
 /* Pops the next output frame whose scores are final (metadata set).
  * Returns 1 with *output set, 0 when none is ready, or an error. */
 int vmafx_filter_pop(VmafxFilter *f, void **output);
@@ -149,7 +155,12 @@ int vmafx_filter_finish(VmafxFilter *f, int64_t reference_frames, int allow_uneq
 /* Finishes if needed, writes the log file (if log_path is set; once) and
  * returns the lines to log at info level ("VMAF score: %f\n" per model, as
  * libvmaf), valid until the next call on f; "" when there is nothing to
- * log; NULL on error (see vmafx_filter_last_error). */
+ * log; NULL on error (see vmafx_filter_last_error). After any call on f
+ * failed, it writes the log of the frames scored before that failure,
+ * marked incomplete, and returns NULL with a message that says so. The log
+ * file itself is created by vmafx_filter_new (an unwritable path fails
+ * there) and removed by vmafx_filter_free if no log was written into it
+ * and vmafx created it. */
 const char *vmafx_filter_summary(VmafxFilter *f);
 
 /* Warnings produced since the last call (one per line), or NULL. */

@@ -32,7 +32,7 @@ use crate::feature::{
 };
 use crate::model::Model;
 use crate::picture::{OwnedPicture, Picture, PixelFormat};
-use crate::score::pool::{pool_frames, PoolMethod};
+use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -366,6 +366,9 @@ pub struct Context {
     frames_in: u32,
     prev_reference: Option<Arc<dyn PictureSource>>,
     collector: FeatureCollector,
+    /// Every feature pooled over the final frames, fed as they become
+    /// final: pooling needs no per-frame values kept.
+    pools: RunningPools,
     /// Frames whose features (look-ahead ones included) and model scores
     /// are all final.
     frames_final: u32,
@@ -440,6 +443,7 @@ impl Context {
             frames_in: 0,
             prev_reference: None,
             collector: FeatureCollector::new(),
+            pools: RunningPools::new(config.subsample),
             frames_final: 0,
             flushed: false,
             failed: None,
@@ -722,9 +726,20 @@ impl Context {
             settled = settled.min(inst.settle(&mut self.collector, self.next_commit, end_of_stream)?);
         }
         for index in self.frames_final..settled {
-            if self.config.subsample > 1 && index % self.config.subsample != 0 {
-                continue;
-            }
+            self.score_models(index)?;
+            let collector = &self.collector;
+            self.pools.feed(collector.names().iter().map(String::as_str), |name| collector.get(name, index));
+        }
+        self.frames_final = self.frames_final.max(settled);
+        Ok(())
+    }
+
+    /// The model scores of frame `index` (once its features are final).
+    fn score_models(&mut self, index: u32) -> Result<()> {
+        if self.config.subsample > 1 && index % self.config.subsample != 0 {
+            return Ok(());
+        }
+        {
             for model in &self.models {
                 let mut values = Vec::with_capacity(model.features().len());
                 for f in model.features() {
@@ -740,7 +755,6 @@ impl Context {
                 self.collector.append(model.name(), index, score)?;
             }
         }
-        self.frames_final = self.frames_final.max(settled);
         Ok(())
     }
 
@@ -789,6 +803,47 @@ impl Context {
         Ok(())
     }
 
+    /// Ends the stream after a fault (an input error, a failed frame, a
+    /// stop request): waits for the frames in flight, keeps the committed
+    /// ones up to the first frame that failed, and finishes them as if the
+    /// stream had ended there: the last kept frame's look-ahead values
+    /// (motion2 and what depends on it) are those of a stream that long,
+    /// exactly what libvmaf computes on those frames alone. Returns the
+    /// frames kept, every value of which is final (0: nothing to log).
+    pub fn flush_partial(&mut self) -> Result<u32> {
+        if self.flushed {
+            return Ok(self.frames_final);
+        }
+        // Results arrive in any order; `accept` commits in frame order, so
+        // nothing past the first failed frame is ever committed.
+        while self.in_flight > 0 {
+            let Some(workers) = self.workers.as_ref() else { break };
+            let Ok((index, scores)) = workers.results.recv() else { break };
+            self.in_flight -= 1;
+            if let Err(e) = &scores {
+                self.failed.get_or_insert_with(|| format!("frame {index}: {e}"));
+            }
+            let _ = self.accept(index, scores);
+        }
+        self.in_flight = 0;
+        self.stop_workers();
+        if let WorkerLane::Device(lane) = &mut self.local_lane {
+            lane.kept = None;
+        }
+        self.flushed = true;
+        self.pending.clear();
+        if self.next_commit == 0 {
+            return Ok(0);
+        }
+        self.settle(true)?;
+        for inst in &mut self.local {
+            inst.flush(&mut self.collector)?;
+        }
+        // Pooling and logs count these frames only.
+        self.frames_in = self.next_commit;
+        Ok(self.next_commit)
+    }
+
     fn stop_workers(&mut self) {
         if let Some(mut w) = self.workers.take() {
             w.jobs.take();
@@ -811,9 +866,36 @@ impl Context {
     /// Pools `name` over frames `first..=last` with `method`, skipping
     /// frames the subsample rate did not score (libvmaf's
     /// `vmaf_feature_score_pooled`).
+    ///
+    /// Over every final frame (`0..=frames_final() - 1`) this reads the
+    /// running pools, so it works after frames were retired; other ranges
+    /// need their frames' values kept.
     pub fn pooled(&self, name: &str, method: PoolMethod, first: u32, last: u32) -> Result<f64> {
+        if first == 0 && last.checked_add(1) == Some(self.pools.frames()) {
+            return self.pools.pooled(name, method).map_err(|e| prefix_error(e, name));
+        }
+        if first < self.collector.first_kept() {
+            return Err(Error::invalid(format!(
+                "{name}: pooling frames {first}..={last}, but frames before {} were retired",
+                self.collector.first_kept()
+            )));
+        }
         pool_frames(|i| self.collector.get(name, i), method, first, last, self.config.subsample)
             .map_err(|e| prefix_error(e, name))
+    }
+
+    /// The running pools over every final frame (what logs print as
+    /// pooled metrics).
+    pub fn running_pools(&self) -> &RunningPools {
+        &self.pools
+    }
+
+    /// Drops the per-frame values of frames before `frame` (at most
+    /// `frames_final()`): a caller that has logged them (and attached them
+    /// to its frames) keeps memory flat over a long stream. Pooling over
+    /// all frames still works ([`Context::pooled`]).
+    pub fn retire_before(&mut self, frame: u32) {
+        self.collector.retire_before(frame.min(self.frames_final));
     }
 }
 
@@ -981,5 +1063,77 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         format!("panic in extractor: {s}")
     } else {
         "panic in extractor".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature::{ExtractorConfig, FrameInput};
+    use crate::picture::Chroma;
+
+    const FAILS_AT: u32 = 5;
+
+    /// Writes its frame index, and fails on frame `FAILS_AT` (a device
+    /// error, a refused picture: any fault of one frame).
+    struct FailsOnce;
+
+    impl Extractor for FailsOnce {
+        fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+            if frame.index == FAILS_AT {
+                return Err(Error::Device(format!("planted fault at frame {}", frame.index)));
+            }
+            out.push("test_index", frame.index as f64);
+            Ok(())
+        }
+    }
+
+    static FAILS_ONCE: ExtractorDescriptor = ExtractorDescriptor {
+        name: "fails_once",
+        provided_features: &["test_index"],
+        options: &[],
+        needs_prev_reference: false,
+        every_frame: false,
+        reads_chroma: false,
+        create: |_: &ExtractorConfig| Ok(Box::new(FailsOnce)),
+    };
+
+    fn picture(t: usize) -> Arc<dyn PictureSource> {
+        let mut p = OwnedPicture::new(PixelFormat::new(Chroma::Yuv420, 8).unwrap(), 32, 16).unwrap();
+        for (i, v) in p.plane_bytes_mut(0).iter_mut().enumerate() {
+            *v = ((i * 7 + t * t * 13) % 251) as u8;
+        }
+        Arc::new(p)
+    }
+
+    /// Frames after a failed one are dropped; the ones before it are
+    /// finished as a stream that ends there: motion2 of the last kept frame
+    /// is its own SAD, as libvmaf computes on those frames alone.
+    #[test]
+    fn flush_partial_keeps_the_frames_before_a_failed_one() {
+        for threads in [0, 1, 3] {
+            let mut ctx = Context::new(ContextConfig { threads, ..Default::default() }).unwrap();
+            ctx.use_extractor(&FAILS_ONCE, FeatureOptions::new()).unwrap();
+            ctx.use_feature("motion", FeatureOptions::new()).unwrap();
+            for t in 0..10 {
+                if ctx.push(picture(t), picture(t + 100)).is_err() {
+                    break;
+                }
+            }
+            assert!(ctx.flush().is_err(), "threads {threads}: the failed frame went unnoticed");
+            assert_eq!(ctx.flush_partial().unwrap(), FAILS_AT, "threads {threads}");
+            let c = ctx.collector();
+            assert_eq!(c.frame_count(), FAILS_AT, "threads {threads}: frames past the fault were kept");
+            for i in 0..FAILS_AT {
+                assert_eq!(c.get("test_index", i), Some(i as f64));
+            }
+            let sad = |i| c.get("VMAF_integer_feature_motion_sad_score", i).unwrap();
+            let motion2 = |i| c.get("VMAF_integer_feature_motion2_score", i).unwrap();
+            let last = FAILS_AT - 1;
+            assert_eq!(motion2(last).to_bits(), sad(last).to_bits());
+            assert_eq!(motion2(last - 1).to_bits(), sad(last - 1).min(sad(last)).to_bits());
+            // Pooling covers the kept frames only.
+            assert_eq!(ctx.pooled("test_index", PoolMethod::Max, 0, last).unwrap(), last as f64);
+        }
     }
 }

@@ -29,6 +29,13 @@ pub enum Error {
     /// kernel build (src/device): names the library, symbol or call.
     #[error("device: {0}")]
     Device(String),
+    /// A run stopped early by an error (reported before this one): what
+    /// became of the frames scored until then (the log marked incomplete).
+    #[error("{0}")]
+    Incomplete(String),
+    /// The run was stopped by a signal (the CLI's SIGINT or SIGTERM).
+    #[error("interrupted by {0}")]
+    Interrupted(String),
     /// A worker thread failed.
     #[error("internal: {0}")]
     Internal(String),

@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::partial_log::{assert_partial_log, frames_by_number, read_json};
 use common::{reference, synth};
 use vmafx::io::{Y4mHeader, Y4mWriter};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
@@ -310,6 +311,96 @@ fn frame_count_skip_and_log_formats() {
     }
 }
 
+/// A run longer than the batches in which logged frames' values are
+/// dropped (64): the log, written frame by frame with the pooled values
+/// kept running, equals libvmaf's; subsampled and PSNR's apsnr
+/// aggregates (summed as frames commit) included.
+#[test]
+fn long_runs_log_as_libvmaf() {
+    let p = pair("long", Chroma::Yuv420, 8, 64, 48, 150);
+    for subsample in [1u32, 3] {
+        let spec = reference::RefSpec {
+            models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
+            features: vec![("psnr".into(), vec![("enable_apsnr".into(), "true".into())])],
+            subsample,
+            ..Default::default()
+        };
+        let r = reference::run(&p.frames, &spec, &[]);
+        let want: serde_json::Value = serde_json::from_str(&r.log_json).unwrap();
+        for threads in ["0", "3"] {
+            let log = dir().join(format!("long_s{subsample}_t{threads}.json"));
+            let sub = subsample.to_string();
+            let out = ok(&[
+                "-r", s(&p.reference), "-d", s(&p.distorted), "--threads", threads, "--subsample", &sub,
+                "--feature", "psnr=enable_apsnr=true", "--json", "-o", s(&log),
+            ]);
+            assert_eq!(out, format!("vmaf_v0.6.1: {:.6}\n", r.pooled["vmaf"][0].unwrap()));
+            let got = read_json(&log);
+            for key in ["frames", "pooled_metrics", "aggregate_metrics"] {
+                assert_eq!(got[key], want[key], "subsample {subsample} threads {threads}: {key}");
+            }
+        }
+    }
+}
+
+/// SIGINT (and SIGTERM) mid-run: the run stops before its next frame,
+/// writes the log of the frames scored, marked incomplete, and exits with
+/// 128 + the signal. The distorted input is a FIFO this test feeds: once
+/// more frames were written than the pipe holds, vmafx is reading them.
+#[test]
+fn a_signal_mid_run_keeps_the_frames_scored() {
+    use std::io::Write;
+    let (w, h, n) = (64usize, 48usize, 60usize);
+    let p = pair("signal", Chroma::Yuv420, 8, w, h, n);
+    let full_log = dir().join("signal_full.json");
+    ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--json", "-o", s(&full_log)]);
+    let full = read_json(&full_log);
+    let dist_bytes = std::fs::read(&p.distorted).unwrap();
+    let header = dist_bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let frame = 6 + w * h * 3 / 2;
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let fifo = dir().join(format!("signal_{signal}.y4m"));
+        let _ = std::fs::remove_file(&fifo);
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let log = dir().join(format!("signal_{signal}.json"));
+        let _ = std::fs::remove_file(&log);
+        let child = Command::new(env!("CARGO_BIN_EXE_vmafx"))
+            .args(["-r", s(&p.reference), "-d", s(&fifo), "--threads", "2", "--json", "-o", s(&log)])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        // 30 frames (138 KiB) do not fit a pipe (64 KiB) and vmafx's read
+        // buffer: when the write returns, vmafx is in its frame loop, its
+        // signal handlers in place.
+        pipe.write_all(&dist_bytes[..header + 30 * frame]).unwrap();
+        let kill = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        // The rest; vmafx stops at the next frame and closes the pipe.
+        let _ = pipe.write_all(&dist_bytes[header + 30 * frame..]);
+        drop(pipe);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(out.stdout.is_empty(), "an interrupted run printed a score");
+        assert_has(&err, &[&format!("interrupted by SIG{signal} after "), "marked incomplete"]);
+        let partial = read_json(&log);
+        assert!(partial["incomplete"].as_str().unwrap().contains(&format!("SIG{signal}")), "{partial}");
+        let kept = partial["frames"].as_array().unwrap().len();
+        assert!((1..n).contains(&kept), "SIG{signal}: {kept} frames kept");
+        // The frames kept are the full run's, the last one's look-ahead
+        // values aside.
+        let (a, b) = (frames_by_number(&full), frames_by_number(&partial));
+        assert_eq!(a[..kept - 1], b[..kept - 1], "SIG{signal}");
+        for (key, value) in &b[kept - 1] {
+            if !["integer_motion2", "integer_motion3", "vmaf"].contains(&key.as_str()) {
+                assert_eq!(&a[kept - 1][key], value, "SIG{signal}: {key} of the last kept frame");
+            }
+        }
+    }
+}
+
 #[test]
 fn version_and_help() {
     let out = ok(&["--version"]);
@@ -332,6 +423,71 @@ fn mismatched_inputs_are_refused() {
     assert_has(&e, &["mm_c_dist.y4m", "bit depths differ: 8 vs 10"]);
     let e = fails(&["-r", s(&a.reference), "-d", s(&d.distorted)], 1);
     assert_has(&e, &["mm_d_dist.y4m", "pixel formats differ: 420 vs 444"]);
+    // Refused before scoring began: no log is left behind.
+    let log = dir().join("mm_failed.json");
+    let _ = std::fs::remove_file(&log);
+    fails(&["-r", s(&a.reference), "-d", s(&b.distorted), "-o", s(&log)], 1);
+    assert!(!log.exists(), "a run refused before scoring left {}", log.display());
+}
+
+/// The issue's case: the distorted file cut in the middle of frame 13
+/// (numbered from 0, as the error says). The run fails, and its log holds
+/// the 13 frames before the cut, marked incomplete, with exactly the values
+/// of a run on those frames alone; against the full run only the last kept
+/// frame's look-ahead values differ: motion2[12] = min(sad[12], sad[13])
+/// becomes sad[12], and motion3 and the VMAF score follow it. This clip's
+/// sad[13] < sad[12], so they do differ.
+#[test]
+fn a_cut_file_keeps_the_frames_scored_before_the_cut() {
+    let (w, h, n, kept) = (64usize, 48usize, 16usize, 13usize);
+    let p = pair("cut", Chroma::Yuv420, 8, w, h, n);
+    let bytes = std::fs::read(&p.distorted).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let frame = "FRAME\n".len() + w * h * 3 / 2;
+    let cut = dir().join("cut_dist_cut.y4m");
+    std::fs::write(&cut, &bytes[..header + kept * frame + 6 + 1000]).unwrap();
+    let first = dir().join("cut_dist_first.y4m");
+    write_y4m(&first, &p.frames[..kept].iter().map(|f| &f.1).collect::<Vec<_>>());
+    let first_ref = dir().join("cut_ref_first.y4m");
+    write_y4m(&first_ref, &p.frames[..kept].iter().map(|f| &f.0).collect::<Vec<_>>());
+
+    for threads in ["0", "2"] {
+        let run = |dist: &Path, reference: &Path, log: &Path, fmt: &str| {
+            let _ = std::fs::remove_file(log);
+            vmafx(&["-r", s(reference), "-d", s(dist), "--threads", threads, "--feature", "psnr", fmt, "-o", s(log)])
+        };
+        let full_log = dir().join(format!("cut_full_t{threads}.json"));
+        let o = run(&p.distorted, &p.reference, &full_log, "--json");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let clean_log = dir().join(format!("cut_first_t{threads}.json"));
+        let o = run(&first, &first_ref, &clean_log, "--json");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let cut_log = dir().join(format!("cut_t{threads}.json"));
+        let o = run(&cut, &p.reference, &cut_log, "--json");
+        assert_eq!(o.status.code(), Some(1), "threads {threads}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "a failed run printed a score: {}", stdout(&o));
+        assert_has(
+            &stderr(&o),
+            &["truncated frame 13", "the log holds the 13 frames scored before the error, marked incomplete"],
+        );
+
+        let (full, clean, cut_v) = (read_json(&full_log), read_json(&clean_log), read_json(&cut_log));
+        assert_partial_log(&format!("threads {threads}"), &full, &clean, &cut_v, kept, "truncated frame 13");
+    }
+
+    // XML carries the mark as an attribute of <VMAF>; CSV has no place
+    // for one: its rows are those of the run on the kept frames, byte for byte.
+    let xml = dir().join("cut.xml");
+    let _ = std::fs::remove_file(&xml);
+    fails(&["-r", s(&p.reference), "-d", s(&cut), "--xml", "-o", s(&xml)], 1);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert!(text.lines().next().unwrap().contains(" incomplete=\""), "{text:.200}");
+    assert_eq!(text.matches("<frame ").count(), kept);
+    let (csv_cut, csv_clean) = (dir().join("cut.csv"), dir().join("cut_first.csv"));
+    let e = fails(&["-r", s(&p.reference), "-d", s(&cut), "-o", s(&csv_cut)], 1);
+    assert_has(&e, &["csv and sub logs have no place for the mark"]);
+    ok(&["-r", s(&first_ref), "-d", s(&first), "-o", s(&csv_clean)]);
+    assert_eq!(std::fs::read_to_string(&csv_cut).unwrap(), std::fs::read_to_string(&csv_clean).unwrap());
 }
 
 #[test]
@@ -344,11 +500,14 @@ fn unequal_frame_counts_are_refused() {
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);
     let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion"], 1);
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_dist.y4m"]);
-    // A failed run leaves no log behind.
+    // The frames scored before the error are kept, marked incomplete.
     let log = dir().join("fc_failed.json");
     let _ = std::fs::remove_file(&log);
-    fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
-    assert!(!log.exists(), "a failed run left {}", log.display());
+    let e = fails(&["-r", s(&short), "-d", s(&long.distorted), "-n", "--feature", "motion", "-o", s(&log)], 1);
+    assert_has(&e, &["fc_failed.json: the log holds the 3 frames scored before the error, marked incomplete"]);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(v["frames"].as_array().unwrap().len(), 3);
+    assert!(v["incomplete"].as_str().unwrap().contains("ended after 3 frames"), "{v}");
     // With the default model too.
     let e = fails(&["-r", s(&long.reference), "-d", s(&short)], 1);
     assert_has(&e, &["fc_short.y4m ended after 3 frames", "fc_long_ref.y4m has a frame 3"]);

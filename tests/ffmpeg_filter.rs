@@ -19,6 +19,7 @@ mod ffmpeg_support;
 use std::path::{Path, PathBuf};
 
 use common::reference::{self, LibvmafPath};
+use common::partial_log::{assert_partial_log, read_json};
 use common::synth;
 use ffmpeg_support::*;
 use vmafx::picture::{Chroma, OwnedPicture};
@@ -367,4 +368,73 @@ fn unequal_frame_counts() {
     assert!(run.ok, "{}", run.stderr);
     let run = ffmpeg(&bin, &dist, &short, &format!("[0:v][1:v]vmafx={m}:eof_action=pass"), &[]);
     assert!(run.ok && run.stderr.contains("2 main frames passed through unscored"), "{}", run.stderr);
+}
+
+/// The main input cut in the middle of frame 13: FFmpeg's y4m reader ends
+/// it there (silently), and framesync would repeat its last frame against
+/// the reference's next ones. vmafx refuses that pair, the graph fails,
+/// and the log written at uninit holds the 13 frames scored, marked
+/// incomplete, equal to a run on those frames alone (against the full
+/// run, the last one's look-ahead values aside: see `assert_partial_log`).
+/// Every message shows under `-loglevel error`.
+#[test]
+fn a_cut_main_input_keeps_the_frames_scored_before_it() {
+    let Some(bin) = ffmpeg_bin() else { return };
+    let dir = workdir("cut");
+    let (w, h, n, kept) = (64usize, 48usize, 16usize, 13usize);
+    // The clip of tests/cli.rs's cut test: sad[13] < sad[12].
+    let frames = clip(Chroma::Yuv420, 8, w, h, n, 15);
+    let (dist, reference) = write_clips(&dir, &frames);
+    let bytes = std::fs::read(&dist).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let cut = dir.join("cut.y4m");
+    std::fs::write(&cut, &bytes[..header + kept * (6 + w * h * 3 / 2) + 6 + 1000]).unwrap();
+    let first = dir.join("first");
+    std::fs::create_dir_all(&first).unwrap();
+    let (first_dist, first_ref) = write_clips(&first, &frames[..kept]);
+
+    for threads in [0, 2] {
+        let log = |name: &str| dir.join(format!("{name}_t{threads}.json"));
+        let graph = |path: &Path| {
+            let _ = std::fs::remove_file(path);
+            format!("[0:v][1:v]vmafx=feature=name=psnr:n_threads={threads}:log_fmt=json:log_path={}", path.display())
+        };
+        let run = ffmpeg(&bin, &dist, &reference, &graph(&log("full")), &[]);
+        assert!(run.ok, "{}", run.stderr);
+        let run = ffmpeg(&bin, &first_dist, &first_ref, &graph(&log("first")), &[]);
+        assert!(run.ok, "{}", run.stderr);
+        let run = ffmpeg(&bin, &cut, &reference, &graph(&log("cut")), &["-loglevel", "error"]);
+        assert!(!run.ok, "a cut input should fail the run:\n{}", run.stderr);
+        for needle in [
+            "the main (distorted) input ended after 13 frames while the reference goes on",
+            "the log holds the 13 frames scored before the error, marked incomplete",
+        ] {
+            assert!(run.stderr.contains(needle), "threads {threads}: '{needle}' not in:\n{}", run.stderr);
+        }
+        assert!(!run.stderr.contains("VMAF score"), "a failed run logged a score:\n{}", run.stderr);
+        let (full, clean, partial) = (read_json(&log("full")), read_json(&log("first")), read_json(&log("cut")));
+        assert_partial_log(&format!("filter, threads {threads}"), &full, &clean, &partial, kept, "ended after 13 frames");
+    }
+}
+
+/// An unwritable log_path fails when the filter starts, before any frame
+/// is scored, and the message shows under `-loglevel error`.
+#[test]
+fn an_unwritable_log_path_fails_before_scoring() {
+    let Some(bin) = ffmpeg_bin() else { return };
+    let dir = workdir("bad-log-path");
+    let (dist, reference) = write_clips(&dir, &clip(Chroma::Yuv420, 8, 64, 48, 4, 5));
+    let run = ffmpeg(&bin, &dist, &reference, "[0:v][1:v]vmafx=log_path=/nonexistent/x.json", &["-loglevel", "error"]);
+    assert!(!run.ok);
+    assert!(run.stderr.contains("/nonexistent/x.json: No such file or directory"), "{}", run.stderr);
+    assert!(!run.stderr.contains("VMAF score"), "{}", run.stderr);
+    // Created at the start, removed when the run fails before scoring
+    // (here: inputs of different sizes).
+    let other = dir.join("other.y4m");
+    write_y4m(&other, &clip(Chroma::Yuv420, 8, 66, 48, 4, 5).iter().map(|(r, _)| r).collect::<Vec<_>>());
+    let log = dir.join("unused.json");
+    let _ = std::fs::remove_file(&log);
+    let run = ffmpeg(&bin, &dist, &other, &format!("[0:v][1:v]vmafx=log_path={}", log.display()), &[]);
+    assert!(!run.ok && run.stderr.contains("input sizes differ"), "{}", run.stderr);
+    assert!(!log.exists(), "a run that scored nothing left {}", log.display());
 }

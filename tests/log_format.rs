@@ -16,8 +16,8 @@ use std::ptr;
 use common::synth::Rng;
 use vmaf_head_sys as sys;
 use vmafx::model::{LoadFlags, ModelDefinition};
-use vmafx::score::log::{render_log, LogFormat, LogInput, LOG_VERSION};
-use vmafx::score::pool::{pool, pool_frames, PoolMethod};
+use vmafx::score::log::{render_log, LogFormat, LogInput, LogStream, LOG_VERSION};
+use vmafx::score::pool::{pool, pool_frames, PoolMethod, RunningPools};
 use vmafx::score::FeatureCollector;
 
 const V061: [&str; 6] = [
@@ -183,6 +183,7 @@ fn check_logs(s: &Scenario) {
         width: s.width as usize,
         height: s.height as usize,
         fps: Some(25.0),
+        incomplete: None,
     };
     for (format, cfmt, tag) in FORMATS {
         let theirs = reference.log(cfmt, tag);
@@ -197,6 +198,10 @@ fn check_logs(s: &Scenario) {
         if format == LogFormat::Json {
             assert!(ours.contains(&format!("\"version\": \"{LOG_VERSION}\"")));
         }
+        // Written as a run writes it (frame by frame, values retired once
+        // logged, pooled values kept running): the same bytes.
+        let streamed = stream_log(s, &collector, format, tag);
+        assert!(streamed == ours, "{} ({tag}): streamed log differs: {}", s.label, first_difference(&streamed, &ours));
     }
     // Pooling, as bits, over ranges that start on and off the subsample grid.
     for name in collector.names() {
@@ -216,6 +221,24 @@ fn check_logs(s: &Scenario) {
             }
         }
     }
+}
+
+/// `collector`'s log through `LogStream`, fed a frame at a time as a run
+/// does, with every logged frame's values retired at once.
+fn stream_log(s: &Scenario, collector: &FeatureCollector, format: LogFormat, tag: &str) -> String {
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("log_format_stream_{}_{tag}", s.label.replace(|c: char| !c.is_ascii_alphanumeric(), "_")));
+    let mut c = collector.clone();
+    let mut pools = RunningPools::new(s.subsample);
+    let mut log = LogStream::create(&path, format, s.subsample).unwrap();
+    for i in 0..s.frames {
+        pools.feed(c.names().iter().map(String::as_str), |n| c.get(n, i));
+        log.write_frames(&c, i + 1).unwrap();
+        c.retire_before(i + 1);
+    }
+    let head = (s.width as usize, s.height as usize, Some(25.0));
+    log.finish(&c, &pools, head, None).unwrap();
+    std::fs::read_to_string(&path).unwrap()
 }
 
 /// Values that stress the formatting: ties at 6 decimals, leading-zero

@@ -207,6 +207,15 @@ static int do_vmafx(FFFrameSync *fs)
     if (ret < 0)
         return ret;
     s->events++;
+    /* Each event takes a new main frame, except when framesync extends
+     * main past its end (the reference goes on): main has signalled EOF
+     * and no main frame is left unused among those consumed. A truncated
+     * main file ends so. */
+    if (ff_outlink_get_status(ctx->inputs[0]) &&
+        ff_filter_link(ctx->inputs[0])->frame_count_out < s->events) {
+        av_frame_free(&dist);
+        return vmafx_error(ctx, vmafx_filter_main_ended(s->vx, s->events - 1));
+    }
     if (ctx->is_disabled || !ref) {
         err = vmafx_filter_push_unscored(s->vx, dist);
         return err < 0 ? vmafx_error(ctx, err) : 0;
@@ -227,6 +236,7 @@ static int do_vmafx(FFFrameSync *fs)
         av_frame_free(&dist_ref);
         av_frame_free(&ref_ref);
         av_frame_free(&dist);
+        av_log(ctx, AV_LOG_ERROR, "out of memory referencing a frame pair\n");
         return AVERROR(ENOMEM);
     }
     fill_frame(&main_frame, dist_ref);
@@ -409,8 +419,12 @@ static av_cold void uninit(AVFilterContext *ctx)
              * counts mean nothing here (a refused pair was taken from both
              * inputs but never pushed). */
             s->finished = 1;
-            vmafx_filter_finish(s->vx, -1, 1);
+            if (vmafx_filter_finish(s->vx, -1, 1) < 0)
+                av_log(ctx, AV_LOG_ERROR, "%s\n", vmafx_filter_last_error(s->vx));
         }
+        /* After a failure this writes the log of the frames scored before
+         * it, marked incomplete, and returns NULL with a message that says
+         * so: every failure is logged at AV_LOG_ERROR. */
         summary = vmafx_filter_summary(s->vx);
         log_warnings(ctx);
         av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies, %"PRIu64" CUDA frames in place\n",

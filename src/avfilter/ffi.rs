@@ -124,6 +124,7 @@ unsafe fn with_filter(f: *mut VmafxFilter, body: impl FnOnce(&mut VmafxFilter) -
         Ok(Ok(n)) => n,
         Ok(Err(e)) => {
             vx.last_error = c_string(&e.to_string());
+            vx.filter.note_fault(&e);
             code(&e)
         }
         Err(p) => {
@@ -343,6 +344,18 @@ pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output:
         // SAFETY: `output` is a frame handed over (vmafx.h).
         let output = unsafe { FrameHandle::new(output, vx.frame_free) };
         vx.filter.push_unscored(output);
+        Ok(VMAFX_OK)
+    })
+}
+
+/// `vmafx_filter_main_ended` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_main_ended(f: *mut VmafxFilter, main_frames: i64) -> c_int {
+    with_filter(f, |vx| {
+        vx.filter.main_ended(main_frames)?;
         Ok(VMAFX_OK)
     })
 }

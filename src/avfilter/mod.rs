@@ -50,7 +50,7 @@ use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
 use crate::picture::Picture;
 use crate::model::Model;
-use crate::score::log::{write_log, LogInput};
+use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};
 
 use cuda::{CudaImport, CudaInput, CudaPicture};
@@ -123,7 +123,14 @@ pub struct Filter {
     started: Option<Instant>,
     finished: bool,
     summary: Option<String>,
+    /// The log file, created by `new` (an unwritable path fails there);
+    /// removed at drop when no log was written into it and this filter
+    /// created it.
+    log: Option<LogStream>,
     log_written: bool,
+    /// The first error the filter returned: the run failed, and the log
+    /// holds the frames scored before it, marked incomplete.
+    fault: Option<String>,
     warnings: Vec<String>,
 }
 
@@ -169,7 +176,13 @@ impl Filter {
             }
         }
         let context = make_context(&options, &models, &extractors, DeviceChoice::Cpu)?;
+        let log = options
+            .log_path
+            .as_deref()
+            .map(|p| LogStream::create(p, options.log_format, options.subsample))
+            .transpose()?;
         Ok(Filter {
+            log,
             options,
             models,
             extractors,
@@ -190,6 +203,7 @@ impl Filter {
             finished: false,
             summary: None,
             log_written: false,
+            fault: None,
             warnings: Vec::new(),
         })
     }
@@ -376,6 +390,19 @@ impl Filter {
         Ok(())
     }
 
+    /// The host is about to repeat the main input's last frame (FFmpeg's
+    /// framesync extends main past its end while the reference goes on):
+    /// the main input ended after `main_frames` frames, early, as a
+    /// truncated file does. An error: scoring the repeated frame against
+    /// later reference frames would log pairs that never existed.
+    pub fn main_ended(&mut self, main_frames: i64) -> Result<()> {
+        Err(Error::Mismatch(format!(
+            "the main (distorted) input ended after {main_frames} frames while the reference goes on \
+             (a truncated or shorter main input); FFmpeg would score its last frame again. \
+             Make the inputs equally long, or end at the shorter with shortest=1"
+        )))
+    }
+
     /// Queues a frame that passes through unscored, behind the others.
     pub fn push_unscored(&mut self, output: FrameHandle) {
         self.unscored += 1;
@@ -384,6 +411,7 @@ impl Filter {
 
     /// The next output frame whose scores are final, with its metadata set.
     pub fn pop(&mut self, set: &mut SetMetadata<'_>) -> Result<Option<FrameHandle>> {
+        self.log_final_frames()?;
         let ready = match self.pending.front() {
             None => return Ok(None),
             Some(Pending { index: None, .. }) => true,
@@ -433,43 +461,102 @@ impl Filter {
         Ok(())
     }
 
+    /// Records the first error returned to the host: the graph fails, and
+    /// [`Filter::summary`] then writes the frames scored before it as a log
+    /// marked incomplete.
+    pub fn note_fault(&mut self, e: &Error) {
+        self.fault.get_or_insert_with(|| e.to_string());
+    }
+
     /// Finishes if needed, writes the log (once), and returns the lines
-    /// libvmaf logs at info level: "VMAF score: %f" per model.
+    /// libvmaf logs at info level: "VMAF score: %f" per model. After a
+    /// fault ([`Filter::note_fault`]) it writes the log of the frames
+    /// scored before it, marked incomplete, and returns an
+    /// [`Error::Incomplete`] that says so.
     pub fn summary(&mut self) -> Result<&str> {
         if self.summary.is_none() {
-            self.finish(-1, true)?;
+            if let Err(e) = self.finish(-1, true) {
+                self.note_fault(&e);
+            }
+            if let Some(fault) = self.fault.clone() {
+                return Err(self.keep_partial_log(&fault));
+            }
             let mut text = String::new();
             if self.pairs > 0 {
                 for m in self.context.models() {
                     let score = self.context.pooled(m.name(), self.options.pool, 0, self.pairs - 1)?;
                     text.push_str(&format!("VMAF score: {}\n", printf_f(score)));
                 }
-                self.write_log()?;
+                self.write_log(self.pairs, None)?;
             }
             self.summary = Some(text);
         }
         Ok(self.summary.as_deref().unwrap_or(""))
     }
 
-    fn write_log(&mut self) -> Result<()> {
-        let Some(path) = self.options.log_path.clone() else { return Ok(()) };
+    /// After `fault`: the frames scored before it, finished as a stream
+    /// that ends there, go to the log marked incomplete. Returns the error
+    /// to report (the log's fate).
+    fn keep_partial_log(&mut self, fault: &str) -> Error {
+        let frames = match self.context.flush_partial() {
+            Ok(n) => n,
+            Err(e) => return e,
+        };
+        let Some(path) = self.options.log_path.clone() else {
+            return Error::Incomplete(format!("no log_path: the {frames} frames scored before the error are not kept"));
+        };
+        if frames == 0 {
+            return Error::Incomplete(format!("{}: no frame was scored before the error, no log written", path.display()));
+        }
+        match self.write_log(frames, Some(fault)) {
+            Ok(()) => Error::Incomplete(format!(
+                "{}: the log holds the {frames} frame{} scored before the error, marked incomplete{}",
+                path.display(),
+                if frames == 1 { "" } else { "s" },
+                match self.options.log_format {
+                    LogFormat::Json | LogFormat::Xml => " (\"incomplete\")",
+                    LogFormat::Csv | LogFormat::Sub => " (only here: csv and sub logs have no place for the mark)",
+                }
+            )),
+            Err(e) => e,
+        }
+    }
+
+    fn write_log(&mut self, frames: u32, incomplete: Option<&str>) -> Result<()> {
+        self.log_final_frames()?;
+        let Some(log) = self.log.as_mut() else { return Ok(()) };
         if self.log_written {
             return Ok(());
         }
-        self.log_written = true;
         let g = self.geometry.ok_or_else(|| Error::Internal("log before configure".into()))?;
         let seconds = self.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0);
-        let input = LogInput {
-            collector: self.context.collector(),
-            frames: self.pairs,
-            subsample: self.options.subsample,
-            width: g.width,
-            height: g.height,
-            fps: (seconds > 0.0).then(|| self.pairs as f64 / seconds),
+        let fps = (seconds > 0.0).then(|| frames as f64 / seconds);
+        log.finish(self.context.collector(), self.context.running_pools(), (g.width, g.height, fps), incomplete)?;
+        self.log_written = true;
+        Ok(())
+    }
+
+    /// Logs the frames whose values became final, then lets the context
+    /// drop the values of frames both logged and sent downstream (with
+    /// their metadata), in batches: memory stays flat over a long stream.
+    fn log_final_frames(&mut self) -> Result<()> {
+        let final_frames = self.context.frames_final();
+        let logged = match self.log.as_mut() {
+            Some(log) => {
+                log.write_frames(self.context.collector(), final_frames)?;
+                log.frames_written()
+            }
+            None => final_frames,
         };
-        let mut out = Vec::new();
-        write_log(&mut out, self.options.log_format, &input).map_err(|e| Error::io(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| Error::io(&path, e))
+        let popped = match self.pending.iter().find_map(|p| p.index) {
+            Some(next) => next,
+            None => self.pairs,
+        };
+        let releasable = logged.min(popped);
+        if releasable >= self.context.collector().first_kept() + RETIRE_BATCH {
+            self.context.retire_before(releasable);
+        }
+        Ok(())
     }
 
     pub fn take_warnings(&mut self) -> Vec<String> {
@@ -500,6 +587,17 @@ impl Filter {
         &self.context
     }
 }
+
+impl Drop for Filter {
+    fn drop(&mut self) {
+        if let Some(log) = self.log.take() {
+            log.discard_unless_finished();
+        }
+    }
+}
+
+/// Frames whose values are dropped at once when logged and sent on.
+const RETIRE_BATCH: u32 = 64;
 
 /// The inputs by index, as errors name them.
 const INPUT_NAMES: [&str; 2] = ["main", "reference"];

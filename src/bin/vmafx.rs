@@ -12,17 +12,19 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{ArgAction, Parser};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice};
 use vmafx::feature::{find_extractor, FeatureOptions};
 use vmafx::io::{self, FrameReader, RawFormat};
 use vmafx::model::{Model, ModelConfig};
-use vmafx::score::log::{write_log, LogFormat, LogInput};
+use vmafx::score::log::{LogFormat, LogStream};
 use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 use vmafx::Error;
@@ -395,17 +397,12 @@ fn run(cli: Cli) -> Result<(), Error> {
         ));
     }
 
-    // The log file is opened before scoring, so a bad path fails fast. If
-    // scoring fails, a file this run created is removed again (never a
-    // file that was there, nor /dev/stdout and the like).
-    let log_file = match &cli.output {
-        Some(path) => {
-            let created = !path.exists();
-            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-            Some((path.clone(), file, created))
-        }
-        None => None,
-    };
+    // The log file is opened before scoring, so a bad path fails fast.
+    let mut log_file = cli
+        .output
+        .as_deref()
+        .map(|p| LogStream::create(p, log_format(&cli), cli.subsample.max(1)))
+        .transpose()?;
     let result = score(
         &cli,
         ContextConfig { threads: cli.threads, subsample: cli.subsample.max(1), cpu, device },
@@ -413,17 +410,17 @@ fn run(cli: Cli) -> Result<(), Error> {
         features,
         ref_in.as_mut(),
         dist_in.as_mut(),
-        log_file.as_ref().map(|(_, f, _)| f),
+        log_file.as_mut(),
     );
-    if let (Err(_), Some((path, _, true))) = (&result, &log_file) {
-        if path.metadata().is_ok_and(|m| m.is_file()) {
-            let _ = std::fs::remove_file(path);
-        }
+    if let (Err(_), Some(log)) = (&result, log_file) {
+        log.discard_unless_finished();
     }
     result
 }
 
-/// Scores the inputs, prints the score lines and writes the log.
+/// Scores the inputs, prints the score lines and writes the log. On an
+/// error after scoring began, the log still gets every frame scored before
+/// it, marked incomplete, and the error is returned.
 fn score(
     cli: &Cli,
     config: ContextConfig,
@@ -431,7 +428,7 @@ fn score(
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,
-    log_file: Option<&std::fs::File>,
+    mut log_file: Option<&mut LogStream>,
 ) -> Result<(), Error> {
     let mut ctx = Context::new(config)?;
     let mut labels = Vec::new();
@@ -459,30 +456,27 @@ fn score(
     }
     let progress = Progress { enabled: stderr_tty && !cli.quiet, start: Instant::now() };
     let start = Instant::now();
-    let mut frames = 0u32;
-    loop {
-        // 0 means no limit, as in libvmaf.
-        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
-            break;
+    let fed = feed(cli, &mut ctx, ref_in, dist_in, &progress, log_file.as_deref_mut());
+    let outcome = fed.and_then(|frames| {
+        ctx.flush().map_err(|e| match e {
+            Error::InvalidArgument(m) if frames == 0 => {
+                Error::input(ref_in.path(), format!("no frames to score ({m})"))
+            }
+            other => other,
+        })?;
+        Ok(frames)
+    });
+    let frames = match outcome {
+        Ok(frames) => frames,
+        Err(fault) => {
+            if ctx.frames_in() > 0 {
+                if let Some(log) = log_file {
+                    keep_partial_log(cli, &mut ctx, log, &fault, ref_in, start)?;
+                }
+            }
+            return Err(fault);
         }
-        let r = ref_in.read_frame()?;
-        let d = dist_in.read_frame()?;
-        let (r, d) = match (r, d) {
-            (None, None) => break,
-            (Some(r), Some(d)) => (r, d),
-            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
-            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
-        };
-        ctx.push(Arc::new(r), Arc::new(d))?;
-        frames += 1;
-        progress.show(frames, ctx.frames_committed(), false);
-    }
-    ctx.flush().map_err(|e| match e {
-        Error::InvalidArgument(m) if frames == 0 => {
-            Error::input(ref_in.path(), format!("no frames to score ({m})"))
-        }
-        other => other,
-    })?;
+    };
     progress.show(frames, frames, true);
     let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
 
@@ -496,18 +490,95 @@ fn score(
         }
     }
 
-    if let (Some(file), Some(path)) = (log_file, &cli.output) {
-        let input = LogInput {
-            collector: ctx.collector(),
-            frames,
-            subsample: cli.subsample.max(1),
-            width: ref_in.width(),
-            height: ref_in.height(),
-            fps: Some(fps),
-        };
-        let mut w = std::io::BufWriter::new(file);
-        write_log(&mut w, log_format(cli), &input).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
+    if let Some(log) = log_file {
+        log.write_frames(ctx.collector(), ctx.frames_final())?;
+        let head = (ref_in.width(), ref_in.height(), Some(fps));
+        log.finish(ctx.collector(), ctx.running_pools(), head, None)?;
     }
+    Ok(())
+}
+
+/// Frames whose values are dropped at once, once logged.
+const RETIRE_BATCH: u32 = 64;
+
+/// Logs the frames whose values became final, then drops their values
+/// from the context (in batches): memory stays flat over a long stream.
+/// Pooled values stay available ([`Context::pooled`] over all frames).
+fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<(), Error> {
+    let releasable = match log {
+        Some(log) => {
+            log.write_frames(ctx.collector(), ctx.frames_final())?;
+            log.frames_written()
+        }
+        None => ctx.frames_final(),
+    };
+    if releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
+        ctx.retire_before(releasable);
+    }
+    Ok(())
+}
+
+/// Reads frame pairs and pushes them until the inputs end (or
+/// `--frame_cnt`); returns the frames pushed.
+fn feed(
+    cli: &Cli,
+    ctx: &mut Context,
+    ref_in: &mut dyn FrameReader,
+    dist_in: &mut dyn FrameReader,
+    progress: &Progress,
+    mut log: Option<&mut LogStream>,
+) -> Result<u32, Error> {
+    let mut frames = 0u32;
+    loop {
+        // 0 means no limit, as in libvmaf.
+        if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
+            return Ok(frames);
+        }
+        let r = ref_in.read_frame()?;
+        let d = dist_in.read_frame()?;
+        let (r, d) = match (r, d) {
+            (None, None) => return Ok(frames),
+            (Some(r), Some(d)) => (r, d),
+            (None, Some(_)) => return Err(ended_early(ref_in, dist_in, frames)),
+            (Some(_), None) => return Err(ended_early(dist_in, ref_in, frames)),
+        };
+        if let Some(signal) = stop_requested() {
+            return Err(Error::Interrupted(format!("{signal} after {frames} frames")));
+        }
+        ctx.push(Arc::new(r), Arc::new(d))?;
+        frames += 1;
+        log_final_frames(ctx, log.as_deref_mut())?;
+        progress.show(frames, ctx.frames_committed(), false);
+    }
+}
+
+/// After `fault`: finishes the frames scored before it and writes their
+/// log, marked incomplete, saying so on stderr.
+fn keep_partial_log(
+    cli: &Cli,
+    ctx: &mut Context,
+    log: &mut LogStream,
+    fault: &Error,
+    ref_in: &dyn FrameReader,
+    start: Instant,
+) -> Result<(), Error> {
+    let frames = ctx.flush_partial()?;
+    if frames == 0 {
+        return Ok(());
+    }
+    let fps = frames as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    log.write_frames(ctx.collector(), frames)?;
+    let head = (ref_in.width(), ref_in.height(), Some(fps));
+    log.finish(ctx.collector(), ctx.running_pools(), head, Some(&fault.to_string()))?;
+    eprintln!(
+        "vmafx: {}: the log holds the {frames} frame{} scored before the error, marked incomplete{}",
+        log.path().display(),
+        if frames == 1 { "" } else { "s" },
+        match log_format(cli) {
+            LogFormat::Json | LogFormat::Xml => " (\"incomplete\")",
+            LogFormat::Csv | LogFormat::Sub => " (only here: csv and sub logs have no place for the mark)",
+        }
+    );
     Ok(())
 }
 
@@ -551,7 +622,37 @@ fn ended_early(short: &dyn FrameReader, long: &dyn FrameReader, frame: u32) -> E
     ))
 }
 
+/// Set by SIGINT or SIGTERM: the run stops before its next frame and
+/// writes the log of the frames scored (marked incomplete). A second
+/// signal ends the process at once.
+static STOP: [std::sync::OnceLock<Arc<AtomicBool>>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+const STOP_SIGNALS: [(i32, &str); 2] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")];
+
+fn catch_stop_signals() -> Result<(), Error> {
+    for (slot, (signal, name)) in STOP.iter().zip(STOP_SIGNALS) {
+        let flag = slot.get_or_init(|| Arc::new(AtomicBool::new(false)));
+        let err = |e| Error::Internal(format!("catching {name}: {e}"));
+        // Registered first, so it sees the flag as it was before this
+        // signal: set means a second signal, which exits (status 1).
+        signal_hook::flag::register_conditional_shutdown(signal, 1, Arc::clone(flag)).map_err(err)?;
+        signal_hook::flag::register(signal, Arc::clone(flag)).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The stop signal received, if any.
+fn stop_requested() -> Option<&'static str> {
+    STOP.iter()
+        .zip(STOP_SIGNALS)
+        .find(|(slot, _)| slot.get().is_some_and(|f| f.load(Ordering::Relaxed)))
+        .map(|(_, (_, name))| name)
+}
+
 fn main() -> ExitCode {
+    if let Err(e) = catch_stop_signals() {
+        eprintln!("vmafx: error: {e}");
+        return ExitCode::FAILURE;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -569,6 +670,12 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Interrupted(what)) => {
+            eprintln!("vmafx: interrupted by {what}");
+            // 128 + the signal's number, as a shell reports a process the
+            // signal ended.
+            ExitCode::from(if what.starts_with("SIGTERM") { 128 + 15 } else { 128 + 2 })
+        }
         Err(e) => {
             eprintln!("vmafx: error: {e}");
             ExitCode::FAILURE

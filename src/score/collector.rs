@@ -15,7 +15,10 @@ use crate::{Error, Result};
 pub struct FeatureCollector {
     names: Vec<String>,
     index_of: HashMap<String, usize>,
+    /// Per feature, the values of frames `first_kept..`.
     values: Vec<Vec<Option<f64>>>,
+    /// Frames before this one were retired ([`FeatureCollector::retire_before`]).
+    first_kept: u32,
     aggregates: Vec<(String, f64)>,
 }
 
@@ -48,9 +51,14 @@ impl FeatureCollector {
     /// Writes `value` for `name` at frame `index`. Writing the same slot
     /// twice is an error, as in libvmaf.
     pub fn append(&mut self, name: &str, index: u32, value: f64) -> Result<()> {
+        if index < self.first_kept {
+            return Err(Error::Internal(format!(
+                "feature {name} written for frame {index}, which was already retired (logged and released)"
+            )));
+        }
         let f = self.declare(name);
         let column = &mut self.values[f];
-        let i = index as usize;
+        let i = (index - self.first_kept) as usize;
         if column.len() <= i {
             column.resize(i + 1, None);
         }
@@ -63,10 +71,30 @@ impl FeatureCollector {
         Ok(())
     }
 
-    /// Value of `name` at frame `index`, if written.
+    /// Value of `name` at frame `index`, if written (and not retired).
     pub fn get(&self, name: &str, index: u32) -> Option<f64> {
         let f = *self.index_of.get(name)?;
-        self.values[f].get(index as usize).copied().flatten()
+        let i = index.checked_sub(self.first_kept)?;
+        self.values[f].get(i as usize).copied().flatten()
+    }
+
+    /// Drops the values of frames before `frame` (a log has them, nothing
+    /// reads them again), so a long stream holds a few frames' values,
+    /// not all of them. Aggregates and the feature list stay.
+    pub fn retire_before(&mut self, frame: u32) {
+        if frame <= self.first_kept {
+            return;
+        }
+        let n = (frame - self.first_kept) as usize;
+        for column in &mut self.values {
+            column.drain(..n.min(column.len()));
+        }
+        self.first_kept = frame;
+    }
+
+    /// The first frame whose values are kept (0 unless retired).
+    pub fn first_kept(&self) -> u32 {
+        self.first_kept
     }
 
     /// Feature names in first-written order (private values excluded).
@@ -78,14 +106,16 @@ impl FeatureCollector {
         self.index_of.contains_key(name)
     }
 
-    /// All values of `name`, indexed by frame (`None` where not written).
+    /// The values of `name` kept, indexed by frame from
+    /// [`FeatureCollector::first_kept`] (`None` where not written).
     pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
         self.index_of.get(name).map(|&f| self.values[f].as_slice())
     }
 
-    /// One past the highest frame index any feature was written for.
+    /// One past the highest frame index any feature was written for (or
+    /// retired up to).
     pub fn frame_count(&self) -> u32 {
-        self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32
+        self.first_kept + self.values.iter().map(|c| c.len()).max().unwrap_or(0) as u32
     }
 
     /// Sets a whole-stream value, as libvmaf's

@@ -20,10 +20,16 @@
 //! collector's whole-stream values (PSNR's `enable_apsnr` writes them).
 
 use std::fmt::Write as _;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 use crate::feature::naming;
-use crate::score::pool::{pool_frames, PoolMethod};
+use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
+use crate::{Error, Result};
 
 /// The "version" written into logs.
 pub const LOG_VERSION: &str = concat!("vmafx-", env!("CARGO_PKG_VERSION"));
@@ -60,6 +66,48 @@ pub struct LogInput<'a> {
     /// Frames per second of the run, if measured. `None` writes what
     /// libvmaf writes for a NaN rate: `null` in JSON, `nan` in XML.
     pub fps: Option<f64>,
+    /// Why the log stops early (`None` for a complete run). JSON logs get
+    /// a top-level key `"incomplete"` and XML logs an attribute
+    /// `incomplete` on `<VMAF>`, both with this text: log readers look
+    /// up the keys they know (`frames`, `pooled_metrics`; `frames/frame`)
+    /// and pass over the rest. CSV and subtitle logs have no such place
+    /// (a reader takes every line as a frame), so theirs carry no mark:
+    /// the exit status and stderr say it.
+    pub incomplete: Option<&'a str>,
+}
+
+/// `s` as the inside of a JSON string.
+fn json_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as an XML attribute value (inside double quotes).
+fn xml_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "&#{};", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Writes the log of `input` in `format`.
@@ -68,70 +116,218 @@ pub fn write_log(w: &mut dyn std::io::Write, format: LogFormat, input: &LogInput
     w.write_all(text.as_bytes())
 }
 
-/// The log of `input` in `format`, as text.
-pub fn render_log(format: LogFormat, input: &LogInput<'_>) -> String {
-    let table = Table::new(input);
-    let mut out = String::new();
-    match format {
-        LogFormat::Xml => write_xml(&mut out, input, &table),
-        LogFormat::Json => write_json(&mut out, input, &table),
-        LogFormat::Csv => write_csv(&mut out, &table),
-        LogFormat::Sub => write_sub(&mut out, &table),
-    }
-    out
-}
-
-/// The collector's columns, with the names logs print.
-struct Table<'a> {
-    names: Vec<&'a str>,
-    columns: Vec<&'a [Option<f64>]>,
-    frame_count: u32,
+/// A log written as the run goes: each frame as soon as its values are
+/// final ([`LogStream::write_frames`]), the pooled values kept running
+/// (the context's [`RunningPools`]), so memory does not grow with the
+/// stream. The file is created by [`LogStream::create`], before any frame
+/// is scored, so a path that cannot be written fails at once.
+///
+/// libvmaf's XML and JSON logs open with the run's rate (fps), known only
+/// at the end: the frames go to the file first, and [`LogStream::finish`]
+/// moves them up to put the head before them, then appends the pooled
+/// values. The result is byte for byte [`render_log`]'s. An output that
+/// cannot be read back and rewritten in place (a pipe, a terminal) keeps
+/// the frames in memory until the end instead. A process killed before
+/// `finish` leaves the frames without head or tail.
+pub struct LogStream {
+    path: PathBuf,
+    file: File,
+    format: LogFormat,
     subsample: u32,
+    /// This run created the file (it did not exist before).
+    created: bool,
+    finished: bool,
+    /// The next frame to write (frames before it are written).
+    next_frame: u32,
+    /// Features that had a value at some frame written (the CSV header
+    /// and the pooled metrics list only those).
+    with_values: HashSet<String>,
+    body: Body,
 }
 
-impl<'a> Table<'a> {
-    fn new(input: &LogInput<'a>) -> Self {
-        let c = input.collector;
-        // A name declared but never written has no counterpart in libvmaf's
-        // collector (its vectors start with a value): leave it out.
-        let (names, columns): (Vec<&str>, Vec<&[Option<f64>]>) = c
-            .names()
-            .iter()
-            .map(|n| (n.as_str(), c.column(n).unwrap_or(&[])))
-            .filter(|(_, col)| col.iter().any(Option::is_some))
-            .unzip();
-        Table { names, columns, frame_count: c.frame_count(), subsample: input.subsample }
-    }
+enum Body {
+    /// Frames written to the file from offset 0: this many bytes.
+    InFile(u64),
+    /// Frames kept for the end (an output that cannot be rewritten).
+    InMemory(Vec<u8>),
+}
 
-    /// Frames listed, each with its (feature index, value) pairs in
-    /// collector order.
-    fn frames(&self) -> impl Iterator<Item = (u32, Vec<(usize, f64)>)> + '_ {
-        (0..self.frame_count).filter_map(move |i| {
-            if self.subsample > 1 && i % self.subsample != 0 {
-                return None;
-            }
-            let values: Vec<(usize, f64)> = self
-                .columns
-                .iter()
-                .enumerate()
-                .filter_map(|(j, col)| col.get(i as usize).copied().flatten().map(|v| (j, v)))
-                .collect();
-            (!values.is_empty()).then_some((i, values))
+impl LogStream {
+    /// Creates (or truncates) `path` now.
+    pub fn create(path: &Path, format: LogFormat, subsample: u32) -> Result<LogStream> {
+        let created = !path.exists();
+        let open_rw = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path);
+        let (file, body) = match open_rw {
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => (f, Body::InFile(0)),
+            Ok(f) => (f, Body::InMemory(Vec::new())),
+            // /dev/stdout on a write-only descriptor, and the like.
+            Err(_) => (File::create(path).map_err(|e| Error::io(path, e))?, Body::InMemory(Vec::new())),
+        };
+        Ok(LogStream {
+            path: path.to_owned(),
+            file,
+            format,
+            subsample: subsample.max(1),
+            created,
+            finished: false,
+            next_frame: 0,
+            with_values: HashSet::new(),
+            body,
         })
     }
 
-    /// Pooled values of feature `j` in libvmaf's method order, or `None`
-    /// where libvmaf's pooling fails (a scored frame without a value).
-    fn pooled(&self, j: usize, frames: u32) -> Option<Vec<(PoolMethod, f64)>> {
-        let col = self.columns[j];
-        let at = |i: u32| col.get(i as usize).copied().flatten();
-        // libvmaf pools over 0..=pic_cnt - 1 in unsigned arithmetic.
-        let last = frames.wrapping_sub(1);
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Frames written so far (`0..frames_written()`): their values may be
+    /// retired from the collector.
+    pub fn frames_written(&self) -> u32 {
+        self.next_frame
+    }
+
+    /// Writes frames up to (not including) `upto`, every value of which is
+    /// final in `c`.
+    pub fn write_frames(&mut self, c: &FeatureCollector, upto: u32) -> Result<()> {
+        if upto <= self.next_frame {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for i in self.next_frame..upto {
+            for name in c.names() {
+                if !self.with_values.contains(name) && c.get(name, i).is_some() {
+                    self.with_values.insert(name.clone());
+                }
+            }
+            write_frame(&mut text, self.format, c, i, self.subsample);
+        }
+        self.next_frame = upto;
+        match &mut self.body {
+            Body::InFile(len) => {
+                self.file.write_all_at(text.as_bytes(), *len).map_err(|e| Error::io(&self.path, e))?;
+                *len += text.len() as u64;
+            }
+            Body::InMemory(bytes) => bytes.extend_from_slice(text.as_bytes()),
+        }
+        Ok(())
+    }
+
+    /// Completes the log: `frames` frames (all written), pooled from
+    /// `pools`, `c`'s aggregates, the head with `width`, `height`, `fps`,
+    /// and the `incomplete` mark if the run stopped early
+    /// ([`LogInput::incomplete`]).
+    pub fn finish(
+        &mut self,
+        c: &FeatureCollector,
+        pools: &RunningPools,
+        head: (usize, usize, Option<f64>),
+        incomplete: Option<&str>,
+    ) -> Result<()> {
+        let (width, height, fps) = head;
+        let names: Vec<&str> =
+            c.names().iter().map(String::as_str).filter(|n| self.with_values.contains(*n)).collect();
+        let mut head_text = String::new();
+        write_head(&mut head_text, self.format, &LogHead { width, height, fps, incomplete }, &names);
+        let mut tail = String::new();
+        let pooled = |name: &str| -> Vec<(PoolMethod, f64)> {
+            PoolMethod::ALL
+                .iter()
+                .map(|&m| pools.pooled(name, m).ok().map(|v| (m, v)))
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default()
+        };
+        write_tail(&mut tail, self.format, &names, pooled, c.aggregates());
+        let io = |e| Error::io(&self.path, e);
+        match &mut self.body {
+            Body::InFile(len) => {
+                prepend(&self.file, *len, head_text.as_bytes()).map_err(io)?;
+                let end = *len + head_text.len() as u64;
+                self.file.write_all_at(tail.as_bytes(), end).map_err(io)?;
+                self.file.set_len(end + tail.len() as u64).map_err(io)?;
+            }
+            Body::InMemory(bytes) => {
+                let mut w = std::io::BufWriter::new(&self.file);
+                w.write_all(head_text.as_bytes())
+                    .and_then(|_| w.write_all(bytes))
+                    .and_then(|_| w.write_all(tail.as_bytes()))
+                    .and_then(|_| w.flush())
+                    .map_err(io)?;
+            }
+        }
+        self.finished = true;
+        Ok(())
+    }
+
+    /// For a run that wrote no log (it failed before scoring a frame):
+    /// removes the file if this run created it, never a file that was
+    /// there, nor /dev/stdout and the like.
+    pub fn discard_unless_finished(self) {
+        if !self.finished && self.created && self.path.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Moves the `len` bytes at the start of `file` up by `head.len()` and
+/// writes `head` before them, a chunk at a time from the end (the copy
+/// never overwrites bytes still to be moved).
+fn prepend(file: &File, len: u64, head: &[u8]) -> std::io::Result<()> {
+    let shift = head.len() as u64;
+    let mut chunk = vec![0u8; (1 << 20).min(len as usize)];
+    let mut end = len;
+    while end > 0 {
+        let n = end.min(chunk.len() as u64) as usize;
+        let start = end - n as u64;
+        file.read_exact_at(&mut chunk[..n], start)?;
+        file.write_all_at(&chunk[..n], start + shift)?;
+        end = start;
+    }
+    file.write_all_at(head, 0)
+}
+
+/// The log of `input` in `format`, as text: its head, every frame listed,
+/// its tail, the pieces [`LogStream`] writes as a run goes.
+pub fn render_log(format: LogFormat, input: &LogInput<'_>) -> String {
+    let c = input.collector;
+    // A name declared but never written has no counterpart in libvmaf's
+    // collector (its vectors start with a value): leave it out.
+    let names: Vec<&str> = c
+        .names()
+        .iter()
+        .map(String::as_str)
+        .filter(|n| c.column(n).is_some_and(|col| col.iter().any(Option::is_some)))
+        .collect();
+    let head = LogHead {
+        width: input.width,
+        height: input.height,
+        fps: input.fps,
+        incomplete: input.incomplete,
+    };
+    let mut out = String::new();
+    write_head(&mut out, format, &head, &names);
+    for i in 0..c.frame_count() {
+        write_frame(&mut out, format, c, i, input.subsample);
+    }
+    // libvmaf pools over 0..=pic_cnt - 1 in unsigned arithmetic.
+    let last = input.frames.wrapping_sub(1);
+    let pooled = |name: &str| -> Vec<(PoolMethod, f64)> {
         PoolMethod::ALL
             .iter()
-            .map(|&m| pool_frames(at, m, 0, last, self.subsample).ok().map(|v| (m, v)))
-            .collect()
-    }
+            .map(|&m| pool_frames(|i| c.get(name, i), m, 0, last, input.subsample).ok().map(|v| (m, v)))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default()
+    };
+    write_tail(&mut out, format, &names, pooled, c.aggregates());
+    out
+}
+
+/// What a log's head says besides the format: it comes before the frames
+/// but holds the run's rate, so [`LogStream`] writes it last.
+struct LogHead<'a> {
+    width: usize,
+    height: usize,
+    fps: Option<f64>,
+    incomplete: Option<&'a str>,
 }
 
 /// libvmaf's `vmaf_feature_name_alias`.
@@ -183,121 +379,164 @@ fn is_finite(x: f64) -> bool {
     x.is_finite()
 }
 
-fn write_xml(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
-    let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\">");
-    let _ = writeln!(
-        out,
-        "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
-        input.width as u32 as i32, input.height as u32 as i32
-    );
-    let _ = writeln!(out, "  <fyi fps=\"{}\" />", c_fixed(input.fps.unwrap_or(f64::NAN), 2));
-    out.push_str("  <frames>\n");
-    for (i, values) in table.frames() {
-        let _ = write!(out, "    <frame frameNum=\"{}\" ", i as i32);
-        for (j, v) in values {
-            let _ = write!(out, "{}=\"{}\" ", log_name(table.names[j]), c_value(v));
-        }
-        out.push_str("/>\n");
-    }
-    out.push_str("  </frames>\n");
-    out.push_str("  <pooled_metrics>\n");
-    for (j, name) in table.names.iter().enumerate() {
-        let _ = write!(out, "    <metric name=\"{}\" ", log_name(name));
-        for (m, v) in table.pooled(j, input.frames).unwrap_or_default() {
-            let _ = write!(out, "{}=\"{}\" ", m.name(), c_value(v));
-        }
-        out.push_str("/>\n");
-    }
-    out.push_str("  </pooled_metrics>\n");
-    out.push_str("  <aggregate_metrics ");
-    for (name, v) in input.collector.aggregates() {
-        let _ = write!(out, "{}=\"{}\" ", name, c_value(*v));
-    }
-    out.push_str("/>\n");
-    out.push_str("</VMAF>\n");
-}
-
-fn write_json(out: &mut String, input: &LogInput<'_>, table: &Table<'_>) {
-    out.push_str("{\n");
-    let _ = writeln!(out, "  \"version\": \"{LOG_VERSION}\",");
-    match input.fps {
-        Some(fps) if is_finite(fps) => {
-            let _ = writeln!(out, "  \"fps\": {},", c_fixed(fps, 2));
-        }
-        _ => out.push_str("  \"fps\": null,\n"),
-    }
-    out.push_str("  \"frames\": [");
-    for (i, values) in table.frames() {
-        out.push_str(if i > 0 { ",\n" } else { "\n" });
-        out.push_str("    {\n");
-        let _ = writeln!(out, "      \"frameNum\": {},", i as i32);
-        out.push_str("      \"metrics\": {\n");
-        let cnt = values.len();
-        for (k, (j, v)) in values.into_iter().enumerate() {
-            let comma = if k + 1 < cnt { "," } else { "" };
-            let name = log_name(table.names[j]);
-            if is_finite(v) {
-                let _ = writeln!(out, "        \"{name}\": {}{comma}", c_value(v));
-            } else {
-                let _ = write!(out, "        \"{name}\": null{comma}");
+/// Everything before the first frame. `names`: the features with a value
+/// (the CSV header lists them).
+fn write_head(out: &mut String, format: LogFormat, head: &LogHead<'_>, names: &[&str]) {
+    match format {
+        LogFormat::Xml => {
+            match head.incomplete {
+                Some(why) => {
+                    let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\" incomplete=\"{}\">", xml_escaped(why));
+                }
+                None => {
+                    let _ = writeln!(out, "<VMAF version=\"{LOG_VERSION}\">");
+                }
             }
+            let _ = writeln!(
+                out,
+                "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+                head.width as u32 as i32, head.height as u32 as i32
+            );
+            let _ = writeln!(out, "  <fyi fps=\"{}\" />", c_fixed(head.fps.unwrap_or(f64::NAN), 2));
+            out.push_str("  <frames>\n");
         }
-        out.push_str("      }\n");
-        out.push_str("    }");
-    }
-    out.push_str("\n  ],\n");
-    out.push_str("  \"pooled_metrics\": {");
-    for (j, name) in table.names.iter().enumerate() {
-        out.push_str(if j > 0 { ",\n" } else { "\n" });
-        let _ = write!(out, "    \"{}\": {{", log_name(name));
-        for (k, (m, v)) in table.pooled(j, input.frames).unwrap_or_default().into_iter().enumerate() {
-            out.push_str(if k > 0 { ",\n" } else { "\n" });
-            if is_finite(v) {
-                let _ = write!(out, "      \"{}\": {}", m.name(), c_value(v));
-            } else {
-                let _ = write!(out, "      \"{}\": null", m.name());
+        LogFormat::Json => {
+            out.push_str("{\n");
+            let _ = writeln!(out, "  \"version\": \"{LOG_VERSION}\",");
+            if let Some(why) = head.incomplete {
+                let _ = writeln!(out, "  \"incomplete\": \"{}\",", json_escaped(why));
             }
+            match head.fps {
+                Some(fps) if is_finite(fps) => {
+                    let _ = writeln!(out, "  \"fps\": {},", c_fixed(fps, 2));
+                }
+                _ => out.push_str("  \"fps\": null,\n"),
+            }
+            out.push_str("  \"frames\": [");
         }
-        out.push('\n');
-        out.push_str("    }");
-    }
-    out.push_str("\n  },\n");
-    out.push_str("  \"aggregate_metrics\": {");
-    let aggregates = input.collector.aggregates();
-    for (i, (name, v)) in aggregates.iter().enumerate() {
-        if is_finite(*v) {
-            let _ = write!(out, "\n    \"{}\": {}", name, c_value(*v));
-        } else {
-            let _ = write!(out, "\n    \"{}\": null", name);
+        LogFormat::Csv => {
+            out.push_str("Frame,");
+            for name in names {
+                let _ = write!(out, "{},", log_name(name));
+            }
+            out.push('\n');
         }
-        out.push_str(if i + 1 < aggregates.len() { "," } else { "" });
-    }
-    out.push_str("\n  }\n");
-    out.push_str("}\n");
-}
-
-fn write_csv(out: &mut String, table: &Table<'_>) {
-    out.push_str("Frame,");
-    for name in &table.names {
-        let _ = write!(out, "{},", log_name(name));
-    }
-    out.push('\n');
-    for (i, values) in table.frames() {
-        let _ = write!(out, "{},", i as i32);
-        for (_, v) in values {
-            let _ = write!(out, "{},", c_value(v));
-        }
-        out.push('\n');
+        LogFormat::Sub => {}
     }
 }
 
-fn write_sub(out: &mut String, table: &Table<'_>) {
-    for (i, values) in table.frames() {
-        let _ = write!(out, "{{{}}}{{{}}}frame: {}|", i as i32, (i as i32).wrapping_add(1), i as i32);
-        for (j, v) in values {
-            let _ = write!(out, "{}: {}|", log_name(table.names[j]), c_value(v));
+/// Frame `i` as the log lists it: only frames the subsample rate scores,
+/// and only those with a value; its values in collector order.
+fn write_frame(out: &mut String, format: LogFormat, c: &FeatureCollector, i: u32, subsample: u32) {
+    if subsample > 1 && i % subsample != 0 {
+        return;
+    }
+    let values: Vec<(&str, f64)> =
+        c.names().iter().filter_map(|n| c.get(n, i).map(|v| (log_name(n), v))).collect();
+    if values.is_empty() {
+        return;
+    }
+    match format {
+        LogFormat::Xml => {
+            let _ = write!(out, "    <frame frameNum=\"{}\" ", i as i32);
+            for (name, v) in values {
+                let _ = write!(out, "{name}=\"{}\" ", c_value(v));
+            }
+            out.push_str("/>\n");
         }
-        out.push('\n');
+        LogFormat::Json => {
+            out.push_str(if i > 0 { ",\n" } else { "\n" });
+            out.push_str("    {\n");
+            let _ = writeln!(out, "      \"frameNum\": {},", i as i32);
+            out.push_str("      \"metrics\": {\n");
+            let cnt = values.len();
+            for (k, (name, v)) in values.into_iter().enumerate() {
+                let comma = if k + 1 < cnt { "," } else { "" };
+                if is_finite(v) {
+                    let _ = writeln!(out, "        \"{name}\": {}{comma}", c_value(v));
+                } else {
+                    let _ = write!(out, "        \"{name}\": null{comma}");
+                }
+            }
+            out.push_str("      }\n");
+            out.push_str("    }");
+        }
+        LogFormat::Csv => {
+            let _ = write!(out, "{},", i as i32);
+            for (_, v) in values {
+                let _ = write!(out, "{},", c_value(v));
+            }
+            out.push('\n');
+        }
+        LogFormat::Sub => {
+            let _ = write!(out, "{{{}}}{{{}}}frame: {}|", i as i32, (i as i32).wrapping_add(1), i as i32);
+            for (name, v) in values {
+                let _ = write!(out, "{name}: {}|", c_value(v));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// Everything after the last frame: pooled values of `names` in libvmaf's
+/// method order (empty where libvmaf's pooling fails), then aggregates.
+fn write_tail(
+    out: &mut String,
+    format: LogFormat,
+    names: &[&str],
+    pooled: impl Fn(&str) -> Vec<(PoolMethod, f64)>,
+    aggregates: &[(String, f64)],
+) {
+    match format {
+        LogFormat::Xml => {
+            out.push_str("  </frames>\n");
+            out.push_str("  <pooled_metrics>\n");
+            for name in names {
+                let _ = write!(out, "    <metric name=\"{}\" ", log_name(name));
+                for (m, v) in pooled(name) {
+                    let _ = write!(out, "{}=\"{}\" ", m.name(), c_value(v));
+                }
+                out.push_str("/>\n");
+            }
+            out.push_str("  </pooled_metrics>\n");
+            out.push_str("  <aggregate_metrics ");
+            for (name, v) in aggregates {
+                let _ = write!(out, "{}=\"{}\" ", name, c_value(*v));
+            }
+            out.push_str("/>\n");
+            out.push_str("</VMAF>\n");
+        }
+        LogFormat::Json => {
+            out.push_str("\n  ],\n");
+            out.push_str("  \"pooled_metrics\": {");
+            for (j, name) in names.iter().enumerate() {
+                out.push_str(if j > 0 { ",\n" } else { "\n" });
+                let _ = write!(out, "    \"{}\": {{", log_name(name));
+                for (k, (m, v)) in pooled(name).into_iter().enumerate() {
+                    out.push_str(if k > 0 { ",\n" } else { "\n" });
+                    if is_finite(v) {
+                        let _ = write!(out, "      \"{}\": {}", m.name(), c_value(v));
+                    } else {
+                        let _ = write!(out, "      \"{}\": null", m.name());
+                    }
+                }
+                out.push('\n');
+                out.push_str("    }");
+            }
+            out.push_str("\n  },\n");
+            out.push_str("  \"aggregate_metrics\": {");
+            for (i, (name, v)) in aggregates.iter().enumerate() {
+                if is_finite(*v) {
+                    let _ = write!(out, "\n    \"{}\": {}", name, c_value(*v));
+                } else {
+                    let _ = write!(out, "\n    \"{}\": null", name);
+                }
+                out.push_str(if i + 1 < aggregates.len() { "," } else { "" });
+            }
+            out.push_str("\n  }\n");
+            out.push_str("}\n");
+        }
+        LogFormat::Csv | LogFormat::Sub => {}
     }
 }
 
@@ -364,8 +603,29 @@ mod tests {
         let mut c = FeatureCollector::new();
         c.declare("never_written");
         c.append("psnr_y", 0, 1.0).unwrap();
-        let input = LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0) };
+        let input =
+            LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: Some(1.0), incomplete: None };
         assert_eq!(render_log(LogFormat::Csv, &input), "Frame,psnr_y,\n0,1.000000,\n");
+    }
+
+    #[test]
+    fn incomplete_marks_are_escaped_where_readers_skip_them() {
+        let mut c = FeatureCollector::new();
+        c.append("psnr_y", 0, 1.0).unwrap();
+        let why = "a \"b\" <c> & d\\\n";
+        let input =
+            LogInput { collector: &c, frames: 1, subsample: 1, width: 2, height: 2, fps: None, incomplete: Some(why) };
+        let json: serde_json::Value = serde_json::from_str(&render_log(LogFormat::Json, &input)).unwrap();
+        assert_eq!(json["incomplete"], why);
+        assert_eq!(json["frames"].as_array().unwrap().len(), 1);
+        let xml = render_log(LogFormat::Xml, &input);
+        assert!(xml.starts_with(
+            "<VMAF version=\"vmafx-"
+        ));
+        assert!(xml.lines().next().unwrap().ends_with(" incomplete=\"a &quot;b&quot; &lt;c&gt; &amp; d\\&#10;\">"), "{xml}");
+        let complete = LogInput { incomplete: None, ..input };
+        assert!(!render_log(LogFormat::Json, &complete).contains("incomplete"));
+        assert!(!render_log(LogFormat::Xml, &complete).contains("incomplete"));
     }
 
     #[test]

@@ -141,6 +141,86 @@ pub fn pool_frames(
     Ok(acc.result(method))
 }
 
+/// libvmaf's pooling of every feature over frames `0..n`, kept as the
+/// frames become final, so that per-frame values need not be kept: the
+/// same accumulators, fed in the same frame order, as [`pool_frames`]
+/// with `first = 0` (min and max seeded by frame 0).
+#[derive(Clone, Debug)]
+pub struct RunningPools {
+    subsample: u32,
+    /// Frames fed so far (libvmaf's `pic_cnt`).
+    frames: u32,
+    /// Whether a frame the subsample rate scores has been fed.
+    scored_any: bool,
+    /// By feature name, in the order first seen.
+    columns: Vec<(String, RunningColumn)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RunningColumn {
+    acc: Accumulator,
+    /// A scored frame had no value: libvmaf's pooling fails for it.
+    missing: bool,
+}
+
+impl RunningPools {
+    pub fn new(subsample: u32) -> Self {
+        RunningPools { subsample: subsample.max(1), frames: 0, scored_any: false, columns: Vec::new() }
+    }
+
+    /// Frames fed so far.
+    pub fn frames(&self) -> u32 {
+        self.frames
+    }
+
+    /// Feeds the next frame (number `self.frames()`): `names` are every
+    /// feature known so far, `value_of` gives this frame's value of one.
+    pub fn feed<'a>(&mut self, names: impl IntoIterator<Item = &'a str>, value_of: impl Fn(&str) -> Option<f64>) {
+        let i = self.frames;
+        self.frames += 1;
+        if self.subsample > 1 && i % self.subsample != 0 {
+            return;
+        }
+        for name in names {
+            let value = value_of(name);
+            let column = match self.columns.iter().position(|(n, _)| n == name) {
+                Some(j) => &mut self.columns[j].1,
+                None => {
+                    // Earlier scored frames had no value of a feature
+                    // first seen now.
+                    let missing = self.scored_any;
+                    self.columns.push((name.to_owned(), RunningColumn { acc: Accumulator::new(), missing }));
+                    &mut self.columns.last_mut().expect("just pushed").1
+                }
+            };
+            match value {
+                Some(s) => column.acc.add(s, i == 0),
+                None => column.missing = true,
+            }
+        }
+        // A feature never seen at this scored frame has no value here.
+        for (name, column) in &mut self.columns {
+            if value_of(name).is_none() {
+                column.missing = true;
+            }
+        }
+        self.scored_any = true;
+    }
+
+    /// `name` pooled with `method` over every frame fed, as
+    /// `pool_frames(.., method, 0, frames - 1, subsample)` gives it.
+    pub fn pooled(&self, name: &str, method: PoolMethod) -> Result<f64> {
+        if self.frames == 0 {
+            return Err(Error::invalid("nothing to pool: no frames"));
+        }
+        let column = self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c);
+        match column {
+            Some(c) if !c.missing => Ok(c.acc.result(method)),
+            _ => Err(Error::invalid(format!("{name}: no value at some scored frame"))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +249,42 @@ mod tests {
         assert!(pool_frames(at, PoolMethod::Mean, 1, 1, 2).unwrap().is_nan());
         for m in PoolMethod::ALL {
             assert_eq!(PoolMethod::parse(m.name()), Some(m));
+        }
+    }
+
+    /// Fed frame by frame, the running pools give `pool_frames`'s bits,
+    /// NaNs of both signs, gaps and late features included.
+    #[test]
+    fn running_pools_equal_pool_frames() {
+        let nan_neg = f64::from_bits(0xfff8_0000_0000_0001);
+        let a = [3.0, 1.5, f64::NAN, 7.25, nan_neg, 0.1, 1e-300, -2.0, 9.0];
+        let b = [None, Some(1.0), Some(2.0), Some(0.5), Some(0.25), Some(4.0), Some(3.0), Some(1.0), Some(2.5)];
+        let c = [Some(1.0), Some(2.0), None, Some(4.0), Some(5.0), Some(6.0), Some(7.0), Some(8.0), Some(9.0)];
+        for subsample in [1, 2, 3] {
+            let mut pools = RunningPools::new(subsample);
+            for i in 0..a.len() {
+                let value_of = |n: &str| match n {
+                    "a" => Some(a[i]),
+                    "b" => b[i],
+                    _ => c[i],
+                };
+                // "b" first appears at frame 1 (as a feature the collector
+                // learns of late would).
+                let names: &[&str] = if i == 0 { &["a", "c"] } else { &["a", "b", "c"] };
+                pools.feed(names.iter().copied(), value_of);
+                let last = i as u32;
+                for m in PoolMethod::ALL {
+                    for (name, at) in [
+                        ("a", Box::new(|j: u32| Some(a[j as usize])) as Box<dyn Fn(u32) -> Option<f64>>),
+                        ("b", Box::new(|j: u32| b[j as usize])),
+                        ("c", Box::new(|j: u32| c[j as usize])),
+                    ] {
+                        let want = pool_frames(&at, m, 0, last, subsample).ok().map(f64::to_bits);
+                        let got = pools.pooled(name, m).ok().map(f64::to_bits);
+                        assert_eq!(got, want, "{name} {m:?} frames 0..={last} subsample {subsample}");
+                    }
+                }
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 pub mod clips;
 pub mod cpu;
+pub mod partial_log;
 pub mod device_support;
 pub mod reference;
 pub mod synth;

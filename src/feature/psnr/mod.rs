@@ -98,6 +98,12 @@ struct Psnr {
     psnr_max: [f64; 3],
     /// libvmaf's plane sizes: chroma rounded down.
     plane_size: [(usize, usize); 3],
+    /// Whole-stream sums for apsnr (libvmaf's uint64 state, order-free),
+    /// taken from the private per-frame values as frames are committed,
+    /// so the collector need not keep them: (sse, pixels) per plane.
+    apsnr_sums: [(u64, u64); 3],
+    /// Frames summed into `apsnr_sums`.
+    apsnr_summed: u32,
 }
 
 #[inline]
@@ -158,6 +164,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         enable_apsnr: o.get_bool(&OPTIONS, "enable_apsnr"),
         bits,
         peak,
+        apsnr_sums: [(0, 0); 3],
+        apsnr_summed: 0,
         psnr_max,
         plane_size: libvmaf_plane_sizes(cfg.format, cfg.width, cfg.height),
     }))
@@ -241,21 +249,27 @@ impl Extractor for Psnr {
         self.score(out, |p, _, _| Ok(sse[p]))
     }
 
+    fn settle(&mut self, c: &mut FeatureCollector, committed: u32, _eof: bool) -> Result<u32> {
+        if self.enable_apsnr {
+            for i in self.apsnr_summed..committed {
+                for (p, (sse, pixels)) in self.apsnr_sums.iter_mut().enumerate() {
+                    let s = c.get(&apsnr_sse_name(p), i).unwrap_or(0.0) as u64;
+                    let n = c.get(&apsnr_pixels_name(p), i).unwrap_or(0.0) as u64;
+                    *sse = sse.wrapping_add(s);
+                    *pixels = pixels.wrapping_add(n);
+                }
+            }
+        }
+        self.apsnr_summed = self.apsnr_summed.max(committed);
+        Ok(committed)
+    }
+
     fn flush(&mut self, c: &mut FeatureCollector) -> Result<()> {
         if !self.enable_apsnr {
             return Ok(());
         }
         for (p, name) in APSNR_NAMES.iter().enumerate() {
-            // Integer sums, as libvmaf's uint64 state (order-free).
-            let (mut sse, mut pixels) = (0u64, 0u64);
-            let sse_name = apsnr_sse_name(p);
-            let pixels_name = apsnr_pixels_name(p);
-            if let (Some(s), Some(n)) = (c.column(&sse_name), c.column(&pixels_name)) {
-                for (s, n) in s.iter().zip(n) {
-                    sse = sse.wrapping_add(s.unwrap_or(0.0) as u64);
-                    pixels = pixels.wrapping_add(n.unwrap_or(0.0) as u64);
-                }
-            }
+            let (sse, pixels) = self.apsnr_sums[p];
             let peak_sq = self.peak.wrapping_mul(self.peak);
             let apsnr = 10.0 * ((peak_sq as f64).log10() + (pixels as f64).log10() - (sse as f64).log10());
             let max_apsnr =
