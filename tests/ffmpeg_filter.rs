@@ -1,6 +1,7 @@
-//! The `vmafx` FFmpeg filter (FFmpeg 7.1, built by scripts/ffmpeg-build
-//! with vmafx AND FFmpeg's own libvmaf filter in one ffmpeg binary) against
-//! libvmaf 3.2.0 on the same clips:
+//! The `vmafx` FFmpeg filter (FFmpeg 7.1 or 8.1, built by
+//! scripts/ffmpeg-build with vmafx AND FFmpeg's own libvmaf filter in one
+//! ffmpeg binary; scripts/test runs this file on both) against libvmaf
+//! 3.2.0 on the same clips:
 //! - the JSON logs are identical, line for line (bar "version" and the
 //!   timing line "fps");
 //! - the per-frame metadata (`lavfi.vmafx.*`, `%.17g`) equals, as f64
@@ -10,7 +11,8 @@
 //! - bad input ends with a clear error, never a crash or a silent drop.
 //!
 //! The ffmpeg program is `$VMAFX_FFMPEG` (default
-//! `${VMAFX_BUILD:-build}/ffmpeg-7.1/obj/ffmpeg`). Missing, each test says SKIPPED; with
+//! `${VMAFX_BUILD:-build}/ffmpeg-7.1/obj/ffmpeg`; 8.1's is
+//! `build/ffmpeg-8.1/obj/ffmpeg`). Missing, each test says SKIPPED; with
 //! VMAFX_REQUIRE_FFMPEG=1 it fails instead.
 
 mod common;
