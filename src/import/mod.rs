@@ -17,6 +17,8 @@
 pub mod cpu;
 pub mod drm;
 pub mod gpu;
+mod dmabuf;
+mod external;
 mod layout;
 mod sys;
 
