@@ -605,8 +605,10 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         drop(cache);
         let mut planes = Vec::with_capacity(prep.planes.len());
         for (pi, p) in prep.planes.iter().enumerate() {
+            // Chroma that is not read is not mapped either.
+            let wanted = pi == 0 || prep.format.chroma != Chroma::Yuv400;
             let ptr = match &objects[p.object] {
-                Some(object) => {
+                Some(object) if wanted => {
                     let (row, h) = prep.rows[pi];
                     let len = p.pitch * (h as u64 - 1) + row;
                     let ptr = object.plane(lane.engine.backend_mut(), p.offset, len).map_err(|e| {
@@ -614,7 +616,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     })?;
                     Some(ptr)
                 }
-                None => None,
+                _ => None,
             };
             planes.push(ptr);
         }
@@ -654,10 +656,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             let wanted = pi == 0 || format.chroma != Chroma::Yuv400;
             match extents[p.object] {
                 Extent::Pointer { ptr, .. } => linear.push(Some(Pitched { ptr: ptr + p.offset, pitch: p.pitch as usize })),
-                Extent::DmaBuf { .. } => {
-                    let ptr = plane_ptrs[pi].expect("map_dma_bufs maps every dma-buf plane");
-                    linear.push(Some(Pitched { ptr, pitch: p.pitch as usize }));
-                }
+                Extent::DmaBuf { .. } => linear.push(plane_ptrs[pi].map(|ptr| Pitched { ptr, pitch: p.pitch as usize })),
                 Extent::Array { array, .. } if wanted => {
                     let pitch = pitch_of(row);
                     let dst = alloc(lane, pitch, ph)?;
