@@ -1,7 +1,9 @@
 //! The GPU lanes' import (CUDA and HIP alike, through the engine's
-//! [`Backend`]): device pointers and device arrays become a [`DeviceFrame`]
-//! wrapped in a [`PictureSource`] ([`GpuFrame`]), with no copy through host
-//! memory. Modelled on the CPU lane's dma-buf import (src/import/cpu.rs):
+//! [`Backend`]): device pointers, device arrays and (HIP) dma-bufs become a
+//! [`DeviceFrame`] wrapped in a [`PictureSource`] ([`GpuFrame`]), with no
+//! copy through host memory. dma-bufs are imported as external memory once
+//! per object and mapped per plane (src/import/external.rs); their fences
+//! are polled on the host as on the CPU path (src/import/dmabuf.rs). Modelled on the CPU lane's dma-buf import (src/import/cpu.rs):
 //! the same [`FrameDescriptor`], the same refusals, the same BUSY rule.
 //!
 //! - Planar planes (YUV420, YUV444, one R8/R16 layer per plane) are read in
