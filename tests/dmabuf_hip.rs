@@ -392,7 +392,8 @@ fn refusals_match_the_cpu_path(vgem: Option<&Arc<Vgem>>) {
     let buf = surface(vgem, l.len);
     let importer = GpuImporter::hip(0, true).unwrap();
     let cpu = CpuDevice::new(true);
-    let cases: Vec<(&str, Box<dyn Fn(&mut FrameDescriptor)>)> = vec![
+    type Change = Box<dyn Fn(&mut FrameDescriptor)>;
+    let cases: Vec<(&str, Change)> = vec![
         ("tiled", Box::new(|d| d.objects[0].modifier = DrmModifier::from(I915_FORMAT_MOD_X_TILED))),
         ("mod invalid", Box::new(|d| d.objects[0].modifier = DrmModifier::Invalid)),
         ("past the end", Box::new(|d| d.layers[1].planes[0].offset += 4096)),

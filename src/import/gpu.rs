@@ -261,6 +261,10 @@ struct Prepared {
     device_waits: Vec<u64>,
 }
 
+/// A queued import: the frame, the buffers it owns, the dma-buf imports it
+/// reads.
+type Queued = (DeviceFrame, Vec<Buffer>, Vec<Arc<ExternalObject>>);
+
 /// What the GPU lanes read.
 const GPU_LANES: Lane = Lane {
     reads: "the GPU lanes read",
@@ -552,7 +556,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<(DeviceFrame, Vec<Buffer>, Vec<Arc<ExternalObject>>), ImportError> {
+    ) -> Result<Queued, ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
