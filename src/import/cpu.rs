@@ -21,9 +21,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
+use super::dmabuf;
 use super::sys::{self, Mapping};
 use super::{
-    AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
+    DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Object, Refusal, ReleaseFence,
 };
 use crate::engine::PictureSource;
@@ -199,21 +200,12 @@ impl CpuDevice {
         for (oi, o) in desc.objects.iter().enumerate() {
             check_modifier(desc, oi, o, &CPU_LANE)?;
             let real = match &o.memory {
-                Memory::Host(bytes) => bytes.len() as u64,
-                Memory::DmaBuf(fd) => {
-                    use std::os::fd::AsRawFd;
-                    sys::object_size(fd.as_fd()).map_err(|e| {
-                        let why = if e.raw_os_error() == Some(nix::libc::EBADF) {
-                            "a closed fd?"
-                        } else {
-                            "not a dma-buf"
-                        };
-                        err(
-                            Kind::Invalid,
-                            format!("{label}: object {oi}: cannot size fd {} ({e}); {why}", fd.as_raw_fd()),
-                        )
-                    })?
+                Memory::Host(bytes) => {
+                    let real = bytes.len() as u64;
+                    dmabuf::check_declared(label, oi, real, o.size)?;
+                    real
                 }
+                Memory::DmaBuf(fd) => dmabuf::object_size(label, oi, fd, o.size)?,
                 Memory::GlTexture { target, name } => {
                     return Err(err(
                         Kind::NotSupported,
@@ -227,15 +219,6 @@ impl CpuDevice {
                     ))
                 }
             };
-            if real == 0 {
-                return Err(err(Kind::Invalid, format!("{label}: object {oi} is empty")));
-            }
-            if o.size > real {
-                return Err(err(
-                    Kind::Range,
-                    format!("{label}: object {oi} declares {} bytes, it has {real}", o.size),
-                ));
-            }
             sizes.push(real);
         }
         // The CPU lane's formats are all 4:2:0 (or leave chroma to them).
@@ -259,49 +242,12 @@ impl CpuDevice {
         }
         let planes = layout.planes;
         // Fences: the caller's, then each dma-buf's implicit writers' fences.
-        let mut implicit = Vec::new();
-        if desc.implicit_sync {
-            for (oi, o) in desc.objects.iter().enumerate() {
-                if let Memory::DmaBuf(fd) = &o.memory {
-                    let sf = sys::export_read_sync_file(fd.as_fd()).map_err(|e| {
-                        err(Kind::Device, format!("{label}: object {oi}: DMA_BUF_IOCTL_EXPORT_SYNC_FILE failed ({e}): not a dma-buf, or a kernel before 6.0"))
-                    })?;
-                    implicit.push((oi, sf));
-                }
-            }
-        }
-        for (i, f) in desc.acquire.iter().enumerate() {
-            let pending = match f {
-                AcquireFence::None => false,
-                AcquireFence::Host(h) => !h.is_signalled(),
-                AcquireFence::SyncFile(fd) => !sys::poll_signalled(fd.as_fd(), 0).map_err(|e| {
-                    err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))
-                })?,
-                AcquireFence::DeviceEvent(_) | AcquireFence::GlSync(_) => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: acquire fence {i} is a {}; the CPU device waits on host fences and sync_files", f.describe()),
-                    ))
-                }
-            };
-            if pending {
-                return Err(err(
-                    Kind::Busy,
-                    format!("{label}: acquire fence {i} ({}) has not signalled", f.describe()),
-                ));
-            }
-        }
-        for (oi, sf) in &implicit {
-            let signalled = sys::poll_signalled(sf.as_fd(), 0).map_err(|e| {
-                err(Kind::Device, format!("{label}: implicit fence of object {oi}: {e}"))
-            })?;
-            if !signalled {
-                return Err(err(
-                    Kind::Busy,
-                    format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file) has not signalled"),
-                ));
-            }
-        }
+        dmabuf::poll_acquire(desc, |i, f| {
+            Err(err(
+                Kind::NotSupported,
+                format!("{label}: acquire fence {i} is a {}; the CPU device waits on host fences and sync_files", f.describe()),
+            ))
+        })?;
         // Host memory for what cannot be read in place (allocated before the
         // SYNC bracket opens, so a failure leaves nothing to undo).
         let interleaved = planes.len() == 2;

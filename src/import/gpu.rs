@@ -1,7 +1,9 @@
 //! The GPU lanes' import (CUDA and HIP alike, through the engine's
-//! [`Backend`]): device pointers and device arrays become a [`DeviceFrame`]
-//! wrapped in a [`PictureSource`] ([`GpuFrame`]), with no copy through host
-//! memory. Modelled on the CPU lane's dma-buf import (src/import/cpu.rs):
+//! [`Backend`]): device pointers, device arrays and (HIP) dma-bufs become a
+//! [`DeviceFrame`] wrapped in a [`PictureSource`] ([`GpuFrame`]), with no
+//! copy through host memory. dma-bufs are imported as external memory once
+//! per object and mapped per plane (src/import/external.rs); their fences
+//! are polled on the host as on the CPU path (src/import/dmabuf.rs). Modelled on the CPU lane's dma-buf import (src/import/cpu.rs):
 //! the same [`FrameDescriptor`], the same refusals, the same BUSY rule.
 //!
 //! - Planar planes (YUV420, YUV444, one R8/R16 layer per plane) are read in
@@ -32,11 +34,12 @@
 //! pictures scored on a GPU), and stays 0 for imported frames.
 
 use std::collections::HashMap;
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use super::dmabuf;
+use super::external::{self, ExternalCache, ExternalObject, Graveyard};
 use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
 use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
@@ -100,10 +103,12 @@ pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 type Buffer = (u64, usize);
 
 /// Device memory a released frame owned, reusable once `event` is done
-/// (the readers may still be reading when the last reference drops).
+/// (the readers may still be reading when the last reference drops), and
+/// the dma-buf imports it read, kept alive until then.
 struct Retired {
     event: u64,
     buffers: Vec<Buffer>,
+    externals: Vec<Arc<ExternalObject>>,
 }
 
 /// Buffers kept for reuse: frames of a stream have the same sizes, and a
@@ -116,11 +121,13 @@ struct LibraryLane<B: Backend> {
     engine: Engine<B>,
     retired: Vec<Retired>,
     pool: Vec<Buffer>,
+    /// dma-buf imports nobody references any more, to destroy.
+    graveyard: Graveyard,
 }
 
 impl<B: Backend> LibraryLane<B> {
     fn new(engine: Engine<B>) -> Self {
-        LibraryLane { engine, retired: Vec::new(), pool: Vec::new() }
+        LibraryLane { engine, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
     }
 
     /// Returns what released frames owned to the pool once their work is
@@ -138,6 +145,9 @@ impl<B: Backend> LibraryLane<B> {
                 Ok(true) => {
                     backend.destroy_event(r.event);
                     self.pool.extend(r.buffers);
+                    // The last reader is done: the imports may go (to the
+                    // graveyard, where no cache holds them).
+                    drop(r.externals);
                 }
                 Ok(false) => keep.push(r),
                 Err(e) => {
@@ -148,6 +158,7 @@ impl<B: Backend> LibraryLane<B> {
             }
         }
         self.retired = keep;
+        external::bury(&self.graveyard, self.engine.backend_mut());
         while self.pool.len() > POOL_BUFFERS {
             // The smallest go first.
             let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].1).unwrap_or(0);
@@ -192,6 +203,9 @@ pub struct GpuImporter<B: Backend + Send + 'static> {
     memory: DeviceMemoryId,
     read_chroma: bool,
     stats: Arc<GpuImportStats>,
+    /// dma-bufs imported by this importer, by identity: one importer per
+    /// frames context (a decoder's surface pool), dropped with it.
+    externals: Mutex<ExternalCache>,
 }
 
 /// The library lanes of the devices, by (vendor, index), while an importer
@@ -230,6 +244,9 @@ enum Extent {
     Pointer { ptr: u64, bytes: Option<u64> },
     /// A device array and its row bytes and rows, where known.
     Array { array: u64, size: Option<(u64, u64)> },
+    /// A dma-buf of `size` bytes, imported (or found in the cache) when
+    /// the frame is queued.
+    DmaBuf { size: u64 },
 }
 
 /// Everything checked: what `finish` queues.
@@ -239,8 +256,14 @@ struct Prepared {
     shift: u32,
     planes: Vec<FlatPlane>,
     extents: Vec<Extent>,
+    /// Each plane's (bytes per row, rows).
+    rows: Vec<(u64, usize)>,
     device_waits: Vec<u64>,
 }
+
+/// A queued import: the frame, the buffers it owns, the dma-buf imports it
+/// reads.
+type Queued = (DeviceFrame, Vec<Buffer>, Vec<Arc<ExternalObject>>);
 
 /// What the GPU lanes read.
 const GPU_LANES: Lane = Lane {
@@ -271,7 +294,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
 
     fn on_lane(lane: Shared<B>, read_chroma: bool) -> Self {
         let memory = lock(&lane).engine.backend().memory();
-        GpuImporter { lane, memory, read_chroma, stats: Arc::new(GpuImportStats::default()) }
+        GpuImporter { lane, memory, read_chroma, stats: Arc::new(GpuImportStats::default()), externals: Mutex::default() }
     }
 
     /// An importer on the same library stream, reading chroma or not.
@@ -281,7 +304,15 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             memory: self.memory,
             read_chroma,
             stats: Arc::new(GpuImportStats::default()),
+            externals: Mutex::default(),
         }
+    }
+
+    /// dma-buf objects imported by this importer (each once, however many
+    /// frames read it) and held now.
+    pub fn dma_buf_imports(&self) -> (u64, usize) {
+        let cache = self.externals.lock().unwrap_or_else(|p| p.into_inner());
+        (cache.imports, cache.len())
     }
 
     pub fn stats(&self) -> &Arc<GpuImportStats> {
@@ -315,7 +346,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     ) -> Result<Arc<GpuFrame<B>>, (Refusal, Option<ReleaseCallback>)> {
         let result = self.check(&desc).and_then(|prep| self.finish(&desc, prep));
         match result {
-            Ok((frame, owned)) => Ok(Arc::new(self.wrap(desc, frame, owned, on_release))),
+            Ok((frame, owned, externals)) => Ok(Arc::new(self.wrap(desc, frame, owned, externals, on_release))),
             Err(error) => {
                 if error.kind == Kind::Busy {
                     self.stats.busy.fetch_add(1, Ordering::SeqCst);
@@ -416,10 +447,19 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     })?;
                     Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
                 }
-                ref m @ (Memory::Host(_) | Memory::DmaBuf(_) | Memory::GlTexture { .. }) => {
+                Memory::DmaBuf(ref fd) => {
+                    if !backend.imports_dma_bufs() {
+                        return Err(err(
+                            Kind::NotSupported,
+                            format!("{label}: object {oi} is a dma-buf; this lane's runtime cannot import dma-bufs (HIP with hipImportExternalMemory can; else score it on the CPU device)"),
+                        ));
+                    }
+                    Extent::DmaBuf { size: dmabuf::object_size(label, oi, fd, o.size)? }
+                }
+                ref m @ (Memory::Host(_) | Memory::GlTexture { .. }) => {
                     return Err(err(
                         Kind::NotSupported,
-                        format!("{label}: object {oi} is {:?} memory; the GPU lanes import device pointers and device arrays (host pictures are uploaded by the context; dma-bufs go through the CPU device)", m.kind()),
+                        format!("{label}: object {oi} is {:?} memory; the GPU lanes import device pointers, device arrays and (HIP) dma-bufs (host pictures are uploaded by the context)", m.kind()),
                     ))
                 }
             };
@@ -441,6 +481,19 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                         return Err(err(
                             Kind::NotSupported,
                             format!("{label}: plane {pi}: 16-bit samples at an odd address or pitch"),
+                        ));
+                    }
+                }
+                Extent::DmaBuf { size } => {
+                    check_pitch(label, pi, p, row)?;
+                    if int(p.pitch as usize, "pitch").is_err() {
+                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
+                    }
+                    check_end(label, pi, p, row, h, Some(size))?;
+                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0) {
+                        return Err(err(
+                            Kind::NotSupported,
+                            format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
                         ));
                     }
                 }
@@ -469,36 +522,20 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             }
         }
         // Fences: device events are waited on by the library stream; host
-        // fences and sync_files are polled (BUSY while pending).
+        // fences, sync_files and dma-bufs' implicit fences are polled on the
+        // host (BUSY while pending): ROCm has no sync_file semaphore.
         let mut device_waits = Vec::new();
-        for (i, f) in desc.acquire.iter().enumerate() {
-            let pending = match f {
-                AcquireFence::None => false,
-                AcquireFence::Host(h) => !h.is_signalled(),
-                AcquireFence::SyncFile(fd) => !super::sys::poll_signalled(fd.as_fd(), 0).map_err(|e| {
-                    err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))
-                })?,
-                AcquireFence::DeviceEvent(e) => {
-                    if *e == 0 {
-                        return Err(err(Kind::Invalid, format!("{label}: acquire fence {i} is a NULL device event")));
-                    }
-                    device_waits.push(*e);
-                    false
-                }
-                AcquireFence::GlSync(_) => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: acquire fence {i} is a {}; the GPU lanes wait on device events, host fences and sync_files", f.describe()),
-                    ))
-                }
-            };
-            if pending {
-                return Err(err(
-                    Kind::Busy,
-                    format!("{label}: acquire fence {i} ({}) has not signalled", f.describe()),
-                ));
+        dmabuf::poll_acquire(desc, |i, f| match f {
+            AcquireFence::DeviceEvent(0) => Err(err(Kind::Invalid, format!("{label}: acquire fence {i} is a NULL device event"))),
+            AcquireFence::DeviceEvent(e) => {
+                device_waits.push(*e);
+                Ok(())
             }
-        }
+            _ => Err(err(
+                Kind::NotSupported,
+                format!("{label}: acquire fence {i} is a {}; the GPU lanes wait on device events, host fences and sync_files", f.describe()),
+            )),
+        })?;
         let interleaved = planes.len() == 2;
         let out_chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { chroma };
         let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
@@ -506,6 +543,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             bps,
             format: PixelFormat { chroma: out_chroma, bits },
             shift,
+            rows: (0..layout.planes.len()).map(|pi| layout.plane_rows(pi, desc.width, desc.height)).collect(),
             planes: layout.planes,
             extents,
             device_waits,
@@ -518,20 +556,21 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<(DeviceFrame, Vec<Buffer>), ImportError> {
+    ) -> Result<Queued, ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
+        let (externals, plane_ptrs) = self.map_dma_bufs(&mut lane, desc, &prep)?;
         let ready = lane
             .engine
             .backend_mut()
             .create_event()
             .map_err(|e| err(Kind::Device, format!("{label}: {e}")))?;
         let mut owned = Vec::new();
-        match self.queue(&mut lane, desc, &prep, ready, &mut owned) {
+        match self.queue(&mut lane, desc, &prep, &plane_ptrs, ready, &mut owned) {
             Ok(frame) => {
                 self.stats.imports.fetch_add(1, Ordering::SeqCst);
-                Ok((frame, owned))
+                Ok((frame, owned, externals.into_iter().flatten().collect()))
             }
             Err(e) => {
                 // Nothing queued may still run on memory we reuse: wait.
@@ -544,16 +583,63 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         }
     }
 
+    /// The dma-buf objects' imports (from the cache, or imported now) and
+    /// each flat plane's device pointer where its object is a dma-buf.
+    #[allow(clippy::type_complexity)]
+    fn map_dma_bufs(
+        &self,
+        lane: &mut LibraryLane<B>,
+        desc: &FrameDescriptor,
+        prep: &Prepared,
+    ) -> Result<(Vec<Option<Arc<ExternalObject>>>, Vec<Option<u64>>), ImportError> {
+        let label = &desc.label;
+        let mut objects = Vec::with_capacity(desc.objects.len());
+        let mut cache = self.externals.lock().unwrap_or_else(|p| p.into_inner());
+        for (oi, o) in desc.objects.iter().enumerate() {
+            let object = match (&o.memory, prep.extents[oi]) {
+                (Memory::DmaBuf(fd), Extent::DmaBuf { size }) => {
+                    let graveyard = lane.graveyard.clone();
+                    let object = cache.get(fd, size, lane.engine.backend_mut(), &graveyard).map_err(|e| {
+                        err(Kind::Device, format!("{label}: object {oi}: importing the dma-buf failed: {e}"))
+                    })?;
+                    Some(object)
+                }
+                _ => None,
+            };
+            objects.push(object);
+        }
+        drop(cache);
+        let mut planes = Vec::with_capacity(prep.planes.len());
+        for (pi, p) in prep.planes.iter().enumerate() {
+            // Chroma that is not read is not mapped either.
+            let wanted = pi == 0 || prep.format.chroma != Chroma::Yuv400;
+            let ptr = match &objects[p.object] {
+                Some(object) if wanted => {
+                    let (row, h) = prep.rows[pi];
+                    let len = p.pitch * (h as u64 - 1) + row;
+                    let ptr = object.plane(lane.engine.backend_mut(), p.offset, len).map_err(|e| {
+                        err(Kind::Device, format!("{label}: plane {pi} of object {} (offset {}): {e}", p.object, p.offset))
+                    })?;
+                    Some(ptr)
+                }
+                _ => None,
+            };
+            planes.push(ptr);
+        }
+        Ok((objects, planes))
+    }
+
     fn queue(
         &self,
         lane: &mut LibraryLane<B>,
         desc: &FrameDescriptor,
         prep: &Prepared,
+        plane_ptrs: &[Option<u64>],
         ready: u64,
         owned: &mut Vec<Buffer>,
     ) -> crate::Result<DeviceFrame> {
         let (w, h) = (desc.width, desc.height);
-        let Prepared { bps, format, shift, planes, extents, device_waits } = prep;
+        let Prepared { bps, format, shift, planes, extents, device_waits, .. } = prep;
         let (bps, shift) = (*bps, *shift);
         for e in device_waits {
             lane.engine.backend_mut().wait_event(*e)?;
@@ -576,6 +662,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             let wanted = pi == 0 || format.chroma != Chroma::Yuv400;
             match extents[p.object] {
                 Extent::Pointer { ptr, .. } => linear.push(Some(Pitched { ptr: ptr + p.offset, pitch: p.pitch as usize })),
+                Extent::DmaBuf { .. } => linear.push(plane_ptrs[pi].map(|ptr| Pitched { ptr, pitch: p.pitch as usize })),
                 Extent::Array { array, .. } if wanted => {
                     let pitch = pitch_of(row);
                     let dst = alloc(lane, pitch, ph)?;
@@ -596,7 +683,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             let plane = |ptr: u64, pitch: usize| DevPlane { ptr, pitch, width: pw, height: ph, bytes_per_sample: bps };
             match planes[src_index].samples {
                 Samples::Single if shift == 0 => {
-                    if matches!(extents[planes[src_index].object], Extent::Pointer { .. }) {
+                    if matches!(extents[planes[src_index].object], Extent::Pointer { .. } | Extent::DmaBuf { .. }) {
                         self.stats.in_place_planes.fetch_add(1, Ordering::SeqCst);
                     }
                     out.push(plane(src.ptr, src.pitch));
@@ -654,6 +741,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         desc: FrameDescriptor,
         frame: DeviceFrame,
         owned: Vec<Buffer>,
+        externals: Vec<Arc<ExternalObject>>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
         let ready = frame.ready.expect("imports record ready");
@@ -662,12 +750,22 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             label: desc.label,
             key: (frame.memory, ready),
             owned,
+            externals,
             frame,
             release: desc.release,
             on_release: Mutex::new(on_release),
             lane: self.lane.clone(),
             stats: self.stats.clone(),
         }
+    }
+}
+
+impl<B: Backend + Send + 'static> Drop for GpuImporter<B> {
+    fn drop(&mut self) {
+        // The frames context is gone: its surfaces' imports go once the
+        // frames still out are released and their readers done.
+        self.externals.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        lock(&self.lane).reclaim(false);
     }
 }
 
@@ -734,6 +832,8 @@ pub struct GpuFrame<B: Backend + Send + 'static> {
     key: (DeviceMemoryId, u64),
     /// Device memory the frame owns (converted planes, copied arrays).
     owned: Vec<Buffer>,
+    /// The dma-buf imports it reads (shared with the importer's cache).
+    externals: Vec<Arc<ExternalObject>>,
     frame: DeviceFrame,
     release: Vec<ReleaseFence>,
     on_release: Mutex<Option<ReleaseCallback>>,
@@ -804,7 +904,8 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
             backend.destroy_event(e);
         }
         let buffers = std::mem::take(&mut self.owned);
-        lane.retired.push(Retired { event: released, buffers });
+        let externals = std::mem::take(&mut self.externals);
+        lane.retired.push(Retired { event: released, buffers, externals });
         lane.reclaim(false);
         drop(lane);
         if !host_release {

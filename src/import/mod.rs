@@ -1,7 +1,7 @@
 //! The import layer: how frames that live outside vmafx's heap (dma-bufs,
 //! device memory, GL textures) become pictures the scoring core can read.
 //!
-//! Every device lane (the CPU now, CUDA and HIP later) takes the same
+//! Every device lane (the CPU, CUDA and HIP) takes the same
 //! [`FrameDescriptor`]: where each object lives ([`Memory`]), how planes sit
 //! in the objects (DRM layers, as FFmpeg's `AVDRMFrameDescriptor`), the DRM
 //! fourcc and modifier, the size and bit depth, and the fences that guard it.
@@ -17,6 +17,8 @@
 pub mod cpu;
 pub mod drm;
 pub mod gpu;
+mod dmabuf;
+mod external;
 mod layout;
 mod sys;
 

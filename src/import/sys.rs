@@ -181,3 +181,20 @@ pub fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
     // SAFETY: as above, a fresh fd.
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
+
+/// Which object an fd refers to: (device, inode) from `fstat`. Every
+/// dma-buf has an inode of its own on the dma-buf filesystem, so two fds of
+/// one buffer (a decoder's surface exported again each frame) give the same
+/// pair, and a live buffer's pair is never another's.
+pub fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat writes one `struct stat` into `st`, which lives on the
+    // stack for the call; the fd is borrowed (open).
+    let rc = unsafe { libc::fstat(fd.as_raw_fd(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(last_error());
+    }
+    // SAFETY: fstat succeeded, so it initialised the struct.
+    let st = unsafe { st.assume_init() };
+    Ok((st.st_dev, st.st_ino))
+}

@@ -8,7 +8,9 @@
 #![allow(dead_code)]
 
 use nix::libc;
-use std::time::Instant;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use vmafx::picture::OwnedPicture;
 
@@ -206,3 +208,119 @@ pub fn write_interleaved(dst: &mut [u8], pic: &OwnedPicture, offset: usize, pitc
         }
     }
 }
+
+// ------------------------------------------------- producer buffers
+
+/// The vgem device (/dev/dri/card0), shared by a test's buffers.
+pub struct Vgem(pub OwnedFd);
+
+impl Vgem {
+    pub fn open() -> Arc<Vgem> {
+        let path = c"/dev/dri/card0";
+        // SAFETY: plain open of a device node.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        assert!(fd >= 0, "open /dev/dri/card0: {}", std::io::Error::last_os_error());
+        // SAFETY: a fresh fd we own.
+        Arc::new(Vgem(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+}
+
+/// A writable buffer: its dma-buf fd and a read-write mapping.
+pub struct Buffer {
+    pub fd: OwnedFd,
+    ptr: *mut u8,
+    pub len: usize,
+    vgem: Option<(Arc<Vgem>, u32)>,
+}
+
+// SAFETY: the producer writes only from the owning test thread.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    pub fn map(fd: OwnedFd, len: usize, vgem: Option<(Arc<Vgem>, u32)>) -> Buffer {
+        // SAFETY: a fresh shared RW mapping of a dma-buf of at least `len` bytes.
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        assert!(ptr != libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
+        Buffer { fd, ptr: ptr as *mut u8, len, vgem }
+    }
+
+    /// A vgem dumb buffer of at least `len` bytes, exported as a dma-buf.
+    pub fn vgem(dev: &Arc<Vgem>, len: usize) -> Buffer {
+        let mut c = CreateDumb { width: 4096, height: len.div_ceil(4096) as u32, bpp: 8, ..Default::default() };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_MODE_CREATE_DUMB, &mut c).expect("CREATE_DUMB");
+        let mut p = PrimeHandle { handle: c.handle, flags: (libc::O_CLOEXEC | libc::O_RDWR) as u32, fd: -1 };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut p).expect("PRIME_HANDLE_TO_FD");
+        // SAFETY: a fresh fd we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(p.fd) };
+        Buffer::map(fd, c.size as usize, Some((dev.clone(), c.handle)))
+    }
+
+    /// A udmabuf of at least `len` bytes over a sealed memfd.
+    pub fn udmabuf(len: usize) -> Buffer {
+        let len = len.div_ceil(4096) * 4096;
+        // SAFETY: plain syscalls on fds we own; results checked.
+        unsafe {
+            let memfd = libc::memfd_create(c"vmafx-frame".as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC);
+            assert!(memfd >= 0);
+            let memfd = OwnedFd::from_raw_fd(memfd);
+            assert_eq!(libc::ftruncate(memfd.as_raw_fd(), len as i64), 0);
+            assert_eq!(libc::fcntl(memfd.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK), 0);
+            let dev = libc::open(c"/dev/udmabuf".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            assert!(dev >= 0, "open /dev/udmabuf");
+            let dev = OwnedFd::from_raw_fd(dev);
+            let mut arg = UdmabufCreate { memfd: memfd.as_raw_fd() as u32, flags: 1, offset: 0, size: len as u64 };
+            let fd = libc::ioctl(dev.as_raw_fd(), UDMABUF_CREATE, &mut arg);
+            assert!(fd >= 0, "UDMABUF_CREATE: {}", std::io::Error::last_os_error());
+            Buffer::map(OwnedFd::from_raw_fd(fd), len, None)
+        }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: our RW mapping of `len` bytes, written from one thread.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Attaches an unsignalled WRITE fence (what a GPU writer would hold).
+    pub fn attach_fence(&self) -> Fence {
+        let (dev, handle) = self.vgem.as_ref().expect("fences need a vgem buffer");
+        let mut a = VgemFenceAttach { handle: *handle, flags: VGEM_FENCE_WRITE, ..Default::default() };
+        ioctl(dev.0.as_raw_fd(), DRM_IOCTL_VGEM_FENCE_ATTACH, &mut a).expect("VGEM_FENCE_ATTACH");
+        Fence { dev: dev.clone(), id: a.out_fence }
+    }
+
+    pub fn dup_fd(&self) -> OwnedFd {
+        self.fd.try_clone().expect("dup")
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: unmaps our own mapping once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+pub struct Fence {
+    dev: Arc<Vgem>,
+    pub id: u32,
+}
+
+// SAFETY: only an fd number (owned by the Arc) and an id.
+unsafe impl Send for Fence {}
+
+impl Fence {
+    pub fn signal(&self) {
+        let mut s = VgemFenceSignal { fence: self.id, flags: 0 };
+        ioctl(self.dev.0.as_raw_fd(), DRM_IOCTL_VGEM_FENCE_SIGNAL, &mut s).expect("VGEM_FENCE_SIGNAL");
+    }
+    /// Signals after `delay` from another thread.
+    pub fn signal_later(self, delay: Duration) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            self.signal();
+        })
+    }
+}
+

@@ -188,6 +188,28 @@ pub struct VendorFns {
     pub copy_from_array: unsafe fn(&DriverApi, Pitched, RawArray, usize, usize, RawStream) -> Result<()>,
 }
 
+/// `hipExternalMemory_t`: an imported external memory object.
+pub type RawExternalMemory = *mut c_void;
+
+/// Importing a dma-buf as device memory, where the vendor can (HIP:
+/// `hipImportExternalMemory` with an OpaqueFd handle, which ROCm's runtime
+/// maps as a dma-buf, as rocDecode does for VAAPI surfaces; CUDA has no
+/// dma-buf import). Each function is unsafe: the handles passed are live
+/// ones of this table, and the device is current.
+#[derive(Clone, Copy)]
+pub struct DmaBufFns {
+    /// Imports `fd` (a dma-buf of `size` bytes) and returns the external
+    /// memory. On success the runtime owns `fd` (it closes it when the
+    /// memory is destroyed); on an error the caller still does.
+    pub import_fd: unsafe fn(&DriverApi, c_int, u64) -> Result<RawExternalMemory>,
+    /// A device pointer to `size` bytes at `offset` of the memory, freed
+    /// with `mem_free` (ROCm 5.2 ignores the offset: see the import).
+    pub map_buffer: unsafe fn(&DriverApi, RawExternalMemory, u64, u64) -> Result<DevicePtr>,
+    /// Destroys the external memory (after every mapped buffer is freed
+    /// and no queued work reads it).
+    pub destroy: unsafe fn(&DriverApi, RawExternalMemory) -> Result<()>,
+}
+
 /// The normalised driver table. Every pointer stays valid for the process
 /// (the vendor library is kept loaded in a static).
 pub struct DriverApi {
@@ -200,6 +222,8 @@ pub struct DriverApi {
     pub quirks: Quirks,
     /// Whether the runtime can import external memory (an fd).
     pub external_memory: bool,
+    /// How the runtime imports a dma-buf, where it can.
+    pub dma_buf: Option<DmaBufFns>,
 }
 
 impl std::fmt::Debug for DriverApi {

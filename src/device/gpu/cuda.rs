@@ -207,7 +207,7 @@ pub fn table() -> Result<&'static DriverApi> {
         // upload returns once the source is staged.
         let quirks = Quirks { upload_stages_pageable_source: true };
         let external_memory = api.cuImportExternalMemory.is_some() && api.cuExternalMemoryGetMappedBuffer.is_some();
-        Ok(DriverApi { kind: DeviceKind::Cuda, library: &api.library, calls: SharedCalls::cuda(api), vendor, current, quirks, external_memory })
+        Ok(DriverApi { kind: DeviceKind::Cuda, library: &api.library, calls: SharedCalls::cuda(api), vendor, current, quirks, external_memory, dma_buf: None })
     })
 }
 

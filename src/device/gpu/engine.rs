@@ -66,6 +66,31 @@ pub trait Backend {
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>>;
     /// `array`'s extent; `None` where the runtime cannot tell.
     fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>>;
+
+    /// Whether [`Backend::import_dma_buf`] works here (HIP with
+    /// `hipImportExternalMemory`).
+    fn imports_dma_bufs(&self) -> bool {
+        false
+    }
+    /// Imports dma-buf `fd` of `size` bytes as external memory. The fd's
+    /// ownership passes to the runtime on success (the caller hands a
+    /// duplicate); on an error it is closed here.
+    fn import_dma_buf(&mut self, fd: std::os::fd::OwnedFd, size: u64) -> Result<u64> {
+        let _ = (fd, size);
+        Err(Error::NotSupported("this lane does not import dma-bufs".into()))
+    }
+    /// A device pointer to `size` bytes at `offset` of external memory
+    /// `memory`, freed with [`Backend::free`]. A runtime may ignore
+    /// `offset` (ROCm 5.2): the caller checks.
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<u64> {
+        let _ = (memory, offset, size);
+        Err(Error::NotSupported("this lane does not import dma-bufs".into()))
+    }
+    /// Destroys external memory `memory`: its mapped buffers are freed and
+    /// no queued work reads it any more.
+    fn destroy_external(&mut self, memory: u64) {
+        let _ = memory;
+    }
 }
 
 /// A pitched region of device memory: `ptr`, `pitch` bytes per row.

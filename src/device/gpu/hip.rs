@@ -10,7 +10,7 @@
 //! aborts the process (no error code) when asked for a target it lacks, such
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
-use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
+use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
 use super::compile::{run_rtc, RtcCalls};
 use super::engine::Pitched;
 use super::kernels::KernelSource;
@@ -86,6 +86,20 @@ pub mod sys {
         pub size: u64,
         pub flags: c_uint,
     }
+
+    /// ROCm 6+ layout (`reserved[16]` appended): 88 bytes, as CUDA's.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct HipExternalMemoryBufferDescRocm6 {
+        pub offset: u64,
+        pub size: u64,
+        pub flags: c_uint,
+        pub reserved: [c_uint; 16],
+    }
+
+    /// `hipExternalMemoryHandleTypeOpaqueFd`: the handle a dma-buf is
+    /// imported with (ROCm's runtime maps such an fd as a dma-buf).
+    pub const HIP_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: c_uint = 1;
 
     pub type Unused = c_void;
 }
@@ -243,7 +257,9 @@ pub fn table() -> Result<&'static DriverApi> {
         let quirks = Quirks { upload_stages_pageable_source: false };
         let external_memory = api.hipImportExternalMemory.is_some() && api.hipExternalMemoryGetMappedBuffer.is_some();
         let current = Current::SetDevice { set: call!(api, hipSetDevice) };
-        Ok(DriverApi { kind: DeviceKind::Hip, library: &api.library, calls: SharedCalls::hip(api), vendor, current, quirks, external_memory })
+        let dma_buf = (external_memory && api.hipDestroyExternalMemory.is_some())
+            .then_some(DmaBufFns { import_fd: import_dma_buf, map_buffer: map_external_buffer, destroy: destroy_external });
+        Ok(DriverApi { kind: DeviceKind::Hip, library: &api.library, calls: SharedCalls::hip(api), vendor, current, quirks, external_memory, dma_buf })
     })
 }
 
@@ -300,6 +316,62 @@ unsafe fn copy_2d_from_array(api: &DriverApi, dst: Pitched, array: RawArray, row
     // SAFETY: forwarded contract.
     let rc = unsafe { copy(dst.ptr, dst.pitch, array, 0, 0, row_bytes, rows, HIP_MEMCPY_DEVICE_TO_DEVICE, stream) };
     api.check(rc, "hipMemcpy2DFromArrayAsync")
+}
+
+/// Whether the runtime declares ROCm 6's external-memory structs (with
+/// their `reserved[16]` tails) rather than ROCm 5's.
+fn rocm6_layouts(rt: &HipRuntime) -> Result<bool> {
+    Ok(rt.rocm_version()?.0 >= 6)
+}
+
+/// # Safety
+/// As [`DmaBufFns::import_fd`].
+unsafe fn import_dma_buf(api: &DriverApi, fd: c_int, size: u64) -> Result<RawExternalMemory> {
+    let rt = runtime()?;
+    let import = rt.hipImportExternalMemory.ok_or_else(|| Error::NotSupported(format!("{}: no hipImportExternalMemory", rt.library)))?;
+    let handle = super::cuda::sys::ExternalHandleRocm { fd };
+    let mut memory: RawExternalMemory = std::ptr::null_mut();
+    let (rocm5, rocm6);
+    let desc: *const c_void = if rocm6_layouts(rt)? {
+        rocm6 = HipExternalMemoryHandleDescRocm6 { handle_type: HIP_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD, handle, size, flags: 0, reserved: [0; 16] };
+        std::ptr::from_ref(&rocm6).cast()
+    } else {
+        rocm5 = HipExternalMemoryHandleDescRocm5 { handle_type: HIP_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD, handle, size, flags: 0 };
+        std::ptr::from_ref(&rocm5).cast()
+    };
+    // SAFETY: `desc` points at the handle descriptor of the loaded
+    // runtime's layout, alive for the call; forwarded contract for fd.
+    api.check(unsafe { import(&mut memory, desc) }, "hipImportExternalMemory")?;
+    Ok(memory)
+}
+
+/// # Safety
+/// As [`DmaBufFns::map_buffer`].
+unsafe fn map_external_buffer(api: &DriverApi, memory: RawExternalMemory, offset: u64, size: u64) -> Result<DevicePtr> {
+    let rt = runtime()?;
+    let map = rt.hipExternalMemoryGetMappedBuffer.ok_or_else(|| Error::NotSupported(format!("{}: no hipExternalMemoryGetMappedBuffer", rt.library)))?;
+    let mut ptr: DevicePtr = 0;
+    let (rocm5, rocm6);
+    let desc: *const c_void = if rocm6_layouts(rt)? {
+        rocm6 = HipExternalMemoryBufferDescRocm6 { offset, size, flags: 0, reserved: [0; 16] };
+        std::ptr::from_ref(&rocm6).cast()
+    } else {
+        rocm5 = HipExternalMemoryBufferDescRocm5 { offset, size, flags: 0 };
+        std::ptr::from_ref(&rocm5).cast()
+    };
+    // SAFETY: `desc` points at the buffer descriptor of the loaded
+    // runtime's layout, alive for the call; `memory` is live (contract).
+    api.check(unsafe { map(&mut ptr, memory, desc) }, "hipExternalMemoryGetMappedBuffer")?;
+    Ok(ptr)
+}
+
+/// # Safety
+/// As [`DmaBufFns::destroy`].
+unsafe fn destroy_external(api: &DriverApi, memory: RawExternalMemory) -> Result<()> {
+    let rt = runtime()?;
+    let destroy = rt.hipDestroyExternalMemory.ok_or_else(|| Error::NotSupported(format!("{}: no hipDestroyExternalMemory", rt.library)))?;
+    // SAFETY: forwarded contract: a live external memory, destroyed once.
+    api.check(unsafe { destroy(memory) }, "hipDestroyExternalMemory")
 }
 
 /// The processors a code-object manager compiles for, and which one said so.
@@ -504,6 +576,9 @@ mod layout {
         assert_eq!(std::mem::align_of::<HipExternalMemoryHandleDescRocm5>(), 8);
         assert_eq!(std::mem::size_of::<HipExternalMemoryHandleDescRocm6>(), 104);
         assert_eq!(std::mem::size_of::<HipExternalMemoryBufferDescRocm5>(), 24);
+        assert_eq!(std::mem::size_of::<HipExternalMemoryBufferDescRocm6>(), 88);
+        assert_eq!(std::mem::offset_of!(HipExternalMemoryHandleDescRocm5, size), 24);
+        assert_eq!(std::mem::offset_of!(HipExternalMemoryHandleDescRocm6, reserved), 36);
     }
 
     #[test]

@@ -647,4 +647,42 @@ impl Backend for GpuLane {
         api.checked(get, |f| unsafe { f(&mut d, array as usize as _) })?;
         Ok(d.extent())
     }
+
+    fn imports_dma_bufs(&self) -> bool {
+        self.context.api.dma_buf.is_some()
+    }
+
+    fn import_dma_buf(&mut self, fd: std::os::fd::OwnedFd, size: u64) -> Result<u64> {
+        use std::os::fd::{AsRawFd, IntoRawFd};
+        let api = self.context.api;
+        let dma_buf = api.dma_buf.ok_or_else(|| Error::NotSupported(format!("{}: no dma-buf import", api.library)))?;
+        let _current = self.context.enter()?;
+        // SAFETY: a live dma-buf fd of `size` bytes (the import sized it);
+        // the device is current.
+        let memory = unsafe { (dma_buf.import_fd)(api, fd.as_raw_fd(), size) }?;
+        // The runtime owns the fd now (it closes it on destroy); on the
+        // error above `fd` was dropped, i.e. closed, by us.
+        let _ = fd.into_raw_fd();
+        Ok(memory as u64)
+    }
+
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<u64> {
+        let api = self.context.api;
+        let dma_buf = api.dma_buf.ok_or_else(|| Error::NotSupported(format!("{}: no dma-buf import", api.library)))?;
+        let _current = self.context.enter()?;
+        // SAFETY: `memory` came from import_dma_buf of this lane and is
+        // live; offset + size lie in it (checked by the import).
+        unsafe { (dma_buf.map_buffer)(api, memory as usize as _, offset, size) }
+    }
+
+    fn destroy_external(&mut self, memory: u64) {
+        let api = self.context.api;
+        let Some(dma_buf) = api.dma_buf else { return };
+        // SAFETY: the Backend contract: `memory` is live, its buffers are
+        // freed and no queued work reads it; destroyed once.
+        let done = self.context.enter().and_then(|_current| unsafe { (dma_buf.destroy)(api, memory as usize as _) });
+        if let Err(e) = done {
+            record_drop_error(e);
+        }
+    }
 }
