@@ -245,17 +245,6 @@ fn context(device: DeviceChoice) -> Context {
     c
 }
 
-fn all_values(c: &mut Context) -> Vec<(String, Vec<Option<u64>>)> {
-    c.flush().unwrap();
-    let col = c.collector();
-    let mut names: Vec<String> = col.names().to_vec();
-    names.sort();
-    names.into_iter().map(|n| {
-        let v = col.column(&n).unwrap().iter().map(|x| x.map(f64::to_bits)).collect();
-        (n, v)
-    }).collect()
-}
-
 fn assert_same(got: &[(String, Vec<Option<u64>>)], want: &[(String, Vec<Option<u64>>)]) {
     assert!(want.iter().any(|(n, _)| n == "vmaf") && want.iter().any(|(n, _)| n.contains("psnr_cb")), "{want:?}");
     assert_eq!(got.len(), want.len(), "feature sets differ");

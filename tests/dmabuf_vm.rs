@@ -93,21 +93,6 @@ fn context(with_psnr: bool) -> Context {
     c
 }
 
-/// Every (feature, frame) value of `c` as bits, sorted by name.
-fn all_values(c: &mut Context) -> Vec<(String, Vec<Option<u64>>)> {
-    c.flush().unwrap();
-    let col = c.collector();
-    let mut names: Vec<String> = col.names().to_vec();
-    names.sort();
-    names
-        .into_iter()
-        .map(|n| {
-            let v = col.column(&n).unwrap().iter().map(|x| x.map(f64::to_bits)).collect();
-            (n, v)
-        })
-        .collect()
-}
-
 fn software_values(frames: &[(OwnedPicture, OwnedPicture)], with_psnr: bool) -> Vec<(String, Vec<Option<u64>>)> {
     let mut c = context(with_psnr);
     for (r, d) in frames {

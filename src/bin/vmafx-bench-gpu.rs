@@ -345,28 +345,27 @@ impl Primary {
 
     /// A host picture's planes in device memory, as a device-only picture.
     fn device_picture(&mut self, p: &OwnedPicture) -> Result<DevicePicture> {
-        let view = p.view();
-        let mut planes = Vec::new();
-        for i in 0..view.plane_count() {
-            let plane = view.plane(i);
-            let ptr = self.upload(plane.data())?;
-            planes.push(DevPlane {
-                ptr,
-                pitch: plane.stride(),
-                width: plane.width(),
-                height: plane.height(),
-                bytes_per_sample: plane.bytes_per_sample(),
-            });
-        }
-        Ok(DevicePicture(DeviceFrame {
-            memory: DeviceMemoryId { kind: DeviceKind::Cuda, context: self.ctx as u64 },
-            format: p.format(),
-            width: p.width(),
-            height: p.height(),
-            planes,
-            ready: None,
-        }))
+        let memory = DeviceMemoryId { kind: DeviceKind::Cuda, context: self.ctx as u64 };
+        device_picture(p, memory, |data| self.upload(data))
     }
+}
+
+/// `p`'s planes, each copied to device memory by `upload` at the host
+/// pitch, as a device-only picture in `memory` (either vendor).
+fn device_picture(p: &OwnedPicture, memory: DeviceMemoryId, mut upload: impl FnMut(&[u8]) -> Result<u64>) -> Result<DevicePicture> {
+    let view = p.view();
+    let mut planes = Vec::new();
+    for i in 0..view.plane_count() {
+        let plane = view.plane(i);
+        planes.push(DevPlane {
+            ptr: upload(plane.data())?,
+            pitch: plane.stride(),
+            width: plane.width(),
+            height: plane.height(),
+            bytes_per_sample: plane.bytes_per_sample(),
+        });
+    }
+    Ok(DevicePicture(DeviceFrame { memory, format: p.format(), width: p.width(), height: p.height(), planes, ready: None }))
 }
 
 impl Drop for Primary {
@@ -417,27 +416,7 @@ impl HipFrames {
     }
 
     fn device_picture(&mut self, p: &OwnedPicture) -> Result<DevicePicture> {
-        let view = p.view();
-        let mut planes = Vec::new();
-        for i in 0..view.plane_count() {
-            let plane = view.plane(i);
-            let ptr = self.upload(plane.data())?;
-            planes.push(DevPlane {
-                ptr,
-                pitch: plane.stride(),
-                width: plane.width(),
-                height: plane.height(),
-                bytes_per_sample: plane.bytes_per_sample(),
-            });
-        }
-        Ok(DevicePicture(DeviceFrame {
-            memory: DeviceMemoryId { kind: DeviceKind::Hip, context: 0 },
-            format: p.format(),
-            width: p.width(),
-            height: p.height(),
-            planes,
-            ready: None,
-        }))
+        device_picture(p, DeviceMemoryId { kind: DeviceKind::Hip, context: 0 }, |data| self.upload(data))
     }
 }
 

@@ -324,3 +324,19 @@ impl Fence {
     }
 }
 
+
+/// Every (feature, frame) value of `c` after its flush, as bits, sorted by
+/// name: what the dma-buf tests compare with the software run.
+pub fn all_values(c: &mut vmafx::engine::Context) -> Vec<(String, Vec<Option<u64>>)> {
+    c.flush().unwrap();
+    let col = c.collector();
+    let mut names: Vec<String> = col.names().to_vec();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = col.column(&n).unwrap().iter().map(|x| x.map(f64::to_bits)).collect();
+            (n, v)
+        })
+        .collect()
+}
