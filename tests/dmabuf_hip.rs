@@ -28,15 +28,17 @@ mod synth;
 mod vm_bed;
 #[path = "common/filter_capi.rs"]
 mod filter_capi;
+#[path = "common/hip_fake.rs"]
+mod hip_fake;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::libc;
 use filter_capi::*;
+use hip_fake::*;
 use vm_bed::*;
 use vmafx::avfilter::ffi::*;
 use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
@@ -51,10 +53,6 @@ use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, La
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture};
 
-/// Set for the child runs on the fake.
-const CHILD: &str = "VMAFX_FAKE_HIP_CHILD";
-const ROCM7: &str = "70000000";
-const ROCM52: &str = "50221153";
 
 fn in_child() -> bool {
     std::env::var_os(CHILD).is_some()
@@ -62,56 +60,6 @@ fn in_child() -> bool {
 
 fn in_vm() -> bool {
     vm_bed::in_vm(&["/dev/dri/card0", "/dev/udmabuf"])
-}
-
-/// Builds the fake into a folder of its own (once per process) and links
-/// hiprtc's and comgr's names to it.
-fn fake_dir() -> Option<PathBuf> {
-    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hip-fake-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let lib = dir.join("libamdhip64.so.7");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
-        let status = std::process::Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-fvisibility=hidden"])
-            .arg("-I").arg(root.join("kernels"))
-            .arg("-I").arg(root.join("tests/device_emu"))
-            .arg(root.join("tests/hip_fake/fake_hip.cpp"))
-            .arg("-o").arg(&lib)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => panic!("{cxx} failed to build the fake libamdhip64: {s}"),
-            Err(e) => {
-                assert!(!required, "no C++ compiler ({cxx}): {e}");
-                eprintln!("SKIP: no C++ compiler ({cxx}): {e}");
-                return None;
-            }
-        }
-        for name in ["libhiprtc.so.7", "libamd_comgr.so.3", "libamd_comgr.so.2"] {
-            let link = dir.join(name);
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink("libamdhip64.so.7", &link).unwrap();
-        }
-        Some(dir)
-    })
-    .clone()
-}
-
-/// The guest's (or child's) environment for the fake.
-fn fake_env(dir: &Path, version: &str) -> Vec<(String, String)> {
-    vec![
-        (CHILD.into(), "1".into()),
-        ("LD_LIBRARY_PATH".into(), dir.display().to_string()),
-        ("VMAFX_FAKE_HIP_VERSION".into(), version.into()),
-        ("VMAFX_KERNEL_CACHE".into(), "off".into()),
-        ("VMAFX_HIP_LIB".into(), String::new()),
-        ("VMAFX_HIPRTC_LIB".into(), String::new()),
-        ("VMAFX_COMGR_LIB".into(), String::new()),
-    ]
 }
 
 #[test]
@@ -140,57 +88,6 @@ fn runs_the_hip_dmabuf_tests_in_a_vm() {
     let Some(dir) = fake_dir() else { return };
     let env = fake_env(&dir, ROCM7).into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect();
     run_in_vm(VmRun { filter: "vm_", threads: 1, expected: 5, env });
-}
-
-// ------------------------------------------------------------ the fake
-
-/// The fake's test controls, from the library the lane loaded.
-struct Fake {
-    lib: libloading::Library,
-}
-
-impl Fake {
-    fn get() -> Fake {
-        vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
-        // SAFETY: already loaded by the lane's loader: the same handle.
-        let lib = unsafe { libloading::Library::new("libamdhip64.so.7") }.unwrap();
-        // SAFETY: exported by fake_hip.cpp with this signature.
-        assert!(unsafe { lib.get::<unsafe extern "C" fn() -> *const libc::c_char>(b"vx_fake_hip_log\0") }.is_ok(), "libamdhip64.so.7 is not the fake");
-        Fake { lib }
-    }
-    fn log(&self) -> String {
-        // SAFETY: as in get; the string is copied before the next call.
-        unsafe {
-            let f = self.lib.get::<unsafe extern "C" fn() -> *const libc::c_char>(b"vx_fake_hip_log\0").unwrap();
-            std::ffi::CStr::from_ptr(f()).to_string_lossy().into_owned()
-        }
-    }
-    fn blocked_event(&self) -> u64 {
-        // SAFETY: as in get.
-        unsafe { self.lib.get::<unsafe extern "C" fn() -> u64>(b"vx_fake_hip_blocked_event\0").unwrap()() }
-    }
-    fn signal(&self, event: u64) {
-        // SAFETY: as in get; a blocked event of the fake.
-        unsafe { self.lib.get::<unsafe extern "C" fn(u64)>(b"vx_fake_hip_signal\0").unwrap()(event) }
-    }
-}
-
-/// Log lines that mention `ext`.
-fn lines_of<'a>(log: &'a str, ext: &str) -> Vec<&'a str> {
-    log.lines().filter(|l| l.contains(&format!("ext={ext}"))).collect()
-}
-
-/// Every external memory the log shows imported.
-fn imported(log: &str) -> Vec<String> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix("import ext="))
-        .map(|rest| rest.split(' ').next().unwrap().to_string())
-        .collect()
-}
-
-fn no_violations(log: &str) {
-    let bad: Vec<&str> = log.lines().filter(|l| l.starts_with("VIOLATION")).collect();
-    assert!(bad.is_empty(), "the fake saw misuse:\n{}", bad.join("\n"));
 }
 
 // ------------------------------------------------------------ surfaces
@@ -483,7 +380,9 @@ fn vm_refusals_match_the_cpu_path() {
 /// distorted), both inputs DRM_PRIME nv12 frames from a pool of `pool`
 /// vgem surfaces per input, with `device` (None: the CPU path). As a
 /// decoder does, a surface is written again only once vmafx released the
-/// frame that last held it; each distorted surface is written under an
+/// frame that last held it, and poisoned the moment it is released (a frame
+/// released before the device's last read of it scores poison); each
+/// distorted surface is written under an
 /// unsignalled write fence signalled 50 ms after the push started, so every
 /// push must wait for it. Returns the outputs' metadata (f64 bits), and
 /// vmafx's device-frame and host-copy counters; `before_free` runs on the
@@ -526,7 +425,16 @@ fn filter_run(
                 }));
             }
             l.write(buf, pic);
-            handles.push(host_frame(held, None, Some(l.av_drm(buf))));
+            let (at, len) = (buf.bytes_mut().as_mut_ptr() as usize, buf.len);
+            let poison = Box::new(move || {
+                // SAFETY: the surface's mapping (`len` bytes at `at`) lives
+                // until the run's end, after every frame is released.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = (i * 13 + 7) as u8;
+                }
+            });
+            handles.push(host_frame_with(held, None, Some(l.av_drm(buf)), Some(poison)));
         }
         let out = host_frame(&outputs_live, None, None);
         let (mf, rf) = (vmafx_frame(handles[0], w, h, c"nv12"), vmafx_frame(handles[1], w, h, c"nv12"));

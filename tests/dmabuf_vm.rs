@@ -26,7 +26,6 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::libc;
 use filter_capi::*;
 use vm_bed::*;
 use vmafx::engine::{Context, ContextConfig};

@@ -44,11 +44,16 @@ pub struct HostFrame {
     pub drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
     pub meta: std::sync::Mutex<Vec<(String, String)>>,
     pub live: Arc<std::sync::atomic::AtomicUsize>,
+    /// Run when vmafx releases the frame (a decoder reusing the surface).
+    pub on_free: Option<Box<dyn FnOnce() + Send>>,
 }
 
 pub unsafe extern "C" fn host_free(p: *mut std::ffi::c_void) {
     // SAFETY: every handle given to vmafx is a Box<HostFrame>, released once.
-    let f = unsafe { Box::from_raw(p as *mut HostFrame) };
+    let mut f = unsafe { Box::from_raw(p as *mut HostFrame) };
+    if let Some(reuse) = f.on_free.take() {
+        reuse();
+    }
     f.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
 }
 
@@ -61,7 +66,18 @@ pub unsafe extern "C" fn host_set_metadata(p: *mut std::ffi::c_void, k: *const l
 
 pub fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
     live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    Box::into_raw(Box::new(HostFrame { pic, drm, meta: Default::default(), live: live.clone() }))
+    host_frame_with(live, pic, drm, None)
+}
+
+/// [`host_frame`] with `on_free` run when vmafx releases it.
+pub fn host_frame_with(
+    live: &Arc<std::sync::atomic::AtomicUsize>,
+    pic: Option<OwnedPicture>,
+    drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
+    on_free: Option<Box<dyn FnOnce() + Send>>,
+) -> *mut HostFrame {
+    live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Box::into_raw(Box::new(HostFrame { pic, drm, meta: Default::default(), live: live.clone(), on_free }))
 }
 
 /// The VmafxFrame the glue fills for `f` (software planes, or drm_prime
