@@ -725,7 +725,7 @@ fn vm_graph_device_hip_scores_like_the_cpu_path() {
     }
     vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
     let fake = hip_fake::Fake::get();
-    let (sw, w, h, n) = (Sw::Nv12, 34, 30, 3);
+    let (sw, w, h, n) = (Sw::Nv12, 34, 34, 3);
     let frames = clip(sw, w, h, n, 11);
     let base = Case { sw, w, h, drm_main: true, drm_ref: true, bad: None, options: MODEL };
     let want = run(&base, &frames);

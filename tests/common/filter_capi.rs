@@ -65,7 +65,6 @@ pub unsafe extern "C" fn host_set_metadata(p: *mut std::ffi::c_void, k: *const l
 }
 
 pub fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
-    live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     host_frame_with(live, pic, drm, None)
 }
 
