@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define VMAFX_FILTER_API_VERSION 3
+#define VMAFX_FILTER_API_VERSION 4
 
 /* Return codes. */
 #define VMAFX_OK            0
@@ -60,6 +60,14 @@ typedef struct VmafxFilterOptions {
      * implicit write fences), in microseconds; <= 0: 1 second. Past it the
      * push fails naming the frame and the fence. */
     int64_t fence_timeout_us;
+    /* Where DRM_PRIME and software frames are scored (API version 4):
+     * NULL, "" or "cpu": the CPU (dma-bufs read in place through mmap);
+     * "hip" or "hip:N": HIP device N (0 by default), each dma-buf imported
+     * there once (hipImportExternalMemory) after the same fence wait.
+     * vmafx_filter_new fails when the HIP runtime or device is not usable.
+     * CUDA frames are scored on their own device; with "hip" they are
+     * refused at configure. */
+    const char *device;
 } VmafxFilterOptions;
 
 /* One input frame as vmafx reads it: plane pointers and line sizes as in
@@ -71,8 +79,10 @@ typedef struct VmafxFilterOptions {
  * (libavutil/hwcontext_drm.h), sw_format the name of its hw_frames_ctx's
  * sw_format (the layout of the dma-bufs: nv12, p010le, yuv420p, ...).
  * vmafx duplicates the fds, waits for the buffers' implicit fences (up to
- * fence_timeout_us) and reads them in place; the handle stays referenced
- * until the imported picture is dropped.
+ * fence_timeout_us) and reads them in place, on the CPU or, with
+ * options.device "hip[:N]", on that HIP device; the handle stays referenced
+ * until the imported picture is dropped (on HIP: until the device is past
+ * its last read).
  *
  * A CUDA frame (API version 3): pix_fmt "cuda", data[]/linesize[] the
  * device pointers (CUdeviceptr) and pitches of its sw_format's planes, as
@@ -174,7 +184,8 @@ const char *vmafx_filter_last_error(const VmafxFilter *f);
  * CUDA frames are read in place: they never count. */
 uint64_t vmafx_filter_frames_scored(const VmafxFilter *f);
 uint64_t vmafx_filter_host_copies(const VmafxFilter *f);
-/* CUDA frames handed to the GPU scoring context in place (API version 3). */
+/* CUDA frames handed to the GPU scoring context in place (API version 3),
+ * and DRM_PRIME frames imported on the HIP device (API version 4). */
 uint64_t vmafx_filter_device_frames(const VmafxFilter *f);
 
 /* Releases everything, queued frames included. NULL is a no-op. */

@@ -123,7 +123,7 @@ def first_error(log_path):
 def counters(log_path):
     with open(log_path, errors="replace") as f:
         text = f.read()
-    m = re.findall(r"(\d+) frame pairs scored, (\d+) host copies(?:, (\d+) CUDA frames in place)?", text)
+    m = re.findall(r"(\d+) frame pairs scored, (\d+) host copies(?:, (\d+) (?:CUDA|GPU) frames in place)?", text)
     score = re.findall(r"VMAF score: (\S+)", text)
     cuda_line = "CUDA frames read in place on the GPU" in text
     if not m:

@@ -37,6 +37,8 @@
 mod synth;
 #[path = "common/vm_bed.rs"]
 mod vm_bed;
+#[path = "common/hip_fake.rs"]
+mod hip_fake;
 
 use std::ffi::{c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -361,6 +363,8 @@ struct RunResult {
     /// only after the fences signalled.
     fenced_pulls: usize,
     waited_pulls: usize,
+    /// DRM buffers the pool made.
+    allocated: usize,
 }
 
 unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
@@ -603,7 +607,7 @@ fn run(case: &Case, frames: &[(OwnedPicture, OwnedPicture)]) -> RunResult {
             let (m, _) = rest.split_once(" host copies")?;
             Some((n.trim().parse().ok()?, m.trim().parse().ok()?))
         });
-        RunResult { out, error, error_after, scored_and_copies, log, fenced_pulls, waited_pulls }
+        RunResult { out, error, error_after, scored_and_copies, log, fenced_pulls, waited_pulls, allocated }
     }
 }
 
@@ -700,14 +704,74 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
     }
 }
 
+/// `vmafx=device=hip` in the graph (FFmpeg's glue passes the option; the
+/// HIP runtime is the fake libamdhip64 of tests/hip_fake, the kernel
+/// emulator behind HIP's calls): DRM_PRIME nv12 frames from the DRM
+/// hwcontext, poisoned and fenced when pushed, score exactly as the CPU
+/// path's on the same graph (f64 bits); every frame is imported on the
+/// device (no host copy), each pool buffer once, and every import is
+/// destroyed, last, after the graph is freed. Small: the emulated kernels
+/// run slowly under TCG.
+#[test]
+fn vm_graph_device_hip_scores_like_the_cpu_path() {
+    if !in_vm() {
+        return;
+    }
+    // The driver passes the fake's settings when it could build it (no C++
+    // compiler: it said SKIP, or failed with VMAFX_REQUIRE_GPU_COMPILERS=1).
+    if std::env::var_os("VMAFX_FAKE_HIP_VERSION").is_none() {
+        eprintln!("SKIP: no fake HIP runtime was built for the VM");
+        return;
+    }
+    vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
+    let fake = hip_fake::Fake::get();
+    let (sw, w, h, n) = (Sw::Nv12, 34, 34, 3);
+    let frames = clip(sw, w, h, n, 11);
+    let base = Case { sw, w, h, drm_main: true, drm_ref: true, bad: None, options: MODEL };
+    let want = run(&base, &frames);
+    assert!(want.error.is_none(), "the CPU path failed: {:?}", want.log);
+    assert_eq!(want.out.len(), n);
+    let before = fake.log().len();
+    let got = run(&Case { options: "model=version=vmaf_v0.6.1:n_threads=2:device=hip", ..base }, &frames);
+    assert!(got.error.is_none(), "device=hip: {}: {:?}", err_text(got.error.unwrap().0), got.log);
+    assert_eq!(got.out, want.out, "device=hip differs from the CPU path (bits)");
+    assert_eq!(got.scored_and_copies, Some((n as u64, 0)), "every frame on the device, none copied through the host: {:?}", got.log);
+    assert!(got.log.iter().any(|l| l.contains(&format!("{} GPU frames in place", 2 * n))), "{:?}", got.log);
+    assert!(got.log.iter().any(|l| l.contains("dma-bufs imported on the HIP device")), "{:?}", got.log);
+    assert_eq!(got.waited_pulls, n, "every pull after a fenced push waited for the fences");
+    let log = fake.log()[before..].to_string();
+    hip_fake::no_violations(&log);
+    let exts = hip_fake::imported(&log);
+    assert_eq!(exts.len(), got.allocated, "each pool buffer imported once, not per frame:\n{log}");
+    for ext in &exts {
+        let lines = hip_fake::lines_of(&log, ext);
+        let destroy = lines.iter().position(|l| l.starts_with("destroy")).unwrap_or_else(|| panic!("never destroyed: {lines:?}"));
+        assert_eq!(destroy, lines.len() - 1, "destroyed before its last use: {lines:?}");
+    }
+    eprintln!("device=hip in the graph: {n} frames bit-exact with the CPU path, {} pool buffers imported once each", exts.len());
+}
+
 /// Boots the VM with this test binary (its `vm_*` tests, one at a time:
 /// FFmpeg's log callback is process-wide); outside the VM this is the test
 /// that stands for them. The 9.0 libraries (and libdrm) are found in the
 /// guest as here: the host's root is the guest's, read-only.
 #[test]
 fn runs_the_graph_tests_in_a_vm() {
-    let env = std::env::var_os("LD_LIBRARY_PATH")
-        .map(|p| vec![format!("LD_LIBRARY_PATH={}", p.to_string_lossy())])
-        .unwrap_or_default();
-    vm_bed::run_in_vm(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 2, env });
+    // The fake HIP runtime first on the search path, then FFmpeg's.
+    let mut env = Vec::new();
+    let mut path: Vec<String> = Vec::new();
+    if let Some(dir) = hip_fake::fake_dir() {
+        path.push(dir.display().to_string());
+        env.extend(
+            hip_fake::fake_env(&dir, hip_fake::ROCM7)
+                .into_iter()
+                .filter(|(k, v)| !v.is_empty() && k != "LD_LIBRARY_PATH" && k != hip_fake::CHILD)
+                .map(|(k, v)| format!("{k}={v}")),
+        );
+    }
+    path.extend(std::env::var_os("LD_LIBRARY_PATH").map(|p| p.to_string_lossy().into_owned()));
+    if !path.is_empty() {
+        env.push(format!("LD_LIBRARY_PATH={}", path.join(":")));
+    }
+    vm_bed::run_in_vm(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 3, env });
 }

@@ -15,6 +15,9 @@
 //!   (scripts/dmabuf-vm), on vgem dma-bufs under unsignalled write fences:
 //!   the `vm_*` tests, compared with the CPU path on the same buffers.
 //!
+//! The filter (`vmafx=device=hip`) runs the same way, through its C
+//! interface as FFmpeg's glue drives it (`vm_filter_*`, `child_filter_*`).
+//!
 //! The fake logs every import, map, free and destroy, and reports misuse as
 //! VIOLATION lines; the tests read its log.
 
@@ -23,14 +26,22 @@
 mod synth;
 #[path = "common/vm_bed.rs"]
 mod vm_bed;
+#[path = "common/filter_capi.rs"]
+mod filter_capi;
+#[path = "common/hip_fake.rs"]
+mod hip_fake;
 
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::libc;
+use filter_capi::*;
+use hip_fake::*;
 use vm_bed::*;
+use vmafx::avfilter::ffi::*;
+use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
 use vmafx::device::gpu::engine::{Backend, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
@@ -42,10 +53,6 @@ use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, La
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture};
 
-/// Set for the child runs on the fake.
-const CHILD: &str = "VMAFX_FAKE_HIP_CHILD";
-const ROCM7: &str = "70000000";
-const ROCM52: &str = "50221153";
 
 fn in_child() -> bool {
     std::env::var_os(CHILD).is_some()
@@ -53,56 +60,6 @@ fn in_child() -> bool {
 
 fn in_vm() -> bool {
     vm_bed::in_vm(&["/dev/dri/card0", "/dev/udmabuf"])
-}
-
-/// Builds the fake into a folder of its own (once per process) and links
-/// hiprtc's and comgr's names to it.
-fn fake_dir() -> Option<PathBuf> {
-    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hip-fake-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let lib = dir.join("libamdhip64.so.7");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
-        let status = std::process::Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-fvisibility=hidden"])
-            .arg("-I").arg(root.join("kernels"))
-            .arg("-I").arg(root.join("tests/device_emu"))
-            .arg(root.join("tests/hip_fake/fake_hip.cpp"))
-            .arg("-o").arg(&lib)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => panic!("{cxx} failed to build the fake libamdhip64: {s}"),
-            Err(e) => {
-                assert!(!required, "no C++ compiler ({cxx}): {e}");
-                eprintln!("SKIP: no C++ compiler ({cxx}): {e}");
-                return None;
-            }
-        }
-        for name in ["libhiprtc.so.7", "libamd_comgr.so.3", "libamd_comgr.so.2"] {
-            let link = dir.join(name);
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink("libamdhip64.so.7", &link).unwrap();
-        }
-        Some(dir)
-    })
-    .clone()
-}
-
-/// The guest's (or child's) environment for the fake.
-fn fake_env(dir: &Path, version: &str) -> Vec<(String, String)> {
-    vec![
-        (CHILD.into(), "1".into()),
-        ("LD_LIBRARY_PATH".into(), dir.display().to_string()),
-        ("VMAFX_FAKE_HIP_VERSION".into(), version.into()),
-        ("VMAFX_KERNEL_CACHE".into(), "off".into()),
-        ("VMAFX_HIP_LIB".into(), String::new()),
-        ("VMAFX_HIPRTC_LIB".into(), String::new()),
-        ("VMAFX_COMGR_LIB".into(), String::new()),
-    ]
 }
 
 #[test]
@@ -119,7 +76,7 @@ fn fake_hip_runs_the_import_through_the_loader() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         eprintln!("--- the fake as HIP_VERSION {version}:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && stdout.contains("test result: ok. 3 passed"), "the child tests on the fake (HIP_VERSION {version}) failed");
+        assert!(out.status.success() && stdout.contains("test result: ok. 4 passed"), "the child tests on the fake (HIP_VERSION {version}) failed");
     }
 }
 
@@ -130,58 +87,7 @@ fn runs_the_hip_dmabuf_tests_in_a_vm() {
     }
     let Some(dir) = fake_dir() else { return };
     let env = fake_env(&dir, ROCM7).into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect();
-    run_in_vm(VmRun { filter: "vm_", threads: 1, expected: 3, env });
-}
-
-// ------------------------------------------------------------ the fake
-
-/// The fake's test controls, from the library the lane loaded.
-struct Fake {
-    lib: libloading::Library,
-}
-
-impl Fake {
-    fn get() -> Fake {
-        vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
-        // SAFETY: already loaded by the lane's loader: the same handle.
-        let lib = unsafe { libloading::Library::new("libamdhip64.so.7") }.unwrap();
-        // SAFETY: exported by fake_hip.cpp with this signature.
-        assert!(unsafe { lib.get::<unsafe extern "C" fn() -> *const libc::c_char>(b"vx_fake_hip_log\0") }.is_ok(), "libamdhip64.so.7 is not the fake");
-        Fake { lib }
-    }
-    fn log(&self) -> String {
-        // SAFETY: as in get; the string is copied before the next call.
-        unsafe {
-            let f = self.lib.get::<unsafe extern "C" fn() -> *const libc::c_char>(b"vx_fake_hip_log\0").unwrap();
-            std::ffi::CStr::from_ptr(f()).to_string_lossy().into_owned()
-        }
-    }
-    fn blocked_event(&self) -> u64 {
-        // SAFETY: as in get.
-        unsafe { self.lib.get::<unsafe extern "C" fn() -> u64>(b"vx_fake_hip_blocked_event\0").unwrap()() }
-    }
-    fn signal(&self, event: u64) {
-        // SAFETY: as in get; a blocked event of the fake.
-        unsafe { self.lib.get::<unsafe extern "C" fn(u64)>(b"vx_fake_hip_signal\0").unwrap()(event) }
-    }
-}
-
-/// Log lines that mention `ext`.
-fn lines_of<'a>(log: &'a str, ext: &str) -> Vec<&'a str> {
-    log.lines().filter(|l| l.contains(&format!("ext={ext}"))).collect()
-}
-
-/// Every external memory the log shows imported.
-fn imported(log: &str) -> Vec<String> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix("import ext="))
-        .map(|rest| rest.split(' ').next().unwrap().to_string())
-        .collect()
-}
-
-fn no_violations(log: &str) {
-    let bad: Vec<&str> = log.lines().filter(|l| l.starts_with("VIOLATION")).collect();
-    assert!(bad.is_empty(), "the fake saw misuse:\n{}", bad.join("\n"));
+    run_in_vm(VmRun { filter: "vm_", threads: 1, expected: 5, env });
 }
 
 // ------------------------------------------------------------ surfaces
@@ -225,6 +131,18 @@ impl Nv12 {
     fn write(&self, buf: &mut Buffer, pic: &OwnedPicture) {
         write_plane(buf.bytes_mut(), pic, 0, Y_AT, self.ypitch, 0);
         write_interleaved(buf.bytes_mut(), pic, self.coff, self.cpitch, 0);
+    }
+    /// The AVDRMFrameDescriptor FFmpeg's VAAPI → DRM mapping gives this
+    /// layout, with a duplicate of `buf`'s fd (owned by the returned fd).
+    fn av_drm(&self, buf: &Buffer) -> (Box<AvDrmFrameDescriptor>, OwnedFd) {
+        let fd = buf.dup_fd();
+        let mut av = Box::new(AvDrmFrameDescriptor { nb_objects: 1, nb_layers: 2, ..Default::default() });
+        av.objects[0] = AvDrmObjectDescriptor { fd: fd.as_raw_fd(), size: self.len, format_modifier: 0 };
+        av.layers[0] = AvDrmLayerDescriptor { format: DrmFourcc::R8 as u32, nb_planes: 1, ..Default::default() };
+        av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: Y_AT as isize, pitch: self.ypitch as isize };
+        av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
+        av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: self.coff as isize, pitch: self.cpitch as isize };
+        (av, fd)
     }
     fn descriptor(&self, label: String, buf: &Buffer, implicit_sync: bool) -> FrameDescriptor {
         let mut d = FrameDescriptor::new(label, self.w, self.h, 8);
@@ -453,5 +371,191 @@ fn vm_destroyed_after_the_last_reader() {
 fn vm_refusals_match_the_cpu_path() {
     if in_vm() {
         refusals_match_the_cpu_path(Some(&Vgem::open()));
+    }
+}
+
+// ------------------------------------------------------------ the filter
+
+/// One run of the filter's C interface over `frames` (reference,
+/// distorted), both inputs DRM_PRIME nv12 frames from a pool of `pool`
+/// vgem surfaces per input, with `device` (None: the CPU path). As a
+/// decoder does, a surface is written again only once vmafx released the
+/// frame that last held it, and poisoned the moment it is released (a frame
+/// released before the device's last read of it scores poison); each
+/// distorted surface is written under an
+/// unsignalled write fence signalled 50 ms after the push started, so every
+/// push must wait for it. Returns the outputs' metadata (f64 bits), and
+/// vmafx's device-frame and host-copy counters; `before_free` runs on the
+/// live filter after the last output.
+fn filter_run(
+    vgem: &Arc<Vgem>,
+    device: Option<&std::ffi::CStr>,
+    frames: &[(OwnedPicture, OwnedPicture)],
+    pool: usize,
+    before_free: impl FnOnce(),
+) -> (Vec<Vec<(String, u64)>>, u64, u64) {
+    let (w, h) = (frames[0].0.width(), frames[0].0.height());
+    let l = Nv12::new(w, h);
+    let f = new_filter(c"version=vmaf_v0.6.1", 2, 10_000_000, device).expect("vmafx_filter_new");
+    // SAFETY: a live filter, NUL-terminated names.
+    assert_eq!(unsafe { vmafx_filter_configure(f, w as i32, h as i32, c"nv12".as_ptr(), w as i32, h as i32, c"nv12".as_ptr()) }, 0, "{}", last_error(f));
+    // Per surface: the buffer and how many frames on it vmafx still holds.
+    let mut surfaces: Vec<[(Buffer, Arc<AtomicUsize>); 2]> = (0..pool)
+        .map(|_| [0, 1].map(|_| (Buffer::vgem(vgem, l.len), Arc::new(AtomicUsize::new(0)))))
+        .collect();
+    let outputs_live = Arc::new(AtomicUsize::new(0));
+    for (t, (r, d)) in frames.iter().enumerate() {
+        let pair = &mut surfaces[t % pool];
+        let mut handles = Vec::new();
+        let mut signaller = None;
+        let signalling = Arc::new(AtomicBool::new(false));
+        for (k, pic) in [d, r].into_iter().enumerate() {
+            let (buf, held) = &mut pair[k];
+            let since = std::time::Instant::now();
+            while held.load(Ordering::SeqCst) != 0 {
+                assert!(since.elapsed() < Duration::from_secs(120), "frame {t}: vmafx never released the frame on surface {}", t % pool);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if k == 0 {
+                let (fence, flag) = (buf.attach_fence(), signalling.clone());
+                signaller = Some(std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(50));
+                    flag.store(true, Ordering::SeqCst);
+                    fence.signal();
+                }));
+            }
+            l.write(buf, pic);
+            let (at, len) = (buf.bytes_mut().as_mut_ptr() as usize, buf.len);
+            let poison = Box::new(move || {
+                // SAFETY: the surface's mapping (`len` bytes at `at`) lives
+                // until the run's end, after every frame is released.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = (i * 13 + 7) as u8;
+                }
+            });
+            handles.push(host_frame_with(held, None, Some(l.av_drm(buf)), Some(poison)));
+        }
+        let out = host_frame(&outputs_live, None, None);
+        let (mf, rf) = (vmafx_frame(handles[0], w, h, c"nv12"), vmafx_frame(handles[1], w, h, c"nv12"));
+        // SAFETY: filled frames whose descriptors live as long as their handles.
+        let ret = unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) };
+        assert_eq!(ret, 0, "frame {t}: {}", last_error(f));
+        assert!(signalling.load(Ordering::SeqCst), "frame {t}: the push did not wait for the distorted surface's fence");
+        signaller.unwrap().join().unwrap();
+    }
+    let outputs = finish_and_pop(f, frames.len());
+    // SAFETY: a live filter.
+    let (scored, device_frames, copies) = unsafe { (vmafx_filter_frames_scored(f), vmafx_filter_device_frames(f), vmafx_filter_host_copies(f)) };
+    assert_eq!(scored, frames.len() as u64);
+    before_free();
+    // SAFETY: freed once.
+    unsafe { vmafx_filter_free(f) };
+    for (k, (_, held)) in surfaces.iter().flatten().enumerate() {
+        assert_eq!(held.load(Ordering::SeqCst), 0, "surface {k}: a frame handed over was never released");
+    }
+    assert_eq!(outputs_live.load(Ordering::SeqCst), 0);
+    (outputs, device_frames, copies)
+}
+
+/// `vmafx=device=hip` on DRM_PRIME frames (VAAPI's nv12 layout, real vgem
+/// dma-bufs under unsignalled fences): every per-frame value equals the CPU
+/// path's on the same surfaces as f64 bits; every frame went to the (fake)
+/// HIP device, none through host memory; each surface of the pool was
+/// imported once, its planes mapped at their offsets, and destroyed only
+/// once the filter (its frames context) was freed, after its buffers.
+#[test]
+fn vm_filter_device_hip_scores_like_the_cpu_path() {
+    if !in_vm() {
+        return;
+    }
+    let vgem = Vgem::open();
+    let (n, pool) = (3, 2);
+    let frames = synth::clip(Chroma::Yuv420, 8, 34, 33, n, 41);
+    let (want, on_device, _) = filter_run(&vgem, None, &frames, pool, || {});
+    assert_eq!(on_device, 0, "the CPU path");
+    assert!(want[0].iter().any(|(k, _)| k == "lavfi.vmafx.vmaf") && want[0].iter().any(|(k, _)| k.contains("motion")), "{want:?}");
+    let fake = Fake::get();
+    let before = fake.log().len();
+    let mut log_at_free = String::new();
+    let (got, on_device, copies) = filter_run(&vgem, Some(c"hip"), &frames, pool, || log_at_free = fake.log()[before..].to_string());
+    assert_eq!(got, want, "device=hip differs from the CPU path (bits)");
+    assert_eq!((on_device, copies), (2 * n as u64, 0), "every frame imported on the device, none copied through the host");
+    let exts = imported(&log_at_free);
+    assert_eq!(exts.len(), 2 * pool, "each surface imported once, not per frame:\n{log_at_free}");
+    assert!(!log_at_free.contains("destroy"), "imports destroyed while the filter lives:\n{log_at_free}");
+    let log = fake.log()[before..].to_string();
+    no_violations(&log);
+    let l = Nv12::new(34, 33);
+    for ext in &exts {
+        let lines = lines_of(&log, ext);
+        assert!(lines.contains(&format!("map ext={ext} offset={Y_AT} size={}", l.ypitch * (l.h - 1) + l.w).as_str()), "luma not mapped at its offset: {lines:?}");
+        let destroy = lines.iter().position(|l| l.starts_with("destroy")).unwrap_or_else(|| panic!("never destroyed: {lines:?}"));
+        assert_eq!(destroy, lines.len() - 1, "destroyed before its last use: {lines:?}");
+    }
+    eprintln!("device=hip: {n} frames bit-exact with the CPU path, {} surfaces imported once each", exts.len());
+}
+
+/// A refused DRM_PRIME frame under `device=hip` fails the push with the CPU
+/// path's message (the lane named as itself), imports nothing, and releases
+/// both frames.
+#[test]
+fn vm_filter_device_hip_refuses_as_the_cpu_path() {
+    if !in_vm() {
+        return;
+    }
+    let vgem = Vgem::open();
+    let l = Nv12::new(32, 16);
+    let pic = &synth::clip(Chroma::Yuv420, 8, l.w, l.h, 1, 9)[0].0;
+    let mut buf = Buffer::vgem(&vgem, l.len);
+    l.write(&mut buf, pic);
+    let fake = Fake::get();
+    let before = fake.log().len();
+    let mut messages = Vec::new();
+    for device in [None, Some(c"hip:0")] {
+        let live = Arc::new(AtomicUsize::new(0));
+        let f = new_filter(c"version=vmaf_v0.6.1", 2, 1_000_000, device).expect("vmafx_filter_new");
+        // SAFETY: a live filter, NUL-terminated names.
+        assert_eq!(unsafe { vmafx_filter_configure(f, 32, 16, c"nv12".as_ptr(), 32, 16, c"nv12".as_ptr()) }, 0, "{}", last_error(f));
+        let (mut tiled, fd) = l.av_drm(&buf);
+        tiled.objects[0].format_modifier = I915_FORMAT_MOD_X_TILED;
+        let mh = host_frame(&live, None, Some((tiled, fd)));
+        let rh = host_frame(&live, None, Some(l.av_drm(&buf)));
+        let out = host_frame(&live, None, None);
+        let (mf, rf) = (vmafx_frame(mh, 32, 16, c"nv12"), vmafx_frame(rh, 32, 16, c"nv12"));
+        // SAFETY: filled frames whose descriptors live as long as their handles.
+        assert!(unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) } < 0, "a tiled surface must be refused");
+        messages.push(last_error(f));
+        // SAFETY: a live filter, freed once.
+        unsafe { vmafx_filter_free(f) };
+        assert_eq!(live.load(Ordering::SeqCst), 0, "{device:?}: the frames of a refused push are released");
+    }
+    eprintln!("refused: {messages:?}");
+    assert!(messages[0].contains("main frame 0 (drm_prime nv12)") && messages[0].contains("DRM_FORMAT_MOD_LINEAR"), "{}", messages[0]);
+    assert_eq!(messages[1].replace("the GPU lanes read", "the CPU device reads"), messages[0]);
+    assert!(imported(&fake.log()[before..]).is_empty(), "a refused frame was imported");
+}
+
+/// `device=hip` where it cannot score: a HIP device the runtime lacks fails
+/// at init naming it; CUDA frames beside a HIP device fail at configure.
+fn filter_refuses_what_it_cannot_score_on_hip() {
+    let e = new_filter(c"version=vmaf_v0.6.1", 0, 0, Some(c"hip:1")).expect_err("the fake has one device");
+    assert!(e.starts_with("device: device=hip:1: HIP device 1 cannot be used here: "), "{e}");
+    let f = new_filter(c"version=vmaf_v0.6.1", 0, 0, Some(c"hip")).expect("device=hip on the fake");
+    // SAFETY: a live filter; the CUDA context is never used (refused first).
+    unsafe {
+        assert_eq!(vmafx_filter_set_cuda_device(f, 1, 0xc1 as *mut _, std::ptr::null_mut()), 0, "{}", last_error(f));
+        assert!(vmafx_filter_configure(f, 64, 48, c"nv12".as_ptr(), 64, 48, c"nv12".as_ptr()) < 0);
+    }
+    let e = last_error(f);
+    assert!(e.contains("device=hip:0, but the reference input is CUDA frames"), "{e}");
+    // SAFETY: freed once.
+    unsafe { vmafx_filter_free(f) };
+}
+
+#[test]
+fn child_filter_refuses_what_it_cannot_score_on_hip() {
+    if in_child() {
+        filter_refuses_what_it_cannot_score_on_hip();
     }
 }

@@ -19,12 +19,14 @@
 mod synth;
 #[path = "common/vm_bed.rs"]
 mod vm_bed;
+#[path = "common/filter_capi.rs"]
+mod filter_capi;
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::libc;
+use filter_capi::*;
 use vm_bed::*;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::FeatureOptions;
@@ -491,87 +493,8 @@ fn vm_host_release_fence_signals_on_drop() {
 
 // ------------------------------------------------- the filter's C interface
 
-/// A host frame as the FFmpeg glue would hand it over (an AVFrame stand-in):
-/// a software picture, or a DRM descriptor whose fd it owns; output frames
-/// collect their metadata. `live` counts frames not yet released.
-struct HostFrame {
-    pic: Option<OwnedPicture>,
-    drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
-    meta: std::sync::Mutex<Vec<(String, String)>>,
-    live: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-unsafe extern "C" fn host_free(p: *mut std::ffi::c_void) {
-    // SAFETY: every handle given to vmafx is a Box<HostFrame>, released once.
-    let f = unsafe { Box::from_raw(p as *mut HostFrame) };
-    f.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-}
-
-unsafe extern "C" fn host_set_metadata(p: *mut std::ffi::c_void, k: *const libc::c_char, v: *const libc::c_char) -> i32 {
-    // SAFETY: a live HostFrame; NUL-terminated strings (vmafx.h).
-    let (f, k, v) = unsafe { (&*(p as *const HostFrame), std::ffi::CStr::from_ptr(k), std::ffi::CStr::from_ptr(v)) };
-    f.meta.lock().unwrap().push((k.to_string_lossy().into(), v.to_string_lossy().into()));
-    0
-}
-
-fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
-    live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    Box::into_raw(Box::new(HostFrame { pic, drm, meta: Default::default(), live: live.clone() }))
-}
-
-/// The VmafxFrame the glue fills for `f` (software planes, or drm_prime
-/// with the descriptor in data[0] and the sw_format).
-fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -> vmafx::avfilter::ffi::VmafxFrame {
-    // SAFETY: a live HostFrame we just made.
-    let hf = unsafe { &*f };
-    let mut data = [std::ptr::null(); 4];
-    let mut linesize = [0; 4];
-    let pix_fmt = if let Some((desc, _)) = &hf.drm {
-        data[0] = &**desc as *const _ as *const u8;
-        c"drm_prime".as_ptr()
-    } else {
-        let v = hf.pic.as_ref().unwrap().view();
-        for i in 0..v.plane_count() {
-            data[i] = v.plane(i).data().as_ptr();
-            linesize[i] = v.plane(i).stride() as i32;
-        }
-        sw.as_ptr()
-    };
-    vmafx::avfilter::ffi::VmafxFrame {
-        data,
-        linesize,
-        width: w as i32,
-        height: h as i32,
-        pix_fmt,
-        handle: f as *mut _,
-        sw_format: sw.as_ptr(),
-        hw_context: std::ptr::null_mut(),
-    }
-}
-
 fn new_filter(fence_timeout_us: i64) -> *mut vmafx::avfilter::ffi::VmafxFilter {
-    use vmafx::avfilter::ffi::*;
-    let opts = VmafxFilterOptions {
-        model: c"version=vmaf_v0.6.1".as_ptr(),
-        feature: std::ptr::null(),
-        log_path: std::ptr::null(),
-        log_fmt: std::ptr::null(),
-        pool: std::ptr::null(),
-        n_threads: 2,
-        n_subsample: 1,
-        fence_timeout_us,
-    };
-    let host = VmafxHost { frame_free: Some(host_free), frame_set_metadata: Some(host_set_metadata) };
-    let mut err = [0 as libc::c_char; 512];
-    // SAFETY: valid options, host and error buffer.
-    let f = unsafe { vmafx_filter_new(&opts, &host, err.as_mut_ptr(), err.len()) };
-    assert!(!f.is_null(), "{:?}", unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) });
-    f
-}
-
-fn last_error(f: *mut vmafx::avfilter::ffi::VmafxFilter) -> String {
-    // SAFETY: a live filter.
-    unsafe { std::ffi::CStr::from_ptr(vmafx::avfilter::ffi::vmafx_filter_last_error(f)) }.to_string_lossy().into()
+    filter_capi::new_filter(c"version=vmaf_v0.6.1", 2, fence_timeout_us, None).expect("vmafx_filter_new")
 }
 
 /// A DRM_PRIME frame of `pic` in a fresh vgem buffer, as FFmpeg describes

@@ -354,6 +354,80 @@ fn fence_timeout_option() {
     expect_error(&bin, &dist, &reference, &format!("[0:v][1:v]vmafx={m}:fence_timeout=0"), "fence_timeout");
 }
 
+/// The `device` option: `cpu` scores as unset; `hip` where no HIP runtime
+/// can be loaded fails at init with a message naming the option, the
+/// library and the override; a malformed value or `cuda` (CUDA frames pick
+/// their device themselves) is refused before anything runs. Scoring on a
+/// HIP device: tests/dmabuf_hip.rs (a fake runtime in the dma-buf VM).
+#[test]
+fn device_option() {
+    let Some(bin) = ffmpeg_bin() else { return };
+    let dir = workdir("device");
+    let frames = clip(Chroma::Yuv420, 8, 32, 24, 3, 4);
+    let (dist, reference) = write_clips(&dir, &frames);
+    let m = "model='':feature=name=motion";
+    let (_, want, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, PLAIN, m, &[]);
+    let (n, got, _, _) = vmafx_metadata(&bin, &dir, &dist, &reference, PLAIN, &format!("{m}:device=cpu"), &[]);
+    assert_eq!(n, 3);
+    assert_same_bits("device=cpu", ("with", &got), ("without", &want));
+
+    let missing = dir.join("no-such-libamdhip64.so.7");
+    let missing = missing.to_str().unwrap();
+    // (quoted and escaped: the colon stays inside the option's value)
+    for (device, index) in [("hip", "0"), ("'hip\\:2'", "2")] {
+        let graph = format!("[0:v][1:v]vmafx={m}:device={device}");
+        let run = ffmpeg_env(&bin, &dist, &reference, &graph, &[], &[("VMAFX_HIP_LIB", missing)]);
+        assert!(!run.ok, "{graph}: should fail without a HIP runtime\n{}", run.stderr);
+        for needle in [&format!("device=hip:{index}: HIP device {index} cannot be used here"), "HIP runtime not found", missing, "VMAFX_HIP_LIB"] {
+            assert!(run.stderr.contains(needle), "{graph}: expected '{needle}' in:\n{}", run.stderr);
+        }
+        assert!(!run.stderr.contains("VMAF score"), "{graph}: nothing may be scored");
+    }
+    for (device, needle) in [
+        ("'hip\\:x'", "device 'hip:x': the index after ':' must be a device number"),
+        ("cuda", "device 'cuda': CUDA frames are scored on their own CUDA device already"),
+        ("vulkan", "device 'vulkan': expected cpu, hip or hip:N"),
+    ] {
+        expect_error(&bin, &dist, &reference, &format!("[0:v][1:v]vmafx={m}:device={device}"), needle);
+    }
+}
+
+/// The ffmpeg under test carries the current glue (scripts/ffmpeg-build
+/// brings ffmpeg-patches/src/vf_vmafx.c into its cached build each run):
+/// its vmafx lists exactly the options of the glue's AVOption table, with
+/// their help texts. A stale glue (an option added or reworded since) fails.
+#[test]
+fn the_built_filter_is_the_current_glue() {
+    let Some(bin) = ffmpeg_bin() else { return };
+    let glue = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ffmpeg-patches/src/vf_vmafx.c")).unwrap();
+    let table = &glue[glue.find("static const AVOption vmafx_options[]").expect("the glue's option table")..];
+    let table = &table[..table.find("{ NULL }").unwrap()];
+    let options: Vec<(&str, &str)> = table
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix("{\"")?;
+            let (name, rest) = l.split_once('"')?;
+            let help = rest.split('"').nth(1)?;
+            Some((name, help))
+        })
+        .collect();
+    assert!(options.len() >= 9 && options.iter().any(|(n, _)| *n == "device"), "{options:?}");
+    let help = std::process::Command::new(&bin).args(["-hide_banner", "-h", "filter=vmafx"]).output().expect("ffmpeg -h");
+    let help = String::from_utf8_lossy(&help.stdout);
+    // The filter's own options, before framesync's (eof_action, ...).
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("vmafx AVOptions:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, options.iter().map(|(n, _)| *n).collect::<Vec<_>>(), "the built vmafx is not the glue in ffmpeg-patches/src:\n{help}");
+    for (name, text) in options {
+        assert!(help.lines().any(|l| l.split_whitespace().next() == Some(name) && l.contains(text)), "{name}: '{text}' not in:\n{help}");
+    }
+}
+
 /// Unequal frame counts are an error by default; shortest=1 accepts them
 /// with a warning and scores the common frames.
 #[test]

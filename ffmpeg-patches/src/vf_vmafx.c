@@ -24,8 +24,12 @@
  */
 
 #include <inttypes.h>
+#include <string.h>
 
 #include <vmafx.h>
+#if VMAFX_FILTER_API_VERSION < 4
+#error "libvmafx too old: the vmafx filter needs vmafx.h API version 4 (the device option)"
+#endif
 
 #include "config.h"
 #include "libavutil/dict.h"
@@ -54,6 +58,7 @@ typedef struct VMAFXContext {
     int n_threads;
     int n_subsample;
     int64_t fence_timeout;
+    char *device;
     char *model_cfg;
     char *feature_cfg;
     VmafxFilter *vx;
@@ -74,6 +79,7 @@ static const AVOption vmafx_options[] = {
     {"n_threads", "Set number of threads to be used when computing vmaf.",              OFFSET(n_threads), AV_OPT_TYPE_INT, {.i64=0}, 0, UINT_MAX, FLAGS},
     {"n_subsample", "Set interval for frame subsampling used when computing vmaf.",     OFFSET(n_subsample), AV_OPT_TYPE_INT, {.i64=1}, 1, UINT_MAX, FLAGS},
     {"fence_timeout", "Set how long to wait for a DRM_PRIME frame's fences.",              OFFSET(fence_timeout), AV_OPT_TYPE_DURATION, {.i64=1000000}, 1, INT64_MAX, FLAGS},
+    {"device", "Set where DRM_PRIME and software frames are scored (cpu, hip, hip:N).",  OFFSET(device), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
     {"model",  "Set the model to be used for computing vmaf.",                          OFFSET(model_cfg), AV_OPT_TYPE_STRING, {.str="version=vmaf_v0.6.1"}, 0, 1, FLAGS},
     {"feature",  "Set the feature to be used for computing vmaf.",                      OFFSET(feature_cfg), AV_OPT_TYPE_STRING, {.str=NULL}, 0, 1, FLAGS},
     { NULL }
@@ -292,6 +298,7 @@ static av_cold int init(AVFilterContext *ctx)
         .n_threads   = s->n_threads,
         .n_subsample = s->n_subsample,
         .fence_timeout_us = s->fence_timeout,
+        .device      = s->device,
     };
     const VmafxHost host = {
         .frame_free         = host_frame_free,
@@ -346,7 +353,9 @@ static int config_input_ref(AVFilterLink *inlink)
                is_hw_format(r->format) ? av_get_pix_fmt_name(r->format) : "",
                is_hw_format(r->format) ? "/" : "", rf,
                m->format == AV_PIX_FMT_CUDA || r->format == AV_PIX_FMT_CUDA ?
-                   "CUDA frames read in place on the GPU" : "dma-bufs read in place on the CPU");
+                   "CUDA frames read in place on the GPU" :
+               s->device && !strncmp(s->device, "hip", 3) ?
+                   "dma-bufs imported on the HIP device" : "dma-bufs read in place on the CPU");
     err = vmafx_filter_configure(s->vx, m->w, m->h, mf, r->w, r->h, rf);
     return err < 0 ? vmafx_error(ctx, err) : 0;
 }
@@ -427,7 +436,7 @@ static av_cold void uninit(AVFilterContext *ctx)
          * so: every failure is logged at AV_LOG_ERROR. */
         summary = vmafx_filter_summary(s->vx);
         log_warnings(ctx);
-        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies, %"PRIu64" CUDA frames in place\n",
+        av_log(ctx, AV_LOG_VERBOSE, "%"PRIu64" frame pairs scored, %"PRIu64" host copies, %"PRIu64" GPU frames in place\n",
                vmafx_filter_frames_scored(s->vx), vmafx_filter_host_copies(s->vx),
                vmafx_filter_device_frames(s->vx));
         if (!summary)

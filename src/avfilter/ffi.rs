@@ -46,6 +46,8 @@ pub struct VmafxFilterOptions {
     pub n_threads: c_int,
     pub n_subsample: c_int,
     pub fence_timeout_us: i64,
+    /// `cpu`, `hip` or `hip:N`; NULL: the CPU (API version 4).
+    pub device: *const c_char,
 }
 
 /// `VmafxFrame`.
@@ -177,6 +179,7 @@ pub unsafe extern "C" fn vmafx_filter_new(
                 pool: opt_str(o.pool, "pool")?,
                 n_threads: o.n_threads as i64,
                 n_subsample: o.n_subsample as i64,
+                device: opt_str(o.device, "device")?,
             }
         };
         let mut filter = Filter::new(&raw)?;

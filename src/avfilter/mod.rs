@@ -22,6 +22,11 @@
 //! in place by the CPU device ([`CpuDevice`]); the AVFrame stays referenced
 //! until the imported picture is dropped. docs/drm-prime.md.
 //!
+//! With `device=hip[:N]` DRM_PRIME frames are imported on that HIP device
+//! instead (`hipImportExternalMemory`, each surface once; [`hip`]) after the
+//! same fence wait, and the context scores there; software frames beside
+//! them are copied to the device by the context.
+//!
 //! CUDA frames (either input, or both; `-hwaccel cuda
 //! -hwaccel_output_format cuda`) arrive as device pointers plus the
 //! sw_format; the glue first names each CUDA input's `CUcontext` and
@@ -36,6 +41,7 @@
 pub mod cuda;
 pub mod ffi;
 pub mod frame;
+pub mod hip;
 pub mod number;
 pub mod options;
 
@@ -55,7 +61,8 @@ use crate::{Error, Result};
 
 use cuda::{CudaImport, CudaInput, CudaPicture};
 use frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
-use options::{FilterOptions, ModelSource, RawOptions};
+use hip::HipDrm;
+use options::{DeviceOption, FilterOptions, ModelSource, RawOptions};
 
 /// How long a DRM_PRIME frame's fences are waited for by default.
 pub const DEFAULT_FENCE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -106,10 +113,16 @@ pub struct Filter {
     cuda: [Option<CudaInput>; 2],
     /// Where the context scores (set by `configure`).
     scoring_on: DeviceChoice,
+    /// Where it scores when no input is CUDA frames: the CPU, or the HIP
+    /// device of `device=hip[:N]`.
+    home: DeviceChoice,
+    /// Imports DRM_PRIME frames on that HIP device (`device=hip[:N]`).
+    hip: Option<HipDrm>,
     /// Converts the CUDA frames that need it on the device (p010; nv12 /
     /// p016 chroma when read); made by `configure` when needed.
     cuda_import: Option<CudaImport>,
-    /// CUDA frames handed to the context, in place.
+    /// CUDA frames handed to the context in place, and DRM_PRIME frames
+    /// imported on the HIP device.
     device_frames: u64,
     read_chroma: bool,
     geometry: Option<Geometry>,
@@ -175,7 +188,13 @@ impl Filter {
                 read_chroma |= f.extractor.reads_chroma;
             }
         }
-        let context = make_context(&options, &models, &extractors, DeviceChoice::Cpu)?;
+        // The HIP device first: without a runtime, the error names the option.
+        let hip = match options.device {
+            DeviceOption::Cpu => None,
+            DeviceOption::Hip { index } => Some(HipDrm::open(index, read_chroma)?),
+        };
+        let home = hip.as_ref().map_or(DeviceChoice::Cpu, HipDrm::scoring_device);
+        let context = make_context(&options, &models, &extractors, home)?;
         let log = options
             .log_path
             .as_deref()
@@ -188,7 +207,9 @@ impl Filter {
             extractors,
             context,
             cuda: [None, None],
-            scoring_on: DeviceChoice::Cpu,
+            scoring_on: home,
+            home,
+            hip,
             cuda_import: None,
             device_frames: 0,
             read_chroma,
@@ -251,11 +272,20 @@ impl Filter {
         Ok(())
     }
 
-    /// Scores where the frames are: on the CPU, or, when an input is CUDA
-    /// frames, on that CUDA context and stream.
+    /// Scores where the frames are: on the CPU (or the HIP device of
+    /// `device=hip`), or, when an input is CUDA frames, on that CUDA
+    /// context and stream.
     fn configure_device(&mut self, format: &str) -> Result<()> {
+        if let (Some(hip), Some(i)) = (&self.hip, self.cuda.iter().position(Option::is_some)) {
+            return Err(Error::Mismatch(format!(
+                "device=hip:{}, but the {} input is CUDA frames, scored on their own CUDA device: \
+                 leave device unset for CUDA frames, or give the filter DRM_PRIME or software frames",
+                hip.index(),
+                INPUT_NAMES[i]
+            )));
+        }
         let device = match self.cuda {
-            [None, None] => DeviceChoice::Cpu,
+            [None, None] => self.home,
             [Some(m), Some(r)] if m.context != r.context => {
                 return Err(Error::Mismatch(format!(
                     "the main and reference CUDA frames are in different CUDA contexts ({:#x}, {:#x}); \
@@ -350,7 +380,8 @@ impl Filter {
         Ok(pic)
     }
 
-    /// Imports a DRM_PRIME frame on the CPU device, waiting for its fences.
+    /// Imports a DRM_PRIME frame, waiting for its fences: on the HIP device
+    /// of `device=hip`, else on the CPU device.
     fn import_drm(&mut self, frame: FrameHandle, raw: &RawPlanes, what: &str) -> Result<Arc<dyn PictureSource>> {
         let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
         if raw.data[0].is_null() {
@@ -362,6 +393,11 @@ impl Filter {
         let av = unsafe { std::ptr::read_unaligned(raw.data[0] as *const AvDrmFrameDescriptor) };
         let label = format!("{what} frame {} (drm_prime {})", self.pairs, g.format.name);
         let desc = FrameDescriptor::from_av_drm(&av, label, raw.width, raw.height, g.format.bits)?;
+        if let Some(hip) = &self.hip {
+            let pic = hip.import(frame, desc, self.fence_timeout)?;
+            self.device_frames += 1;
+            return Ok(pic);
+        }
         let copies_before = self.device.stats().host_copies();
         let imported = self.device.wait_and_import(desc, self.fence_timeout)?;
         // Host copies of this frame (planes deinterleaved or shifted):
@@ -568,9 +604,15 @@ impl Filter {
     pub fn host_copies(&self) -> u64 {
         self.host_copies
     }
-    /// CUDA frames scored in place on the device.
+    /// CUDA frames scored in place on the device, and DRM_PRIME frames
+    /// imported on the HIP device.
     pub fn device_frames(&self) -> u64 {
         self.device_frames
+    }
+    /// dma-buf objects imported on the HIP device (each once) and held now;
+    /// (0, 0) without `device=hip`.
+    pub fn hip_dma_buf_imports(&self) -> (u64, usize) {
+        self.hip.as_ref().map_or((0, 0), HipDrm::dma_buf_imports)
     }
     /// Planes converted on the device (p010 shifted, chroma split); 0 when
     /// every CUDA frame is read in place.

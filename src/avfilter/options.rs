@@ -41,6 +41,44 @@ pub struct FeatureSpec {
     pub options: Vec<(String, String)>,
 }
 
+/// The `device` option: where DRM_PRIME and software frames are scored.
+/// CUDA frames are not named here: they are scored on their own CUDA
+/// context, whatever this says (a HIP device beside them is refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceOption {
+    /// The CPU (unset, `cpu`): dma-bufs read in place through mmap.
+    Cpu,
+    /// HIP device `index` (`hip`, `hip:N`): dma-bufs imported with
+    /// `hipImportExternalMemory`, scored on that device.
+    Hip { index: usize },
+}
+
+impl DeviceOption {
+    /// `cpu`, `hip` or `hip:N`; unset or empty is the CPU.
+    pub fn parse(s: Option<&str>) -> Result<DeviceOption> {
+        let Some(s) = s.filter(|s| !s.is_empty()) else { return Ok(DeviceOption::Cpu) };
+        let (name, index) = match s.split_once(':') {
+            Some((name, n)) => (name, Some(n)),
+            None => (s, None),
+        };
+        let index = match index {
+            None => 0,
+            Some(n) => n.parse::<usize>().map_err(|_| {
+                Error::invalid(format!("device '{s}': the index after ':' must be a device number (hip:0, hip:1, ...)"))
+            })?,
+        };
+        match name {
+            "cpu" if index == 0 => Ok(DeviceOption::Cpu),
+            "hip" => Ok(DeviceOption::Hip { index }),
+            "cuda" => Err(Error::invalid(format!(
+                "device '{s}': CUDA frames are scored on their own CUDA device already \
+                 (-hwaccel cuda -hwaccel_output_format cuda); device= takes cpu, hip or hip:N"
+            ))),
+            _ => Err(Error::invalid(format!("device '{s}': expected cpu, hip or hip:N"))),
+        }
+    }
+}
+
 /// Every filter option, parsed.
 #[derive(Clone, Debug)]
 pub struct FilterOptions {
@@ -51,6 +89,7 @@ pub struct FilterOptions {
     pub pool: PoolMethod,
     pub threads: usize,
     pub subsample: u32,
+    pub device: DeviceOption,
 }
 
 /// The option values as the glue hands them over (`None` = unset).
@@ -63,6 +102,8 @@ pub struct RawOptions<'a> {
     pub pool: Option<&'a str>,
     pub n_threads: i64,
     pub n_subsample: i64,
+    /// `cpu`, `hip` or `hip:N` (API version 4).
+    pub device: Option<&'a str>,
 }
 
 impl FilterOptions {
@@ -111,6 +152,7 @@ impl FilterOptions {
             pool,
             threads: raw.n_threads as usize,
             subsample: raw.n_subsample as u32,
+            device: DeviceOption::parse(raw.device)?,
         })
     }
 }
@@ -316,5 +358,33 @@ mod tests {
         assert!(FilterOptions::parse(&RawOptions { n_subsample: 0, ..base.clone() }).is_err());
         assert!(FilterOptions::parse(&RawOptions { n_threads: -1, ..base.clone() }).is_err());
         assert!(FilterOptions::parse(&RawOptions { feature: None, model: Some(""), ..base }).is_err());
+    }
+
+    #[test]
+    fn device_takes_cpu_hip_and_an_index() {
+        let parse = |s| DeviceOption::parse(Some(s));
+        assert_eq!(DeviceOption::parse(None).unwrap(), DeviceOption::Cpu);
+        assert_eq!(parse("").unwrap(), DeviceOption::Cpu);
+        assert_eq!(parse("cpu").unwrap(), DeviceOption::Cpu);
+        assert_eq!(parse("hip").unwrap(), DeviceOption::Hip { index: 0 });
+        assert_eq!(parse("hip:0").unwrap(), DeviceOption::Hip { index: 0 });
+        assert_eq!(parse("hip:3").unwrap(), DeviceOption::Hip { index: 3 });
+        for (bad, words) in [
+            ("hip:", "must be a device number"),
+            ("hip:x", "must be a device number"),
+            ("hip:-1", "must be a device number"),
+            ("cpu:1", "expected cpu, hip or hip:N"),
+            ("HIP", "expected cpu, hip or hip:N"),
+            ("vulkan", "expected cpu, hip or hip:N"),
+            ("cuda", "CUDA frames are scored on their own CUDA device"),
+            ("cuda:1", "CUDA frames are scored on their own CUDA device"),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("device '{bad}'")) && e.contains(words), "{bad}: {e}");
+        }
+        let base = RawOptions { feature: Some("name=motion"), n_subsample: 1, ..Default::default() };
+        let o = FilterOptions::parse(&RawOptions { device: Some("hip:1"), ..base.clone() }).unwrap();
+        assert_eq!(o.device, DeviceOption::Hip { index: 1 });
+        assert!(FilterOptions::parse(&RawOptions { device: Some("gpu"), ..base }).is_err());
     }
 }

@@ -105,7 +105,13 @@ pub struct Run {
 /// `ffmpeg -i dist -i ref -lavfi GRAPH -f null -` (`extra` before the
 /// output). The graph sees the inputs as [0:v] and [1:v].
 pub fn ffmpeg(ffmpeg: &Path, dist: &Path, reference: &Path, graph: &str, extra: &[&str]) -> Run {
+    ffmpeg_env(ffmpeg, dist, reference, graph, extra, &[])
+}
+
+/// [`ffmpeg`] with `env` set for the program.
+pub fn ffmpeg_env(ffmpeg: &Path, dist: &Path, reference: &Path, graph: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(ffmpeg);
+    cmd.envs(env.iter().copied());
     cmd.args(["-nostdin", "-hide_banner", "-nostats", "-i"])
         .arg(dist)
         .arg("-i")
