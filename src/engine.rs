@@ -324,6 +324,8 @@ struct Job {
     reference: Arc<dyn PictureSource>,
     distorted: Arc<dyn PictureSource>,
     prev_reference: Option<Arc<dyn PictureSource>>,
+    /// Kept only when an extractor needs it (`needs_prev_distorted`).
+    prev_distorted: Option<Arc<dyn PictureSource>>,
 }
 
 type JobResult = (u32, Result<Vec<FrameScores>>);
@@ -365,6 +367,7 @@ pub struct Context {
     next_commit: u32,
     frames_in: u32,
     prev_reference: Option<Arc<dyn PictureSource>>,
+    prev_distorted: Option<Arc<dyn PictureSource>>,
     collector: FeatureCollector,
     /// Every feature pooled over the final frames, fed as they become
     /// final: pooling needs no per-frame values kept.
@@ -442,6 +445,7 @@ impl Context {
             next_commit: 0,
             frames_in: 0,
             prev_reference: None,
+            prev_distorted: None,
             collector: FeatureCollector::new(),
             pools: RunningPools::new(config.subsample),
             frames_final: 0,
@@ -524,6 +528,10 @@ impl Context {
 
     fn needs_prev_reference(&self) -> bool {
         self.uses.iter().any(|u| u.descriptor.needs_prev_reference)
+    }
+
+    fn needs_prev_distorted(&self) -> bool {
+        self.uses.iter().any(|u| u.descriptor.needs_prev_distorted)
     }
 
     fn create_instances(uses: &[ExtractorUse], base: &ExtractorConfig) -> Result<Vec<Box<dyn Extractor>>> {
@@ -661,7 +669,11 @@ impl Context {
         if self.needs_prev_reference() {
             self.prev_reference = Some(Arc::clone(&reference));
         }
-        let job = Job { index, reference, distorted, prev_reference };
+        let prev_distorted = self.prev_distorted.take();
+        if self.needs_prev_distorted() {
+            self.prev_distorted = Some(Arc::clone(&distorted));
+        }
+        let job = Job { index, reference, distorted, prev_reference, prev_distorted };
         self.frames_in += 1;
 
         if self.workers.is_none() {
@@ -965,7 +977,10 @@ fn check_device_frame(f: &DeviceFrame, index: u32, which: &str) -> Result<()> {
 /// Whether extractor `u` runs on frame `index`: temporal extractors see
 /// every frame; the rest only scored ones.
 fn runs_on(u: &ExtractorUse, subsample: u32, index: u32) -> bool {
-    u.descriptor.needs_prev_reference || u.descriptor.every_frame || subsample <= 1 || index % subsample == 0
+    u.descriptor.needs_prev_reference
+        || u.descriptor.needs_prev_distorted
+        || u.descriptor.every_frame
+        || subsample <= 1 || index % subsample == 0
 }
 
 fn run_job(
@@ -1027,11 +1042,13 @@ fn run_cpu_job(
     let reference = host(&job.reference, job.index)?;
     let distorted = host(&job.distorted, job.index)?;
     let prev = job.prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
+    let prev_distorted = job.prev_distorted.as_ref().map(|p| host(p, job.index)).transpose()?;
     let input = FrameInput {
         index: job.index,
         reference: &reference,
         distorted: &distorted,
         prev_reference: prev.as_ref(),
+        prev_distorted: prev_distorted.as_ref(),
     };
     let mut out = Vec::with_capacity(uses.len());
     for (u, inst) in uses.iter().zip(instances.iter_mut()) {
@@ -1093,6 +1110,7 @@ mod tests {
         provided_features: &["test_index"],
         options: &[],
         needs_prev_reference: false,
+        needs_prev_distorted: false,
         every_frame: false,
         reads_chroma: false,
         create: |_: &ExtractorConfig| Ok(Box::new(FailsOnce)),

@@ -162,6 +162,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     ],
     options: &OPTIONS,
     needs_prev_reference: false,
+    needs_prev_distorted: false,
     every_frame: false,
     reads_chroma: false,
     create,

@@ -156,6 +156,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &[CAMBI_NAME],
     options: &OPTIONS,
     needs_prev_reference: false,
+    needs_prev_distorted: false,
     // libvmaf flags cambi neither TEMPORAL nor PREV_REF: a subsample rate
     // skips it.
     every_frame: false,

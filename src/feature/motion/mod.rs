@@ -92,6 +92,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &[SAD, MOTION, MOTION2, MOTION3],
     options: &OPTIONS,
     needs_prev_reference: true,
+    needs_prev_distorted: false,
     every_frame: true,
     reads_chroma: false,
     create,
