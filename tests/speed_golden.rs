@@ -149,7 +149,9 @@ fn speed_chroma_options_match_libvmaf() {
 /// score for `uv` where one plane is.
 #[test]
 fn speed_chroma_flat_planes_match_libvmaf() {
-    let mut frames = synth::clip(Chroma::Yuv420, 8, 256, 192, 3, 81);
+    // From frame 1: frame 0 of a synthetic clip is undistorted (every
+    // score 0, whichever plane stood in).
+    let mut frames: Clip = synth::clip(Chroma::Yuv420, 8, 640, 480, 4, 81).into_iter().skip(1).collect();
     // Frame 0: a flat V plane on both sides; frame 1: flat on the
     // distorted side only; frame 2: both planes flat on both sides.
     let flatten = |p: &mut OwnedPicture, plane: usize| {
@@ -165,6 +167,54 @@ fn speed_chroma_flat_planes_match_libvmaf() {
         flatten(&mut frames[2].1, plane);
     }
     check(&frames, "speed_chroma", &[], "flat planes", 0, 1);
+    // The imputation shows: uv is the U score, U and V differ.
+    let ctx = ours(&frames, "speed_chroma", &[], 0, 1).unwrap();
+    let at = |n: &str| ctx.score_at(&format!("Speed_chroma_feature_speed_chroma_{n}_score"), 0).unwrap();
+    assert!(at("u") > 0.1 && at("uv") == at("u") && at("v") != at("u"), "u {} v {} uv {}", at("u"), at("v"), at("uv"));
+}
+
+/// Noise whose amplitude grows across the picture from none to a few
+/// codes (the distorted side with other noise): block entropies span the
+/// noise floor, so where the floor lies (`speed_nn_floor`,
+/// `speed_sigma_nn`) decides which blocks count.
+fn noise_ramp_clip(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, seed: u64) -> Clip {
+    use vmafx::picture::PixelFormat;
+    let fmt = PixelFormat::new(chroma, bits).unwrap();
+    let mut rng = synth::Rng::new(seed);
+    let scale = 1u32 << (bits - 8);
+    let mut make = |t: usize, strength: f64| {
+        let mut p = OwnedPicture::new(fmt, w, h).unwrap();
+        for i in 0..chroma.plane_count() {
+            let (pw, ph) = fmt.plane_size(i, w, h);
+            for y in 0..ph {
+                for x in 0..pw {
+                    let amp = strength * 6.0 * x as f64 / pw as f64 * (1.0 + 0.2 * t as f64);
+                    let noise = (rng.below(1001) as f64 / 500.0 - 1.0) * amp;
+                    let v = ((128.0 + 10.0 * y as f64 / ph as f64 + noise) * scale as f64).round();
+                    p.set(i, x, y, v.clamp(0.0, ((1u32 << bits) - 1) as f64) as u16);
+                }
+            }
+        }
+        p
+    };
+    (0..n).map(|t| (make(t, 1.0), make(t, 0.7))).collect()
+}
+
+#[test]
+fn speed_noise_floor_matches_libvmaf() {
+    let chroma_clip = noise_ramp_clip(Chroma::Yuv444, 8, 320, 240, 3, 5);
+    let luma_clip = noise_ramp_clip(Chroma::Yuv400, 10, 320, 240, 3, 6);
+    for opts in [
+        &[("speed_nn_floor", "0.1")][..],
+        &[("speed_nn_floor", "0.5"), ("speed_sigma_nn", "0.5")],
+        &[("speed_nn_floor", "1")],
+        MODEL_CHROMA,
+    ] {
+        check(&chroma_clip, "speed_chroma", opts, &format!("noise ramp {opts:?}"), 0, 1);
+    }
+    for opts in [&[("speed_nn_floor", "0.1")][..], &[("speed_nn_floor", "1"), ("speed_sigma_nn", "1.5")]] {
+        check(&luma_clip, "speed_temporal", opts, &format!("noise ramp {opts:?}"), 0, 1);
+    }
 }
 
 #[test]
