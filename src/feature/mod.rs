@@ -57,6 +57,10 @@ pub struct FrameInput<'a> {
     /// it (`needs_prev_distorted`; `None` for the first frame and for the
     /// others).
     pub prev_distorted: Option<&'a Picture<'a>>,
+    /// The reference two frames back, for extractors whose options ask
+    /// for it (`needs_two_back`: motion's five-frame window; `None` for
+    /// the first two frames and for the others).
+    pub prev_prev_reference: Option<&'a Picture<'a>>,
 }
 
 /// One frame pair in a GPU lane's memory, handed to `extract_device`: host
@@ -146,6 +150,10 @@ pub struct ExtractorDescriptor {
     /// Needs the previous frame's distorted picture too (SpEED's temporal
     /// feature differences both streams). Implies `needs_prev_reference`.
     pub needs_prev_distorted: bool,
+    /// Whether an instance with these options needs the reference two
+    /// frames back too (libvmaf's `prev_prev_ref`). Implies
+    /// `needs_prev_reference`.
+    pub needs_two_back: fn(&FeatureOptions) -> bool,
     /// Runs on every frame even when the context subsamples (libvmaf's
     /// TEMPORAL and PREV_REF extractors, and PSNR, whose whole-stream
     /// aggregate needs every frame). Implied by `needs_prev_reference`.
@@ -166,6 +174,11 @@ impl ExtractorDescriptor {
     pub fn provides(&self, provided: &str) -> bool {
         self.provided_features.contains(&provided)
     }
+}
+
+/// `needs_two_back` of the extractors that never look two frames back.
+pub fn never_two_back(_: &FeatureOptions) -> bool {
+    false
 }
 
 /// Every extractor vmafx knows, in the order logs list them.

@@ -157,6 +157,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     options: &OPTIONS,
     needs_prev_reference: false,
     needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     // libvmaf flags cambi neither TEMPORAL nor PREV_REF: a subsample rate
     // skips it.
     every_frame: false,

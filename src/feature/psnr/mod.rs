@@ -76,6 +76,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     // subsample rate skips (its apsnr aggregate sums them all).
     needs_prev_reference: false,
     needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     every_frame: true,
     reads_chroma: true,
     create,

@@ -116,6 +116,7 @@ pub static CHROMA_DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     options: &CHROMA_OPTIONS,
     needs_prev_reference: false,
     needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     // libvmaf flags speed_chroma neither TEMPORAL nor PREV_REF.
     every_frame: false,
     reads_chroma: true,
@@ -128,6 +129,7 @@ pub static TEMPORAL_DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     options: &TEMPORAL_OPTIONS,
     needs_prev_reference: true,
     needs_prev_distorted: true,
+    needs_two_back: crate::feature::never_two_back,
     // TEMPORAL in libvmaf: every frame, whatever the subsample rate.
     every_frame: true,
     reads_chroma: false,
