@@ -317,3 +317,42 @@ fn speed_refuses_what_libvmaf_cannot_score() {
         assert!(msg.contains("speed_prescale_method=area"), "{msg}");
     }
 }
+
+/// Not a test: time per frame of vmafx's SpEED and libvmaf's on one
+/// 1920x1080 4:2:0 8-bit clip (the v1.0.16 models' speed_chroma options,
+/// and speed_temporal), both on the calling thread, libvmaf on its C code
+/// and on its best SIMD; prints the ratios.
+/// `cargo test --test speed_golden -- --ignored --nocapture speed_time_ratio`
+#[test]
+#[ignore]
+fn speed_time_ratio() {
+    use std::time::Instant;
+    let frames = synth::clip(Chroma::Yuv420, 8, 1920, 1080, 6, 3);
+    let n = frames.len() as f64;
+    for (feature, opts) in [("speed_chroma", MODEL_CHROMA), ("speed_temporal", &[][..])] {
+        let best = |f: &dyn Fn() -> f64| (0..3).map(|_| f()).fold(f64::INFINITY, f64::min);
+        let vmafx_s = best(&|| {
+            let t = Instant::now();
+            ours(&frames, feature, opts, 0, 1).unwrap();
+            t.elapsed().as_secs_f64()
+        });
+        for path in [LibvmafPath::C, LibvmafPath::Avx2, LibvmafPath::Avx512] {
+            if !path.runs_here() {
+                continue;
+            }
+            let s = reference::RefSpec { path, ..spec(feature, opts, 1) };
+            let libvmaf_s = best(&|| {
+                let t = Instant::now();
+                reference::run(&frames, &s, &[]);
+                t.elapsed().as_secs_f64()
+            });
+            eprintln!(
+                "{feature}: vmafx {:.1} ms/frame, libvmaf {} {:.1} ms/frame: libvmaf/vmafx time = {:.2}",
+                vmafx_s * 1e3 / n,
+                path.name(),
+                libvmaf_s * 1e3 / n,
+                libvmaf_s / vmafx_s
+            );
+        }
+    }
+}
