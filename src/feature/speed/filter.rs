@@ -105,26 +105,38 @@ fn mirror_index(i: isize, n: isize) -> usize {
 /// `vif_filter1d_s` (its C path): for each row, a vertical pass into a row
 /// buffer, then a horizontal pass into `dst`; float accumulation in tap
 /// order. Strides are in samples.
+///
+/// Each output sample sums its taps in libvmaf's order; the loops run over
+/// whole rows per tap (the same sums, in an order the compiler can
+/// vectorise), with the mirrored border columns summed one by one.
 pub fn filter1d(taps: &[f32], src: &[f32], dst: &mut [f32], row: &mut Vec<f32>, w: usize, h: usize, stride: usize) {
-    let half = (taps.len() / 2) as isize;
+    let half = taps.len() / 2;
     row.clear();
     row.resize(w, 0.0);
     for i in 0..h {
-        for (j, out) in row.iter_mut().enumerate() {
-            let mut accum = 0.0f32;
-            for (fi, &tap) in taps.iter().enumerate() {
-                let ii = mirror_index(i as isize - half + fi as isize, h as isize);
-                accum += tap * src[ii * stride + j];
+        row.fill(0.0);
+        for (fi, &tap) in taps.iter().enumerate() {
+            let ii = mirror_index(i as isize - half as isize + fi as isize, h as isize);
+            for (acc, &v) in row.iter_mut().zip(&src[ii * stride..ii * stride + w]) {
+                *acc += tap * v;
             }
-            *out = accum;
         }
-        for j in 0..w {
+        let out = &mut dst[i * stride..i * stride + w];
+        // Columns whose window stays inside the row; the rest mirror.
+        let (lo, hi) = (half.min(w), w.saturating_sub(half).max(half.min(w)));
+        out[lo..hi].fill(0.0);
+        for (fj, &tap) in taps.iter().enumerate() {
+            for (o, &v) in out[lo..hi].iter_mut().zip(&row[lo - half + fj..]) {
+                *o += tap * v;
+            }
+        }
+        for j in (0..lo).chain(hi..w) {
             let mut accum = 0.0f32;
             for (fj, &tap) in taps.iter().enumerate() {
-                let jj = mirror_index(j as isize - half + fj as isize, w as isize);
+                let jj = mirror_index(j as isize - half as isize + fj as isize, w as isize);
                 accum += tap * row[jj];
             }
-            dst[i * stride + j] = accum;
+            out[j] = accum;
         }
     }
 }
