@@ -324,6 +324,10 @@ struct Job {
     reference: Arc<dyn PictureSource>,
     distorted: Arc<dyn PictureSource>,
     prev_reference: Option<Arc<dyn PictureSource>>,
+    /// Kept only when an extractor needs it (`needs_prev_distorted`).
+    prev_distorted: Option<Arc<dyn PictureSource>>,
+    /// Kept only when an extractor needs it (`needs_two_back`).
+    prev_prev_reference: Option<Arc<dyn PictureSource>>,
 }
 
 type JobResult = (u32, Result<Vec<FrameScores>>);
@@ -365,6 +369,8 @@ pub struct Context {
     next_commit: u32,
     frames_in: u32,
     prev_reference: Option<Arc<dyn PictureSource>>,
+    prev_distorted: Option<Arc<dyn PictureSource>>,
+    prev_prev_reference: Option<Arc<dyn PictureSource>>,
     collector: FeatureCollector,
     /// Every feature pooled over the final frames, fed as they become
     /// final: pooling needs no per-frame values kept.
@@ -442,6 +448,8 @@ impl Context {
             next_commit: 0,
             frames_in: 0,
             prev_reference: None,
+            prev_distorted: None,
+            prev_prev_reference: None,
             collector: FeatureCollector::new(),
             pools: RunningPools::new(config.subsample),
             frames_final: 0,
@@ -496,9 +504,12 @@ impl Context {
     ) -> Result<()> {
         self.check_configurable()?;
         // Options are validated by the descriptor's specs when set; here
-        // only deduplicate.
-        if !self.uses.iter().any(|u| std::ptr::eq(u.descriptor, descriptor) && u.options == options)
-        {
+        // only deduplicate: an option set to its default is the option
+        // left out (one v1.0.16 model spells `speed_kernelscale: 1.0`, its
+        // siblings leave it out).
+        if !self.uses.iter().any(|u| {
+            std::ptr::eq(u.descriptor, descriptor) && u.options.resolve_eq(&options, descriptor.options)
+        }) {
             self.uses.push(ExtractorUse { descriptor, options });
         }
         Ok(())
@@ -524,6 +535,14 @@ impl Context {
 
     fn needs_prev_reference(&self) -> bool {
         self.uses.iter().any(|u| u.descriptor.needs_prev_reference)
+    }
+
+    fn needs_prev_distorted(&self) -> bool {
+        self.uses.iter().any(|u| u.descriptor.needs_prev_distorted)
+    }
+
+    fn needs_two_back(&self) -> bool {
+        self.uses.iter().any(|u| (u.descriptor.needs_two_back)(&u.options))
     }
 
     fn create_instances(uses: &[ExtractorUse], base: &ExtractorConfig) -> Result<Vec<Box<dyn Extractor>>> {
@@ -661,7 +680,15 @@ impl Context {
         if self.needs_prev_reference() {
             self.prev_reference = Some(Arc::clone(&reference));
         }
-        let job = Job { index, reference, distorted, prev_reference };
+        let prev_distorted = self.prev_distorted.take();
+        if self.needs_prev_distorted() {
+            self.prev_distorted = Some(Arc::clone(&distorted));
+        }
+        let prev_prev_reference = self.prev_prev_reference.take();
+        if self.needs_two_back() {
+            self.prev_prev_reference = prev_reference.clone();
+        }
+        let job = Job { index, reference, distorted, prev_reference, prev_distorted, prev_prev_reference };
         self.frames_in += 1;
 
         if self.workers.is_none() {
@@ -965,7 +992,10 @@ fn check_device_frame(f: &DeviceFrame, index: u32, which: &str) -> Result<()> {
 /// Whether extractor `u` runs on frame `index`: temporal extractors see
 /// every frame; the rest only scored ones.
 fn runs_on(u: &ExtractorUse, subsample: u32, index: u32) -> bool {
-    u.descriptor.needs_prev_reference || u.descriptor.every_frame || subsample <= 1 || index % subsample == 0
+    u.descriptor.needs_prev_reference
+        || u.descriptor.needs_prev_distorted
+        || u.descriptor.every_frame
+        || subsample <= 1 || index % subsample == 0
 }
 
 fn run_job(
@@ -1027,11 +1057,15 @@ fn run_cpu_job(
     let reference = host(&job.reference, job.index)?;
     let distorted = host(&job.distorted, job.index)?;
     let prev = job.prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
+    let prev_distorted = job.prev_distorted.as_ref().map(|p| host(p, job.index)).transpose()?;
+    let prev_prev_reference = job.prev_prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
     let input = FrameInput {
         index: job.index,
         reference: &reference,
         distorted: &distorted,
         prev_reference: prev.as_ref(),
+        prev_distorted: prev_distorted.as_ref(),
+        prev_prev_reference: prev_prev_reference.as_ref(),
     };
     let mut out = Vec::with_capacity(uses.len());
     for (u, inst) in uses.iter().zip(instances.iter_mut()) {
@@ -1093,6 +1127,8 @@ mod tests {
         provided_features: &["test_index"],
         options: &[],
         needs_prev_reference: false,
+        needs_prev_distorted: false,
+        needs_two_back: crate::feature::never_two_back,
         every_frame: false,
         reads_chroma: false,
         create: |_: &ExtractorConfig| Ok(Box::new(FailsOnce)),

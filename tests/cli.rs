@@ -245,6 +245,47 @@ fn cambi_feature_json_log_equals_libvmaf() {
     }
 }
 
+/// The eight v1.0.16 models by `-m version=...`, all in one run: the score
+/// lines and the JSON log's frames and pooled metrics are libvmaf's. At
+/// 176x144 both refuse (cambi); vmafx says why.
+#[test]
+fn v1016_models_by_version_equal_libvmaf() {
+    const V1016: [&str; 8] = [
+        "vmaf_v1.0.16_3d0h",
+        "vmaf_v1.0.16_3d0h_2160",
+        "vmaf_v1.0.16_5d0h",
+        "vmaf_v1.0.16_1d5h_2160",
+        "vmaf_v1.0.16_hfr_3d0h",
+        "vmaf_v1.0.16_hfr_3d0h_2160",
+        "vmaf_v1.0.16_hfr_5d0h",
+        "vmaf_v1.0.16_hfr_1d5h_2160",
+    ];
+    let p = pair("v1016", Chroma::Yuv420, 8, 640, 360, 4);
+    let spec = reference::RefSpec {
+        models: V1016.iter().map(|v| (v.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    };
+    let r = reference::run(&p.frames, &spec, &[]);
+    let want: String = V1016.iter().map(|v| format!("{v}: {:.6}\n", r.pooled[*v][0].unwrap())).collect();
+    let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+    let log = dir().join("v1016.json");
+    let mut args = vec!["-r", s(&p.reference), "-d", s(&p.distorted), "--threads", "2", "--json", "-o", s(&log)];
+    let models: Vec<String> = V1016.iter().map(|v| format!("version={v}:name={v}")).collect();
+    for m in &models {
+        args.extend(["-m", m.as_str()]);
+    }
+    assert_eq!(ok(&args), want);
+    let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(frames, ref_frames, "per-frame metrics differ from libvmaf's log");
+    assert_eq!(pooled, ref_pooled, "pooled metrics differ from libvmaf's log");
+
+    let small = pair("v1016_small", Chroma::Yuv420, 8, 176, 144, 2);
+    let spec = reference::RefSpec { models: vec![(V1016[0].into(), "vmaf".into())], ..Default::default() };
+    assert!(reference::try_run(&small.frames, &spec, &[]).is_err(), "libvmaf scored v1.0.16 at 176x144");
+    let err = fails(&["-r", s(&small.reference), "-d", s(&small.distorted), "-m", "version=vmaf_v1.0.16_3d0h"], 1);
+    assert_has(&err, &["cambi", "216"]);
+}
+
 #[test]
 fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);

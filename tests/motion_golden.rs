@@ -70,3 +70,19 @@ fn motion_options_and_subsampling_match_libvmaf() {
     check(Chroma::Yuv420, 8, 64, 48, 1, &[], 0, 1, CpuLevel::detect());
     check(Chroma::Yuv420, 8, 64, 48, 2, &[], 0, 1, CpuLevel::detect());
 }
+
+/// The five-frame window (the SAD against the reference two frames back,
+/// as the _hfr v1.0.16 models set it), with and without the moving
+/// average, on workers and subsampled; one to four frames for its stamp
+/// and end rules.
+#[test]
+fn motion_five_frame_window_matches_libvmaf() {
+    let five = ("motion_five_frame_window", "true");
+    let hfr = [five, ("motion_moving_average", "true"), ("motion_max_val", "18")];
+    check(Chroma::Yuv420, 8, 64, 48, 9, &[five], 0, 1, CpuLevel::Scalar);
+    check(Chroma::Yuv420, 10, 67, 45, 9, &hfr, 3, 1, CpuLevel::detect());
+    check(Chroma::Yuv444, 12, 40, 33, 8, &hfr, 2, 3, CpuLevel::detect());
+    for n in 1..=4 {
+        check(Chroma::Yuv420, 8, 64, 48, n, &hfr, 0, 1, CpuLevel::detect());
+    }
+}

@@ -18,6 +18,7 @@ pub mod motion;
 pub mod naming;
 pub mod options;
 pub mod psnr;
+pub mod speed;
 pub mod vif;
 
 use crate::device::gpu::GpuDevice;
@@ -52,6 +53,14 @@ pub struct FrameInput<'a> {
     /// The previous frame's reference picture, for temporal extractors
     /// (`None` for the first frame).
     pub prev_reference: Option<&'a Picture<'a>>,
+    /// The previous frame's distorted picture, for extractors that ask for
+    /// it (`needs_prev_distorted`; `None` for the first frame and for the
+    /// others).
+    pub prev_distorted: Option<&'a Picture<'a>>,
+    /// The reference two frames back, for extractors whose options ask
+    /// for it (`needs_two_back`: motion's five-frame window; `None` for
+    /// the first two frames and for the others).
+    pub prev_prev_reference: Option<&'a Picture<'a>>,
 }
 
 /// One frame pair in a GPU lane's memory, handed to `extract_device`: host
@@ -138,6 +147,13 @@ pub struct ExtractorDescriptor {
     pub options: &'static [OptionSpec],
     /// Needs the previous frame's reference picture.
     pub needs_prev_reference: bool,
+    /// Needs the previous frame's distorted picture too (SpEED's temporal
+    /// feature differences both streams). Implies `needs_prev_reference`.
+    pub needs_prev_distorted: bool,
+    /// Whether an instance with these options needs the reference two
+    /// frames back too (libvmaf's `prev_prev_ref`). Implies
+    /// `needs_prev_reference`.
+    pub needs_two_back: fn(&FeatureOptions) -> bool,
     /// Runs on every frame even when the context subsamples (libvmaf's
     /// TEMPORAL and PREV_REF extractors, and PSNR, whose whole-stream
     /// aggregate needs every frame). Implied by `needs_prev_reference`.
@@ -160,9 +176,21 @@ impl ExtractorDescriptor {
     }
 }
 
+/// `needs_two_back` of the extractors that never look two frames back.
+pub fn never_two_back(_: &FeatureOptions) -> bool {
+    false
+}
+
 /// Every extractor vmafx knows, in the order logs list them.
-pub static REGISTRY: &[&ExtractorDescriptor] =
-    &[&adm::DESCRIPTOR, &motion::DESCRIPTOR, &vif::DESCRIPTOR, &psnr::DESCRIPTOR, &cambi::DESCRIPTOR];
+pub static REGISTRY: &[&ExtractorDescriptor] = &[
+    &adm::DESCRIPTOR,
+    &motion::DESCRIPTOR,
+    &vif::DESCRIPTOR,
+    &psnr::DESCRIPTOR,
+    &cambi::DESCRIPTOR,
+    &speed::CHROMA_DESCRIPTOR,
+    &speed::TEMPORAL_DESCRIPTOR,
+];
 
 /// Looks an extractor up by its libvmaf name.
 pub fn find_extractor(name: &str) -> Result<&'static ExtractorDescriptor> {

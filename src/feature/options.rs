@@ -183,6 +183,12 @@ impl FeatureOptions {
         self.values.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// Whether both give every option of `specs` the same value (a value
+    /// set to the default equals one left unset).
+    pub fn resolve_eq(&self, other: &FeatureOptions, specs: &[OptionSpec]) -> bool {
+        specs.iter().all(|s| self.get(specs, s.name) == other.get(specs, s.name))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

@@ -7,10 +7,32 @@ pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
     ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
     ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
+    // CAMBI, SpEED chroma, ADM3 and motion3 (libvmaf's v1.0.16 family; the
+    // _hfr ones with motion's five-frame window and moving average).
+    ("vmaf_v1.0.16_3d0h", include_str!("../../models/vmaf_v1.0.16_3d0h.json")),
+    ("vmaf_v1.0.16_3d0h_2160", include_str!("../../models/vmaf_v1.0.16_3d0h_2160.json")),
+    ("vmaf_v1.0.16_5d0h", include_str!("../../models/vmaf_v1.0.16_5d0h.json")),
+    ("vmaf_v1.0.16_1d5h_2160", include_str!("../../models/vmaf_v1.0.16_1d5h_2160.json")),
+    ("vmaf_v1.0.16_hfr_3d0h", include_str!("../../models/vmaf_v1.0.16_hfr_3d0h.json")),
+    ("vmaf_v1.0.16_hfr_3d0h_2160", include_str!("../../models/vmaf_v1.0.16_hfr_3d0h_2160.json")),
+    ("vmaf_v1.0.16_hfr_5d0h", include_str!("../../models/vmaf_v1.0.16_hfr_5d0h.json")),
+    ("vmaf_v1.0.16_hfr_1d5h_2160", include_str!("../../models/vmaf_v1.0.16_hfr_1d5h_2160.json")),
 ];
 
 /// Versions, for listings and error messages.
-pub(crate) static BUILTIN_VERSIONS: &[&str] = &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1"];
+pub(crate) static BUILTIN_VERSIONS: &[&str] = &[
+    "vmaf_v0.6.1",
+    "vmaf_v0.6.1neg",
+    "vmaf_4k_v0.6.1",
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
+];
 
 pub(crate) fn find(version: &str) -> Option<&'static str> {
     BUILTIN_MODELS.iter().find(|(v, _)| *v == version).map(|(_, text)| *text)

@@ -220,6 +220,8 @@ mod tests {
         ],
         options: &VIF_OPTIONS,
         needs_prev_reference: false,
+        needs_prev_distorted: false,
+        needs_two_back: crate::feature::never_two_back,
         every_frame: false,
         reads_chroma: false,
         create: no_create,
@@ -229,6 +231,8 @@ mod tests {
         provided_features: &["VMAF_integer_feature_adm2_score"],
         options: &ADM_OPTIONS,
         needs_prev_reference: false,
+        needs_prev_distorted: false,
+        needs_two_back: crate::feature::never_two_back,
         every_frame: false,
         reads_chroma: false,
         create: no_create,
@@ -279,8 +283,13 @@ mod tests {
     fn builtins_load() {
         for v in Model::builtin_versions() {
             let def = ModelDefinition::builtin(v, LoadFlags::default()).unwrap();
-            assert_eq!(def.features.len(), 6);
-            assert_eq!(def.score_clip, Some((0.0, 100.0)));
+            // v1.0.16: cambi, speed_chroma_uv, adm3, motion3.
+            let features = if v.starts_with("vmaf_v1.0.16") { 4 } else { 6 };
+            assert_eq!(def.features.len(), features, "{v}");
+            assert_eq!(def.chroma_correction.is_some(), features == 4, "{v}");
+            // libvmaf's 3d0h_2160 models clip at 110.
+            let top = if v.ends_with("3d0h_2160") { 110.0 } else { 100.0 };
+            assert_eq!(def.score_clip, Some((0.0, top)), "{v}");
             assert_eq!(def.model_type, ModelType::SvmNuSvr);
         }
         assert!(ModelDefinition::builtin("vmaf_v9", LoadFlags::default()).is_err());

@@ -162,6 +162,8 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     ],
     options: &OPTIONS,
     needs_prev_reference: false,
+    needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     every_frame: false,
     reads_chroma: false,
     create,

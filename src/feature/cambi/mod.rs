@@ -156,6 +156,8 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &[CAMBI_NAME],
     options: &OPTIONS,
     needs_prev_reference: false,
+    needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     // libvmaf flags cambi neither TEMPORAL nor PREV_REF: a subsample rate
     // skips it.
     every_frame: false,

@@ -92,10 +92,17 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     provided_features: &[SAD, MOTION, MOTION2, MOTION3],
     options: &OPTIONS,
     needs_prev_reference: true,
+    needs_prev_distorted: false,
+    needs_two_back: five_frame_window,
     every_frame: true,
     reads_chroma: false,
     create,
 };
+
+/// The five-frame window compares each frame with the one two back.
+fn five_frame_window(o: &FeatureOptions) -> bool {
+    o.get_bool(&OPTIONS, "motion_five_frame_window")
+}
 
 /// Signature of one SAD kernel: previous and current luma, a row of
 /// scratch, returns the SAD of the blurred difference.
@@ -193,18 +200,8 @@ impl Motion {
 
 impl Motion {
     /// Whether frame `index` gets a SAD (else its score is 0).
-    fn computes_sad(&self, index: u32) -> Result<bool> {
-        if self.force_zero || index < self.min_index() {
-            return Ok(false);
-        }
-        // The five-frame window compares with the frame two back; the
-        // engine hands extractors one frame of look-back.
-        if self.five_frame_window {
-            return Err(Error::NotSupported(
-                "motion_five_frame_window (needs two frames of look-back)".into(),
-            ));
-        }
-        Ok(true)
+    fn computes_sad(&self, index: u32) -> bool {
+        !self.force_zero && index >= self.min_index()
     }
 
     /// Writes frame values from the SAD of a `w` x `h` luma plane (`None`:
@@ -223,15 +220,17 @@ impl Motion {
 }
 
 fn no_prev(index: u32) -> Error {
-    Error::Internal(format!("motion: frame {index} has no previous reference"))
+    Error::Internal(format!("motion: frame {index} has no previous reference (or none two back)"))
 }
 
 impl Extractor for Motion {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
         let cur = frame.reference.luma();
         let mut sad = None;
-        if self.computes_sad(frame.index)? {
-            let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
+        if self.computes_sad(frame.index) {
+            // libvmaf's prev_prev_ref with the five-frame window.
+            let back = if self.five_frame_window { frame.prev_prev_reference } else { frame.prev_reference };
+            let prev = back.ok_or_else(|| no_prev(frame.index))?;
             sad = Some((self.sad)(&prev.luma(), &cur, self.bits, &mut self.y_row));
         }
         self.write(sad, cur.width(), cur.height(), out);
@@ -250,7 +249,15 @@ impl Extractor for Motion {
     ) -> Result<()> {
         let cur = frame.reference.luma();
         let mut sad = None;
-        if self.computes_sad(frame.index)? {
+        if self.computes_sad(frame.index) {
+            // The engine places one frame of look-back on a lane.
+            if self.five_frame_window {
+                return Err(Error::NotSupported(
+                    "motion_five_frame_window on a GPU lane (it needs the reference two frames back): \
+                     score it in a CPU context"
+                        .into(),
+                ));
+            }
             let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
             sad = Some(lane.motion_sad_dev(prev.luma(), cur, self.bits)?);
         }

@@ -75,6 +75,8 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     // libvmaf flags psnr TEMPORAL: it runs on every frame, even those a
     // subsample rate skips (its apsnr aggregate sums them all).
     needs_prev_reference: false,
+    needs_prev_distorted: false,
+    needs_two_back: crate::feature::never_two_back,
     every_frame: true,
     reads_chroma: true,
     create,
