@@ -12,10 +12,13 @@
 
 pub mod avfilter;
 pub mod cfmt;
+pub mod cli;
 pub mod device;
 pub mod engine;
 pub mod error;
 pub mod feature;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod import;
 pub mod io;
 pub mod model;

@@ -383,3 +383,16 @@ fn open_picks_y4m_or_raw() {
     let mut r = io::open(&path, None).unwrap();
     assert_eq!(r.skip_frames(5).unwrap(), 1);
 }
+
+/// Headers the fuzzer sent (fuzz/corpus/y4m): a tag whose first character
+/// is not ASCII is an unknown tag, not a panic; a header claiming a huge
+/// frame costs memory only for the bytes there, and says the frame is cut.
+#[test]
+fn hostile_headers_get_clear_errors() {
+    let tag = write_y4m("hostile_tag", "YUV4MPEG2 W2 H2 C444 \u{12c}S=210P10", &[("FRAME".into(), vec![7; 12])]);
+    let pics = read_all(&tag).unwrap();
+    assert_eq!((pics.len(), pics[0].width()), (1, 2));
+    let huge = write_y4m("hostile_huge", "YUV4MPEG2 W65536 H65536 C444p16", &[("FRAME".into(), vec![0; 2])]);
+    let e = read_err(&huge);
+    assert!(e.contains("truncated frame 0: 2 of 25769803776 bytes"), "{e}");
+}

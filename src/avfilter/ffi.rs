@@ -326,13 +326,18 @@ pub unsafe extern "C" fn vmafx_filter_push(
         // SAFETY: `output` is a frame handed over (vmafx.h).
         let output = unsafe { FrameHandle::new(output, free) };
         if main.is_null() || reference.is_null() {
+            // The frame given is handed over all the same (vmafx.h).
+            for frame in [main, reference].into_iter().filter(|p| !p.is_null()) {
+                // SAFETY: a filled VmafxFrame whose handle is ours now.
+                drop(unsafe { FrameHandle::new((*frame).handle, free) });
+            }
             return Err(Error::invalid("vmafx_filter_push: NULL frame"));
         }
-        // SAFETY: filled VmafxFrames (vmafx.h); their handles are taken
-        // first, so they are released even when reading fails.
-        let m = unsafe { take_frame(main, free) }?;
-        let r = unsafe { take_frame(reference, free) }?;
-        vx.filter.push(m, r, output)?;
+        // SAFETY: filled VmafxFrames (vmafx.h). Both handles are taken
+        // before either frame's error returns, so a bad main frame does not
+        // leak the reference (each take_frame releases its own on error).
+        let (m, r) = unsafe { (take_frame(main, free), take_frame(reference, free)) };
+        vx.filter.push(m?, r?, output)?;
         Ok(VMAFX_OK)
     })
 }

@@ -19,14 +19,14 @@ use std::time::Instant;
 use clap::{ArgAction, Parser};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice};
-use vmafx::feature::{find_extractor, FeatureOptions};
+use vmafx::feature::FeatureOptions;
 use vmafx::io::{self, FrameReader, RawFormat};
-use vmafx::model::{Model, ModelConfig};
+use vmafx::model::Model;
 use vmafx::score::log::{LogFormat, LogStream};
 use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
+use vmafx::cli::{parse_c_unsigned, parse_device, parse_feature, parse_model, prefixed, ModelArg};
 use vmafx::Error;
 
 const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
@@ -143,105 +143,6 @@ struct Cli {
     help: Option<bool>,
 }
 
-/// One `--model` argument, parsed as libvmaf's `parse_model_config` does.
-#[derive(Debug)]
-struct ModelSpec {
-    version: Option<String>,
-    path: Option<PathBuf>,
-    config: ModelConfig,
-    /// What the score line calls it: the version or the path, as given.
-    label: String,
-}
-
-fn parse_model(arg: &str) -> Result<ModelSpec, Error> {
-    let mut version = None;
-    let mut path = None;
-    let mut config = ModelConfig { name: Some("vmaf".into()), ..Default::default() };
-    for key_val in arg.split(':').filter(|s| !s.is_empty()) {
-        let mut parts = key_val.split('=');
-        let key = parts.next().unwrap_or("");
-        let val = match parts.next() {
-            Some(v) => v,
-            None if key == "disable_clip" || key == "enable_transform" => "true",
-            None => {
-                return Err(Error::invalid(format!(
-                    "--model {arg}: bad option string \"{key}\" (expected key=value)"
-                )))
-            }
-        };
-        match key {
-            "path" => path = Some(PathBuf::from(val)),
-            "version" => version = Some(val.to_owned()),
-            "name" => config.name = Some(val.to_owned()),
-            "disable_clip" => config.disable_clip |= val == "true",
-            "enable_transform" => config.enable_transform |= val == "true",
-            _ if key.contains('.') => {
-                return Err(Error::NotSupported(format!(
-                    "--model {arg}: feature overload \"{key}\" (vmafx does not overload model features yet)"
-                )))
-            }
-            _ => {
-                return Err(Error::invalid(format!(
-                    "--model {arg}: unknown key \"{key}\" (known: version, path, name, enable_transform, disable_clip)"
-                )))
-            }
-        }
-    }
-    let label = match (&version, &path) {
-        (Some(v), None) => v.clone(),
-        (None, Some(p)) => p.display().to_string(),
-        (Some(_), Some(_)) => {
-            return Err(Error::invalid(format!("--model {arg}: give version= or path=, not both")))
-        }
-        (None, None) => {
-            return Err(Error::invalid(format!("--model {arg}: needs version=NAME (built-in) or path=FILE")))
-        }
-    };
-    Ok(ModelSpec { version, path, config, label })
-}
-
-/// One `--feature` argument: `NAME[=opt=val:opt=val]` (libvmaf's
-/// `parse_feature_config`).
-fn parse_feature(arg: &str) -> Result<(String, FeatureOptions), Error> {
-    let (name, rest) = match arg.split_once('=') {
-        Some((n, r)) => (n, Some(r)),
-        None => (arg, None),
-    };
-    let descriptor = find_extractor(name).map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
-    let mut options = FeatureOptions::new();
-    for key_val in rest.into_iter().flat_map(|r| r.split(':')).filter(|s| !s.is_empty()) {
-        let mut parts = key_val.split('=');
-        let key = parts.next().unwrap_or("");
-        let val = parts.next().ok_or_else(|| {
-            Error::invalid(format!("--feature {arg}: bad option string \"{key}\" (expected opt=value)"))
-        })?;
-        options
-            .set_text(descriptor.options, key, val)
-            .map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
-    }
-    Ok((name.to_owned(), options))
-}
-
-fn prefixed(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{prefix}: {m}")),
-        Error::NotSupported(m) => Error::NotSupported(format!("{prefix}: {m}")),
-        Error::Model(m) => Error::Model(format!("{prefix}: {m}")),
-        other => other,
-    }
-}
-
-/// `strtoul(s, _, 0)`: decimal, 0x hex or 0 octal.
-fn parse_c_unsigned(s: &str) -> Option<u64> {
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()
-    } else if s.len() > 1 && s.starts_with('0') {
-        u64::from_str_radix(&s[1..], 8).ok()
-    } else {
-        s.parse().ok()
-    }
-}
-
 fn log_format(cli: &Cli) -> LogFormat {
     if cli.json {
         LogFormat::Json
@@ -282,18 +183,7 @@ fn cpu_level(cli: &Cli) -> Result<CpuLevel, Error> {
 
 /// `--device cpu|cuda[:N]|hip[:N]`.
 fn device_choice(cli: &Cli) -> Result<DeviceChoice, Error> {
-    let Some(arg) = cli.device.as_deref() else { return Ok(DeviceChoice::Cpu) };
-    let bad = || Error::invalid(format!("--device {arg}: expected cpu, cuda, cuda:N, hip or hip:N"));
-    let (name, index) = match arg.split_once(':') {
-        Some((name, n)) => (name, n.parse::<usize>().map_err(|_| bad())?),
-        None => (arg, 0),
-    };
-    match name.to_ascii_lowercase().as_str() {
-        "cpu" if index == 0 => Ok(DeviceChoice::Cpu),
-        "cuda" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Cuda, index }),
-        "hip" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Hip, index }),
-        _ => Err(bad()),
-    }
+    cli.device.as_deref().map_or(Ok(DeviceChoice::Cpu), parse_device)
 }
 
 /// The raw-yuv description, if any of its options were given (libvmaf's
@@ -424,7 +314,7 @@ fn run(cli: Cli) -> Result<(), Error> {
 fn score(
     cli: &Cli,
     config: ContextConfig,
-    model_specs: &[ModelSpec],
+    model_specs: &[ModelArg],
     features: Vec<(String, FeatureOptions)>,
     ref_in: &mut dyn FrameReader,
     dist_in: &mut dyn FrameReader,

@@ -82,6 +82,15 @@ pub(crate) fn read_full(source: &mut dyn Read, buf: &mut [u8], path: &Path) -> R
     Ok(filled)
 }
 
+/// Reads up to `n` bytes into `buf` (cleared first); returns how many were
+/// there. `buf` grows with the bytes that arrive, not with `n`: a header
+/// that claims a 65536x65536 frame costs memory only if the file holds it.
+pub(crate) fn read_up_to(source: &mut dyn Read, buf: &mut Vec<u8>, n: usize, path: &Path) -> Result<usize> {
+    buf.clear();
+    buf.reserve(n.min(1 << 20));
+    source.take(n as u64).read_to_end(buf).map_err(|e| Error::io(path, e))
+}
+
 /// Bytes of one frame stored packed (no row padding), plane after plane,
 /// chroma rounded up.
 pub fn packed_frame_size(format: PixelFormat, width: usize, height: usize) -> usize {

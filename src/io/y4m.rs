@@ -21,7 +21,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{display, fill_picture, packed_frame_size, read_full, FrameReader};
+use super::{display, fill_picture, packed_frame_size, read_full, read_up_to, FrameReader};
 use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat};
 use crate::{Error, Result};
 
@@ -87,7 +87,9 @@ impl Y4mHeader {
         let mut c_tag: Option<String> = None;
         let mut xyscss: Option<String> = None;
         for tag in rest.split(' ').filter(|t| !t.is_empty()) {
-            let (key, value) = tag.split_at(1);
+            // The key is the first character, which need not be ASCII
+            // (an unknown tag is skipped, whatever its letter).
+            let (key, value) = tag.split_at(tag.chars().next().map_or(0, char::len_utf8));
             let bad_tag = |why: &str| bad(format!("bad header tag \"{tag}\": {why}"));
             match key {
                 "W" => width = Some(parse_dimension(value).map_err(bad_tag)?),
@@ -253,8 +255,7 @@ impl<R: Read> Y4mReader<R> {
         let mut line = magic.to_vec();
         line.extend_from_slice(&rest);
         let header = Y4mHeader::parse(&line, &path)?;
-        let frame = vec![0u8; header.frame_bytes()];
-        Ok(Y4mReader { source, path, header, frames_read: 0, frame })
+        Ok(Y4mReader { source, path, header, frames_read: 0, frame: Vec::new() })
     }
 
     pub fn header(&self) -> &Y4mHeader {
@@ -276,6 +277,16 @@ impl<R: Read> Y4mReader<R> {
                 h.format
             )));
         }
+        if !self.read_frame_bytes()? {
+            return Ok(false);
+        }
+        self.finish_frame(picture)?;
+        Ok(true)
+    }
+
+    /// Reads the next frame's FRAME line and samples into `self.frame`;
+    /// false at a clean end of file.
+    fn read_frame_bytes(&mut self) -> Result<bool> {
         let index = self.frames_read;
         let line = match read_line(&mut self.source, MAX_FRAME_HEADER_LEN, &self.path) {
             Ok(line) => line,
@@ -303,16 +314,19 @@ impl<R: Read> Y4mReader<R> {
                 format!("frame {index}: expected a FRAME header, found {shown:?} (loss of framing: is the file's size or colorspace what the header says?)"),
             ));
         }
-        let got = read_full(&mut self.source, &mut self.frame, &self.path)?;
-        if got != self.frame.len() {
-            return Err(Error::input(
-                &self.path,
-                format!("truncated frame {index}: {got} of {} bytes", self.frame.len()),
-            ));
+        let want = self.header.frame_bytes();
+        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
+        if got != want {
+            return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
         }
-        fill_picture(picture, &self.frame, &self.path, index)?;
-        self.frames_read += 1;
         Ok(true)
+    }
+
+    /// Fills `picture` from the frame just read.
+    fn finish_frame(&mut self, picture: &mut OwnedPicture) -> Result<()> {
+        fill_picture(picture, &self.frame, &self.path, self.frames_read)?;
+        self.frames_read += 1;
+        Ok(())
     }
 }
 
@@ -330,8 +344,13 @@ impl<R: Read + Send> FrameReader for Y4mReader<R> {
         self.header.format
     }
     fn read_frame(&mut self) -> Result<Option<OwnedPicture>> {
+        // The picture is made once its bytes are there (see read_up_to).
+        if !self.read_frame_bytes()? {
+            return Ok(None);
+        }
         let mut picture = OwnedPicture::new(self.header.format, self.header.width, self.header.height)?;
-        Ok(if self.read_frame_into(&mut picture)? { Some(picture) } else { None })
+        self.finish_frame(&mut picture)?;
+        Ok(Some(picture))
     }
     fn frames_read(&self) -> u32 {
         self.frames_read

@@ -11,7 +11,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{display, fill_picture, packed_frame_size, read_full, FrameReader};
+use super::{display, fill_picture, packed_frame_size, read_up_to, FrameReader};
 use crate::picture::{Chroma, OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 
@@ -135,7 +135,7 @@ impl<R: Read> YuvReader<R> {
             path: display(path.as_ref()),
             raw,
             frames_read: 0,
-            frame: vec![0u8; raw.frame_bytes()],
+            frame: Vec::new(),
         })
     }
 
@@ -157,26 +157,39 @@ impl<R: Read> YuvReader<R> {
                 r.format
             )));
         }
-        let index = self.frames_read;
-        let got = read_full(&mut self.source, &mut self.frame, &self.path)?;
+        if !self.read_frame_bytes()? {
+            return Ok(false);
+        }
+        self.finish_frame(picture)?;
+        Ok(true)
+    }
+
+    /// Reads the next frame's samples into `self.frame`; false at a clean
+    /// end of file.
+    fn read_frame_bytes(&mut self) -> Result<bool> {
+        let (r, index) = (self.raw, self.frames_read);
+        let want = r.frame_bytes();
+        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
         if got == 0 {
             return Ok(false);
         }
-        if got != self.frame.len() {
+        if got != want {
             return Err(Error::input(
                 &self.path,
                 format!(
-                    "truncated frame {index}: {got} of {} bytes (is the file {}x{} {}?)",
-                    self.frame.len(),
-                    r.width,
-                    r.height,
-                    r.format
+                    "truncated frame {index}: {got} of {want} bytes (is the file {}x{} {}?)",
+                    r.width, r.height, r.format
                 ),
             ));
         }
-        fill_picture(picture, &self.frame, &self.path, index)?;
-        self.frames_read += 1;
         Ok(true)
+    }
+
+    /// Fills `picture` from the frame just read.
+    fn finish_frame(&mut self, picture: &mut OwnedPicture) -> Result<()> {
+        fill_picture(picture, &self.frame, &self.path, self.frames_read)?;
+        self.frames_read += 1;
+        Ok(())
     }
 }
 
@@ -194,8 +207,13 @@ impl<R: Read + Send> FrameReader for YuvReader<R> {
         self.raw.format
     }
     fn read_frame(&mut self) -> Result<Option<OwnedPicture>> {
+        // The picture is made once its bytes are there (see read_up_to).
+        if !self.read_frame_bytes()? {
+            return Ok(None);
+        }
         let mut picture = OwnedPicture::new(self.raw.format, self.raw.width, self.raw.height)?;
-        Ok(if self.read_frame_into(&mut picture)? { Some(picture) } else { None })
+        self.finish_frame(&mut picture)?;
+        Ok(Some(picture))
     }
     fn frames_read(&self) -> u32 {
         self.frames_read

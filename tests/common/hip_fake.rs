@@ -3,7 +3,8 @@
 //! mmaps the dma-buf), built for a test binary and put where the real
 //! loader finds it, and its test controls. Used by tests/dmabuf_hip.rs
 //! (the library and the filter's C interface) and tests/dmabuf_graph.rs
-//! (the filter in an FFmpeg graph).
+//! (the filter in an FFmpeg graph) and tests/faults.rs (the CLI on a
+//! failing device).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -14,9 +14,14 @@
 // are live, a struct with a reserved tail that is not zero (the ROCm 5
 // layout handed to a ROCm 6 runtime), a copy outside every allocation.
 //
+// Faults on demand (tests/faults.rs): VMAFX_FAKE_HIP_MALLOCS=N lets N
+// hipMalloc calls succeed and answers hipErrorOutOfMemory after them;
+// VMAFX_FAKE_HIP_LAUNCHES=N does the same for kernel launches with
+// hipErrorLaunchFailure. Unset: no fault.
+//
 // VMAFX_FAKE_HIP_VERSION (HIP_VERSION, default 70000000) picks the ROCm it
 // acts as: below 60000000 the ROCm 5 structs (no reserved tails) and ROCm
-// 5.2's mapping that ignores the offset. Built by tests/dmabuf_hip.rs as
+// 5.2's mapping that ignores the offset. Built by tests/dmabuf_hip.rs (and tests/common/fake_hip.rs for tests/faults.rs) as
 // libamdhip64.so.7, with libhiprtc.so.7 and libamd_comgr.so.{2,3} links to
 // it, and found by the real loader through LD_LIBRARY_PATH.
 #include "kernel_emu.cpp"
@@ -65,6 +70,7 @@ struct State {
     std::map<uintptr_t, Event> events;
     std::map<uintptr_t, std::deque<Op>> streams;  // 0: the null stream
     uintptr_t next = 0x100;
+    long mallocs_left = -2, launches_left = -2;  // -2: not read yet
     std::string log, log_copy;
     State() { streams[0]; }
 };
@@ -72,6 +78,19 @@ struct State {
 State &st() {
     static State *s = new State;  // never destroyed: the library outlives static teardown order
     return *s;
+}
+
+// How many more calls of a kind succeed (VMAFX_FAKE_HIP_MALLOCS, ...); -1
+// without the variable: all of them. Called under the state lock.
+bool allowed(const char *var, long &left) {
+    if (left == -2) {
+        const char *v = getenv(var);
+        left = v && *v ? atol(v) : -1;
+    }
+    if (left < 0) return true;
+    if (left == 0) return false;
+    left--;
+    return true;
 }
 
 int version() {
@@ -219,6 +238,8 @@ API const char *hipGetErrorName(int code) {
     case NOT_FOUND: return "hipErrorNotFound";
     case NOT_READY: return "hipErrorNotReady";
     case NOT_SUPPORTED: return "hipErrorNotSupported";
+    case 2: return "hipErrorOutOfMemory";
+    case 719: return "hipErrorLaunchFailure";
     default: return "hipErrorUnknown";
     }
 }
@@ -256,6 +277,7 @@ API int hipModuleGetFunction(void **f, void *, const char *name) {
 API int hipMalloc(uintptr_t *ptr, size_t bytes) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
+    if (!allowed("VMAFX_FAKE_HIP_MALLOCS", s.mallocs_left)) return 2;  // hipErrorOutOfMemory
     void *p = aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (!p) return 2;
     memset(p, 0xa5, bytes);
@@ -352,6 +374,7 @@ API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned, unsig
     pump(s);
     auto q = s.streams.find((uintptr_t)stream);
     if (q == s.streams.end()) return INVALID_VALUE;
+    if (!allowed("VMAFX_FAKE_HIP_LAUNCHES", s.launches_left)) return 719;  // hipErrorLaunchFailure
     // The arguments are only valid during this call: a launch queued behind
     // a pending wait cannot be kept (no test needs one).
     if (!q->second.empty()) {
