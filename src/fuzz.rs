@@ -119,11 +119,11 @@ pub fn cli_options(data: &[u8]) {
     let _ = crate::cli::parse_c_unsigned(&text);
 }
 
-/// The filter's `model`, `feature`, `log_fmt` and `pool` options (NUL
-/// between them), then thread and subsample counts.
+/// The filter's `model`, `feature`, `log_fmt`, `pool` and `device` options
+/// (NUL between them), then thread and subsample counts.
 pub fn filter_options(data: &[u8]) {
     let mut b = Bytes(data);
-    let (model, feature, log_fmt, pool) = (b.text(), b.text(), b.text(), b.text());
+    let (model, feature, log_fmt, pool, device) = (b.text(), b.text(), b.text(), b.text(), b.text());
     let _ = parse_dict(&model);
     let raw = RawOptions {
         model: (!model.is_empty()).then_some(&model),
@@ -131,6 +131,7 @@ pub fn filter_options(data: &[u8]) {
         log_path: None,
         log_fmt: (!log_fmt.is_empty()).then_some(&log_fmt),
         pool: (!pool.is_empty()).then_some(&pool),
+        device: (!device.is_empty()).then_some(&device),
         n_threads: b.u16() as i16 as i64,
         n_subsample: b.u16() as i16 as i64,
     };
@@ -305,6 +306,9 @@ pub fn c_api(data: &[u8]) {
     let feature = text(&mut b);
     let log_fmt = text(&mut b);
     let pool = text(&mut b);
+    // Never a usable "hip": that would open the HIP runtime when one is
+    // installed; the parser's refusals are what is fuzzed here.
+    let device = [None, Some(c"cpu"), Some(c"cuda"), Some(c"hip:x"), Some(c"hip:-1"), Some(c"")][b.u8() as usize % 6];
     let ptr_of = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
     let options = VmafxFilterOptions {
         model: ptr_of(&model),
@@ -312,6 +316,7 @@ pub fn c_api(data: &[u8]) {
         log_path: std::ptr::null(),
         log_fmt: ptr_of(&log_fmt),
         pool: ptr_of(&pool),
+        device: device.map_or(std::ptr::null(), |d| d.as_ptr()),
         n_threads: b.pick(&[0, 1, 2, -1, 5000]),
         n_subsample: b.pick(&[1, 2, 0, -3]),
         fence_timeout_us: b.pick(&[0, 1000, -1]),
