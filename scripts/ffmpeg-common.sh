@@ -8,7 +8,7 @@
 #        a sources file of its own. Debian's own patches are not applied.
 #   8.1  the same from Debian sid's source package `ffmpeg` (8.1.x).
 #   9.0  the same from Debian forky's source package `ffmpeg` (9.0.x).
-# The crates.io crate `ffmpeg-src` (8.1.x, 9.0.x) ships the libraries only
+# The registry crate `ffmpeg-src` (8.1.x, 9.0.x) ships the libraries only
 # (no fftools, no doc/), so it cannot build the ffmpeg program, and the
 # series' doc/filters.texi patch has nothing to apply to; it still gives
 # nv-codec-headers (=9.0.2: native/nv-codec-headers.tar.xz).
