@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use nix::libc;
 use vm_bed::*;
-use vmafx::device::gpu::engine::{Backend, Pitched};
+use vmafx::device::gpu::engine::{Backend, DeviceMemory, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
@@ -346,7 +346,8 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     let frame = importer.wait_and_import(l.descriptor("reader frame 0".into(), &buf, vgem.is_some()), Duration::from_secs(10), None).unwrap();
     let mut reader = GpuLane::open(DeviceKind::Hip, 0).unwrap();
     let still_reading = fake.blocked_event();
-    let dst = reader.alloc(l.w * l.h).unwrap();
+    let dst_buffer = reader.alloc(l.w * l.h).unwrap();
+    let dst = dst_buffer.ptr();
     wait_ready(frame.frame(), &mut reader).unwrap();
     reader.wait_event(still_reading).unwrap();
     let y = frame.frame().planes[0];
@@ -364,7 +365,7 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     let view = pic.view();
     let want: Vec<u8> = (0..l.h).flat_map(|yy| (0..l.w).map(move |x| view.plane(0).sample(x, yy) as u8)).collect();
     assert_eq!(got, want, "the reader read the frame's luma");
-    reader.free(dst);
+    drop(dst_buffer);
     drop(keeper); // the library lane goes: what is done is destroyed
     let log = fake.log()[before..].to_string();
     eprintln!("the fake's log:\n{log}");

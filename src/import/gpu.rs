@@ -45,8 +45,8 @@ use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Refusal, ReleaseFence,
 };
-use crate::device::gpu::engine::{int, Args, Backend, DevPlane, Engine, Pitched};
-use crate::device::gpu::kernels::{self, BLOCK};
+use crate::device::gpu::engine::{int, Args, Backend, DevPlane, DeviceMemory, Engine, Pitched};
+use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
@@ -99,15 +99,12 @@ impl GpuImportStats {
 /// Called once a frame is released (after its last reader is done).
 pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 
-/// A device buffer: pointer and bytes.
-type Buffer = (u64, usize);
-
 /// Device memory a released frame owned, reusable once `event` is done
 /// (the readers may still be reading when the last reference drops), and
 /// the dma-buf imports it read, kept alive until then.
-struct Retired {
+struct Retired<M> {
     event: u64,
-    buffers: Vec<Buffer>,
+    buffers: Vec<M>,
     externals: Vec<Arc<ExternalObject>>,
 }
 
@@ -119,8 +116,8 @@ const POOL_BUFFERS: usize = 32;
 /// released frames left behind, and buffers ready for reuse.
 struct LibraryLane<B: Backend> {
     engine: Engine<B>,
-    retired: Vec<Retired>,
-    pool: Vec<Buffer>,
+    retired: Vec<Retired<B::Buffer>>,
+    pool: Vec<B::Buffer>,
     /// dma-buf imports nobody references any more, to destroy.
     graveyard: Graveyard,
 }
@@ -151,8 +148,11 @@ impl<B: Backend> LibraryLane<B> {
                 }
                 Ok(false) => keep.push(r),
                 Err(e) => {
-                    // Reusing memory a kernel may still read is worse than
-                    // leaking it.
+                    // Reusing or freeing memory a kernel may still read is
+                    // worse than leaking it.
+                    for b in r.buffers {
+                        Box::new(b).into_raw();
+                    }
                     crate::device::gpu::engine::record_drop_error(e);
                 }
             }
@@ -161,21 +161,20 @@ impl<B: Backend> LibraryLane<B> {
         external::bury(&self.graveyard, self.engine.backend_mut());
         while self.pool.len() > POOL_BUFFERS {
             // The smallest go first.
-            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].1).unwrap_or(0);
-            let (ptr, _) = self.pool.swap_remove(smallest);
-            self.engine.backend_mut().free(ptr);
+            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].bytes()).unwrap_or(0);
+            drop(self.pool.swap_remove(smallest));
         }
     }
 
     /// A buffer of at least `bytes`: the smallest pooled one that fits, or
     /// a new one.
-    fn take(&mut self, bytes: usize) -> crate::Result<Buffer> {
+    fn take(&mut self, bytes: usize) -> crate::Result<B::Buffer> {
         let fit = (0..self.pool.len())
-            .filter(|&i| self.pool[i].1 >= bytes)
-            .min_by_key(|&i| self.pool[i].1);
+            .filter(|&i| self.pool[i].bytes() >= bytes)
+            .min_by_key(|&i| self.pool[i].bytes());
         match fit {
             Some(i) => Ok(self.pool.swap_remove(i)),
-            None => Ok((self.engine.backend_mut().alloc(bytes.max(1))?, bytes.max(1))),
+            None => self.engine.backend_mut().alloc(bytes),
         }
     }
 }
@@ -183,9 +182,8 @@ impl<B: Backend> LibraryLane<B> {
 impl<B: Backend> Drop for LibraryLane<B> {
     fn drop(&mut self) {
         self.reclaim(true);
-        for (ptr, _) in self.pool.drain(..) {
-            self.engine.backend_mut().free(ptr);
-        }
+        // Freed while the lane's stream still exists.
+        self.pool.clear();
     }
 }
 
@@ -263,7 +261,7 @@ struct Prepared {
 
 /// A queued import: the frame, the buffers it owns, the dma-buf imports it
 /// reads.
-type Queued = (DeviceFrame, Vec<Buffer>, Vec<Arc<ExternalObject>>);
+type Queued<M> = (DeviceFrame, Vec<M>, Vec<Arc<ExternalObject>>);
 
 /// What the GPU lanes read.
 const GPU_LANES: Lane = Lane {
@@ -556,7 +554,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<Queued, ImportError> {
+    ) -> Result<Queued<B::Buffer>, ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
@@ -636,7 +634,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         prep: &Prepared,
         plane_ptrs: &[Option<u64>],
         ready: u64,
-        owned: &mut Vec<Buffer>,
+        owned: &mut Vec<B::Buffer>,
     ) -> crate::Result<DeviceFrame> {
         let (w, h) = (desc.width, desc.height);
         let Prepared { bps, format, shift, planes, extents, device_waits, .. } = prep;
@@ -644,13 +642,14 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         for e in device_waits {
             lane.engine.backend_mut().wait_event(*e)?;
         }
-        let f = lane.engine.functions(&kernels::CONVERT)?;
+        let k: ConvertKernels<B::Function> = lane.engine.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
         let mut alloc = |lane: &mut LibraryLane<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
             let buffer = lane.take(pitch * rows)?;
+            let ptr = buffer.ptr();
             owned.push(buffer);
-            Ok(buffer.0)
+            Ok(ptr)
         };
         // Where each flat plane's samples are, linear in device memory
         // (arrays copied out first).
@@ -702,7 +701,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // SAFETY: convert_shift_16 (src, src_pitch, w, h, shift,
                     // dst, dst_pitch); src spans h rows of w u16 (checked at
                     // import), dst was allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(f[2], grid, args) }?;
+                    unsafe { lane.engine.launch(k.convert_shift_16, grid, args) }?;
                     self.stats.converted_planes.fetch_add(1, Ordering::SeqCst);
                     out.push(plane(dst, pitch));
                 }
@@ -717,7 +716,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // v, v_pitch) / convert_uv_16 (.., h, shift, u, ..); src
                     // spans h rows of 2w samples (checked at import), u and v
                     // were allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(f[usize::from(bps == 2)], grid, args) }?;
+                    unsafe { lane.engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, args) }?;
                     self.stats.converted_planes.fetch_add(2, Ordering::SeqCst);
                     out.push(plane(u, pitch));
                     out.push(plane(v, pitch));
@@ -740,7 +739,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: FrameDescriptor,
         frame: DeviceFrame,
-        owned: Vec<Buffer>,
+        owned: Vec<B::Buffer>,
         externals: Vec<Arc<ExternalObject>>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
@@ -831,7 +830,7 @@ pub struct GpuFrame<B: Backend + Send + 'static> {
     /// The frame's memory and its `ready` event.
     key: (DeviceMemoryId, u64),
     /// Device memory the frame owns (converted planes, copied arrays).
-    owned: Vec<Buffer>,
+    owned: Vec<B::Buffer>,
     /// The dma-buf imports it reads (shared with the importer's cache).
     externals: Vec<Arc<ExternalObject>>,
     frame: DeviceFrame,

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vmafx::device::gpu::engine::{ArrayExtent, Backend, Pitched};
+use vmafx::device::gpu::engine::{ArrayExtent, Backend, DeviceMemory, Pitched};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceKind, DeviceMemoryId};
 
@@ -192,6 +192,13 @@ impl World {
         handle
     }
 
+    /// Allocations live now (device arrays not counted): what a test
+    /// compares before and after an owner goes, to see nothing leaked.
+    pub fn allocations(&self) -> usize {
+        let s = self.lock();
+        s.memory.len() - s.arrays.len()
+    }
+
     /// Makes `allocation_range` answer "cannot tell" (as HIP without
     /// `hipMemGetAddressRange`).
     pub fn hide_ranges(&self, hide: bool) {
@@ -296,8 +303,44 @@ impl Emulator {
     }
 }
 
+/// An allocation of the emulated device, freed on drop (kept in the
+/// graveyard while queued work may still read it).
+pub struct EmuBuffer {
+    world: Arc<World>,
+    ptr: u64,
+    bytes: usize,
+}
+
+impl DeviceMemory for EmuBuffer {
+    fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn into_raw(self: Box<Self>) -> u64 {
+        let ptr = self.ptr;
+        let this = std::mem::ManuallyDrop::new(*self);
+        // SAFETY: `this` is never dropped: its world is dropped once, here.
+        drop(unsafe { std::ptr::read(&this.world) });
+        ptr
+    }
+}
+
+impl Drop for EmuBuffer {
+    fn drop(&mut self) {
+        let mut s = self.world.lock();
+        let buf = s.memory.remove(&self.ptr);
+        assert!(buf.is_some(), "free of unknown {:#x}", self.ptr);
+        if !s.queues.values().all(VecDeque::is_empty) {
+            s.graveyard.push(buf.unwrap());
+        }
+    }
+}
+
 impl Backend for Emulator {
     type Function = i32;
+    type Buffer = EmuBuffer;
     fn load(&mut self, kernel: &KernelSource) -> vmafx::Result<Vec<i32>> {
         Ok(kernel
             .entries
@@ -311,19 +354,12 @@ impl Backend for Emulator {
             })
             .collect())
     }
-    fn alloc(&mut self, bytes: usize) -> vmafx::Result<u64> {
-        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8).max(1)];
+    fn alloc(&mut self, bytes: usize) -> vmafx::Result<EmuBuffer> {
+        let bytes = bytes.max(1);
+        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8)];
         let ptr = buf.as_ptr() as u64;
         self.world.lock().memory.insert(ptr, buf);
-        Ok(ptr)
-    }
-    fn free(&mut self, ptr: u64) {
-        let mut s = self.world.lock();
-        let buf = s.memory.remove(&ptr);
-        assert!(buf.is_some(), "free of unknown {ptr:#x}");
-        if !s.queues.values().all(VecDeque::is_empty) {
-            s.graveyard.push(buf.unwrap());
-        }
+        Ok(EmuBuffer { world: self.world.clone(), ptr, bytes })
     }
     fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
         self.world.queue(self.stream, Op::Write { dst, bytes: src.to_vec() });

@@ -17,7 +17,7 @@
 
 use super::api::{Current, DevicePtr, DriverApi, RawContext, RawEvent, RawFunction, RawModule, RawStream};
 use super::api::{EVENT_DISABLE_TIMING, NOT_READY, NO_DEVICE, STREAM_NON_BLOCKING};
-use super::engine::{record_drop_error, ArrayExtent, Backend, Pitched};
+use super::engine::{record_drop_error, ArrayExtent, Backend, DeviceMemory, Pitched};
 use super::kernels::{KernelSource, BLOCK};
 use crate::device::{DeviceKind, DeviceMemoryId};
 use crate::{Error, Result};
@@ -332,6 +332,53 @@ impl Drop for Module {
     }
 }
 
+/// Device memory of ours (an allocation, or a mapping of external memory
+/// that the runtime frees the same way), freed on drop.
+pub struct DeviceBuffer {
+    context: Arc<Context>,
+    ptr: DevicePtr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    /// `bytes` (at least 1) of device memory in `context`.
+    pub fn alloc(context: &Arc<Context>, bytes: usize) -> Result<Self> {
+        let api = context.api;
+        let bytes = bytes.max(1);
+        let _current = context.enter()?;
+        let mut ptr: DevicePtr = 0;
+        // SAFETY: the device is current; writes one pointer, freed in Drop.
+        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
+        Ok(DeviceBuffer { context: context.clone(), ptr, bytes })
+    }
+}
+
+impl DeviceMemory for DeviceBuffer {
+    fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn into_raw(self: Box<Self>) -> u64 {
+        let ptr = self.ptr;
+        let this = std::mem::ManuallyDrop::new(*self);
+        // SAFETY: `this` is never dropped, so its context is dropped once,
+        // here, and the memory is not freed.
+        drop(unsafe { std::ptr::read(&this.context) });
+        ptr
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        let api = self.context.api;
+        // SAFETY: our allocation (or mapping), freed once; the free waits
+        // for work queued on it (cuMemFree / hipFree synchronise).
+        self.context.release(api.calls.mem_free.name, || unsafe { (api.calls.mem_free.f)(self.ptr) });
+    }
+}
+
 /// A kernel of a module the lane keeps loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Function(RawFunction);
@@ -504,6 +551,7 @@ impl GpuLane {
 
 impl Backend for GpuLane {
     type Function = Function;
+    type Buffer = DeviceBuffer;
 
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Function>> {
         let image = (self.context.api.vendor.compile)(kernel, &self.arch)?;
@@ -513,19 +561,8 @@ impl Backend for GpuLane {
         Ok(functions)
     }
 
-    fn alloc(&mut self, bytes: usize) -> Result<u64> {
-        let api = self.context.api;
-        let _current = self.context.enter()?;
-        let mut ptr: DevicePtr = 0;
-        // SAFETY: writes one pointer; freed by `free`.
-        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
-        Ok(ptr)
-    }
-
-    fn free(&mut self, ptr: u64) {
-        let api = self.context.api;
-        // SAFETY: ptr came from `alloc` on this context; freed once.
-        self.context.release(api.calls.mem_free.name, || unsafe { (api.calls.mem_free.f)(ptr) });
+    fn alloc(&mut self, bytes: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::alloc(&self.context, bytes)
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
@@ -666,13 +703,15 @@ impl Backend for GpuLane {
         Ok(memory as u64)
     }
 
-    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<u64> {
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<DeviceBuffer> {
         let api = self.context.api;
         let dma_buf = api.dma_buf.ok_or_else(|| Error::NotSupported(format!("{}: no dma-buf import", api.library)))?;
         let _current = self.context.enter()?;
         // SAFETY: `memory` came from import_dma_buf of this lane and is
         // live; offset + size lie in it (checked by the import).
-        unsafe { (dma_buf.map_buffer)(api, memory as usize as _, offset, size) }
+        let ptr = unsafe { (dma_buf.map_buffer)(api, memory as usize as _, offset, size) }?;
+        // A mapped buffer is freed as an allocation is (hipFree).
+        Ok(DeviceBuffer { context: self.context.clone(), ptr, bytes: size as usize })
     }
 
     fn destroy_external(&mut self, memory: u64) {
