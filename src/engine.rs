@@ -234,7 +234,9 @@ impl LaneState {
                 )));
             }
             if let Some(event) = frame.ready {
-                self.device.wait_ready(event)?;
+                // SAFETY: a device frame's `ready` is an event of its
+                // memory's device, live while the picture is (DeviceFrame).
+                self.device.wait_ready(unsafe { crate::device::gpu::engine::EventRef::from_handle(event) })?;
             }
             return Ok((frame.clone(), None));
         }

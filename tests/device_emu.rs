@@ -108,7 +108,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, DeviceMemory, Pitched, Scratch};
+use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
 use vmafx::device::DeviceFrame;
 use vmafx::engine::PictureSource;
 use vmafx::import::gpu::{reads_queued, wait_ready, GpuImporter};
@@ -483,9 +483,10 @@ fn release_after_the_last_reader() {
     let ptr_buffer = device_buffer(&mut emu, &l.bytes);
     let ptr = ptr_buffer.ptr();
     let mut producer = world.stream();
-    let release = producer.create_event().unwrap();
+    let release_event = producer.create_event().unwrap();
+    let release = emulator::borrowed(release_event.handle());
     let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
-    d.release.push(ReleaseFence::DeviceEvent(release));
+    d.release.push(ReleaseFence::DeviceEvent(release.handle()));
     let frame = importer.import(d).unwrap();
     let luma = frame.device_frame().unwrap().luma();
     let mut readers = Vec::new();
@@ -493,7 +494,7 @@ fn release_after_the_last_reader() {
     for _ in 0..2 {
         let mut r = world.stream();
         let busy = world.blocked_event();
-        r.wait_event(busy).unwrap(); // this reader's earlier work, still running
+        r.wait_event(emulator::borrowed(busy)).unwrap(); // this reader's earlier work, still running
         let f = frame.clone();
         wait_ready(f.device_frame().unwrap(), &mut r).unwrap();
         let copy_buffer = r.alloc(luma.pitch * luma.height).unwrap();

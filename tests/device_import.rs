@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard};
 use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
-use vmafx::device::gpu::engine::{Args, Backend, DevPlane, DeviceMemory, Engine, Pitched, Scratch};
+use vmafx::device::gpu::engine::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{self, DeviceKind};
 use vmafx::engine::PictureSource;
@@ -363,12 +363,13 @@ fn a_slow_producer_is_waited_for_on_the_device() {
         let warm_ptr = warm_buffer.ptr();
         drop(importer.import(warm.descriptor("warm-up", Memory::DevicePointer(warm_ptr), 0)).unwrap());
         let event = producer.backend_mut().create_event().unwrap();
+        let event_ref = EventRef::of(&event);
         let args = Args::new().ptr(staged).ptr(target).i64(l.bytes.len() as i64).i64(SPIN);
         // SAFETY: test_spin_copy (src, dst, n, spin); both buffers hold n bytes.
         unsafe { producer.launch(spin_copy, (1, 1), args) }.unwrap();
-        producer.backend_mut().record_event(event).unwrap();
+        producer.backend_mut().record_event(event_ref).unwrap();
         let mut d = l.descriptor("frame 1", Memory::DevicePointer(target), 0);
-        d.acquire.push(AcquireFence::DeviceEvent(event));
+        d.acquire.push(AcquireFence::DeviceEvent(event.handle()));
         let t0 = std::time::Instant::now();
         let frame = importer.import(d).unwrap();
         // The producer spins ~0.5 s: an import that waited for it on the
@@ -381,7 +382,7 @@ fn a_slow_producer_is_waited_for_on_the_device() {
         }
         drop(frame);
         producer.backend_mut().synchronize().unwrap();
-        producer.backend_mut().destroy_event(event);
+        drop(event);
         drop((staged_buffer, target_buffer, warm_buffer));
     }
 }
@@ -403,7 +404,7 @@ fn release_follows_the_last_reader() {
     let ptr = buffer.ptr();
     let release = producer.backend_mut().create_event().unwrap();
     let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
-    d.release.push(ReleaseFence::DeviceEvent(release));
+    d.release.push(ReleaseFence::DeviceEvent(release.handle()));
     let frame = importer.import(d).unwrap();
     let luma = frame.device_frame().unwrap().luma();
     let mut readers = Vec::new();
@@ -431,7 +432,7 @@ fn release_follows_the_last_reader() {
         engines.push((r, copy, busy));
     }
     // The producer's next frame goes into the same buffer after release.
-    producer.backend_mut().wait_event(release).unwrap();
+    producer.backend_mut().wait_event(EventRef::of(&release)).unwrap();
     let args = Args::new().ptr(ptr).i64(l.bytes.len() as i64).i32(0xee).i64(0);
     // SAFETY: test_spin_fill over the producer's buffer (n bytes).
     unsafe { producer.launch(spin_fill, (1, 1), args) }.unwrap();
@@ -441,7 +442,7 @@ fn release_follows_the_last_reader() {
         assert_eq!(read, l.want[0], "a reader saw the producer's next frame: released before its read");
         drop((copy, busy));
     }
-    producer.backend_mut().destroy_event(release);
+    drop(release);
     drop(buffer);
 }
 

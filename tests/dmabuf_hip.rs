@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use nix::libc;
 use vm_bed::*;
-use vmafx::device::gpu::engine::{Backend, DeviceMemory, Pitched};
+use vmafx::device::gpu::engine::{Backend, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
@@ -349,7 +349,8 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     let dst_buffer = reader.alloc(l.w * l.h).unwrap();
     let dst = dst_buffer.ptr();
     wait_ready(frame.frame(), &mut reader).unwrap();
-    reader.wait_event(still_reading).unwrap();
+    // SAFETY: the fake's blocked event lives until the fake goes.
+    reader.wait_event(unsafe { EventRef::from_handle(still_reading) }).unwrap();
     let y = frame.frame().planes[0];
     reader.copy_2d(Pitched { ptr: dst, pitch: l.w }, Pitched { ptr: y.ptr, pitch: y.pitch }, l.w, l.h).unwrap();
     reads_queued(frame.frame(), &mut reader).unwrap();

@@ -206,7 +206,7 @@ impl ExternalCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::gpu::engine::{ArrayExtent, Pitched};
+    use crate::device::gpu::engine::{ArrayExtent, ArrayRef, DeviceEvent, EventRef, Pitched};
     use crate::device::gpu::kernels::KernelSource;
     use crate::device::{DeviceKind, DeviceMemoryId};
     use std::ffi::c_void;
@@ -249,9 +249,17 @@ mod tests {
         fn drop(&mut self) { lock(&self.log).push(format!("free {:#x}", self.ptr)) }
     }
 
+    /// [`Importing`] makes no events.
+    struct NoEvent;
+
+    impl DeviceEvent for NoEvent {
+        fn handle(&self) -> u64 { 0 }
+    }
+
     impl Backend for Importing {
         type Function = ();
         type Buffer = Mapping;
+        type Event = NoEvent;
         fn load(&mut self, _: &KernelSource) -> crate::Result<Vec<()>> { unimplemented!() }
         fn alloc(&mut self, _: usize) -> crate::Result<Mapping> { unimplemented!() }
         fn upload(&mut self, _: u64, _: &[u8]) -> crate::Result<()> { unimplemented!() }
@@ -259,16 +267,15 @@ mod tests {
         unsafe fn launch(&mut self, _: (), _: (u32, u32), _: &mut [*mut c_void]) -> crate::Result<()> { unimplemented!() }
         fn synchronize(&mut self) -> crate::Result<()> { Ok(()) }
         fn memory(&self) -> DeviceMemoryId { DeviceMemoryId { kind: DeviceKind::Hip, context: 0 } }
-        fn create_event(&mut self) -> crate::Result<u64> { unimplemented!() }
-        fn destroy_event(&mut self, _: u64) {}
-        fn record_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
-        fn wait_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
-        fn query_event(&mut self, _: u64) -> crate::Result<bool> { unimplemented!() }
-        fn synchronize_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
+        fn create_event(&mut self) -> crate::Result<NoEvent> { unimplemented!() }
+        fn record_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
+        fn wait_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
+        fn query_event(&mut self, _: EventRef<'_>) -> crate::Result<bool> { unimplemented!() }
+        fn synchronize_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
         fn copy_2d(&mut self, _: Pitched, _: Pitched, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
-        fn copy_from_array(&mut self, _: Pitched, _: u64, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
+        fn copy_from_array(&mut self, _: Pitched, _: ArrayRef, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
         fn allocation_range(&mut self, _: u64) -> crate::Result<Option<(u64, usize)>> { Ok(None) }
-        fn array_extent(&mut self, _: u64) -> crate::Result<Option<ArrayExtent>> { Ok(None) }
+        fn array_extent(&mut self, _: ArrayRef) -> crate::Result<Option<ArrayExtent>> { Ok(None) }
         fn imports_dma_bufs(&self) -> bool { true }
         fn import_dma_buf(&mut self, _fd: OwnedFd, size: u64) -> crate::Result<u64> {
             self.objects += 1;

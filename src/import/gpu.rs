@@ -45,7 +45,7 @@ use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Refusal, ReleaseFence,
 };
-use crate::device::gpu::engine::{int, Args, Backend, DevPlane, DeviceMemory, Engine, Pitched};
+use crate::device::gpu::engine::{int, Args, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched};
 use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
@@ -102,9 +102,9 @@ pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 /// Device memory a released frame owned, reusable once `event` is done
 /// (the readers may still be reading when the last reference drops), and
 /// the dma-buf imports it read, kept alive until then.
-struct Retired<M> {
-    event: u64,
-    buffers: Vec<M>,
+struct Retired<B: Backend> {
+    event: B::Event,
+    buffers: Vec<B::Buffer>,
     externals: Vec<Arc<ExternalObject>>,
 }
 
@@ -116,7 +116,7 @@ const POOL_BUFFERS: usize = 32;
 /// released frames left behind, and buffers ready for reuse.
 struct LibraryLane<B: Backend> {
     engine: Engine<B>,
-    retired: Vec<Retired<B::Buffer>>,
+    retired: Vec<Retired<B>>,
     pool: Vec<B::Buffer>,
     /// dma-buf imports nobody references any more, to destroy.
     graveyard: Graveyard,
@@ -133,14 +133,14 @@ impl<B: Backend> LibraryLane<B> {
         let mut keep = Vec::new();
         for r in std::mem::take(&mut self.retired) {
             let backend = self.engine.backend_mut();
+            let event = EventRef::of(&r.event);
             let done = if wait {
-                backend.synchronize_event(r.event).map(|()| true)
+                backend.synchronize_event(event).map(|()| true)
             } else {
-                backend.query_event(r.event)
+                backend.query_event(event)
             };
             match done {
                 Ok(true) => {
-                    backend.destroy_event(r.event);
                     self.pool.extend(r.buffers);
                     // The last reader is done: the imports may go (to the
                     // graveyard, where no cache holds them).
@@ -261,7 +261,7 @@ struct Prepared {
 
 /// A queued import: the frame, the buffers it owns, the dma-buf imports it
 /// reads.
-type Queued<M> = (DeviceFrame, Vec<M>, Vec<Arc<ExternalObject>>);
+type Queued<B> = (DeviceFrame, <B as Backend>::Event, Vec<<B as Backend>::Buffer>, Vec<Arc<ExternalObject>>);
 
 /// What the GPU lanes read.
 const GPU_LANES: Lane = Lane {
@@ -344,7 +344,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     ) -> Result<Arc<GpuFrame<B>>, (Refusal, Option<ReleaseCallback>)> {
         let result = self.check(&desc).and_then(|prep| self.finish(&desc, prep));
         match result {
-            Ok((frame, owned, externals)) => Ok(Arc::new(self.wrap(desc, frame, owned, externals, on_release))),
+            Ok((frame, ready, owned, externals)) => Ok(Arc::new(self.wrap(desc, frame, ready, owned, externals, on_release))),
             Err(error) => {
                 if error.kind == Kind::Busy {
                     self.stats.busy.fetch_add(1, Ordering::SeqCst);
@@ -440,7 +440,9 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     if array == 0 {
                         return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device array")));
                     }
-                    let known = backend.array_extent(array).map_err(|e| {
+                    // SAFETY: the producer keeps its array alive while the
+                    // frame is imported and read (the descriptor's contract).
+                    let known = backend.array_extent(unsafe { ArrayRef::from_handle(array) }).map_err(|e| {
                         err(Kind::Invalid, format!("{label}: object {oi} ({array:#x}) is not a device array: {e}"))
                     })?;
                     Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
@@ -554,7 +556,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<Queued<B::Buffer>, ImportError> {
+    ) -> Result<Queued<B>, ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
@@ -565,16 +567,15 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             .create_event()
             .map_err(|e| err(Kind::Device, format!("{label}: {e}")))?;
         let mut owned = Vec::new();
-        match self.queue(&mut lane, desc, &prep, &plane_ptrs, ready, &mut owned) {
+        match self.queue(&mut lane, desc, &prep, &plane_ptrs, &ready, &mut owned) {
             Ok(frame) => {
                 self.stats.imports.fetch_add(1, Ordering::SeqCst);
-                Ok((frame, owned, externals.into_iter().flatten().collect()))
+                Ok((frame, ready, owned, externals.into_iter().flatten().collect()))
             }
             Err(e) => {
                 // Nothing queued may still run on memory we reuse: wait.
-                let backend = lane.engine.backend_mut();
-                let _ = backend.synchronize();
-                backend.destroy_event(ready);
+                let _ = lane.engine.backend_mut().synchronize();
+                drop(ready);
                 lane.pool.extend(owned);
                 Err(err(Kind::Device, format!("{label}: {e}")))
             }
@@ -633,14 +634,16 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         desc: &FrameDescriptor,
         prep: &Prepared,
         plane_ptrs: &[Option<u64>],
-        ready: u64,
+        ready: &B::Event,
         owned: &mut Vec<B::Buffer>,
     ) -> crate::Result<DeviceFrame> {
         let (w, h) = (desc.width, desc.height);
         let Prepared { bps, format, shift, planes, extents, device_waits, .. } = prep;
         let (bps, shift) = (*bps, *shift);
         for e in device_waits {
-            lane.engine.backend_mut().wait_event(*e)?;
+            // SAFETY: the producer keeps its event alive until the import
+            // returns (AcquireFence::DeviceEvent); the wait is queued now.
+            lane.engine.backend_mut().wait_event(unsafe { EventRef::from_handle(*e) })?;
         }
         let k: ConvertKernels<B::Function> = lane.engine.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
@@ -665,6 +668,8 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Extent::Array { array, .. } if wanted => {
                     let pitch = pitch_of(row);
                     let dst = alloc(lane, pitch, ph)?;
+                    // SAFETY: as in `prepare`: the producer's array is live.
+                    let array = unsafe { ArrayRef::from_handle(array) };
                     lane.engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
                     self.stats.array_copies.fetch_add(1, Ordering::SeqCst);
                     linear.push(Some(Pitched { ptr: dst, pitch }));
@@ -724,14 +729,14 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Samples::Interleaved => {} // V: written with U above
             }
         }
-        lane.engine.backend_mut().record_event(ready)?;
+        lane.engine.backend_mut().record_event(EventRef::of(ready))?;
         Ok(DeviceFrame {
             memory: self.memory,
             format: *format,
             width: w,
             height: h,
             planes: out,
-            ready: Some(ready),
+            ready: Some(ready.handle()),
         })
     }
 
@@ -739,15 +744,16 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: FrameDescriptor,
         frame: DeviceFrame,
+        ready: B::Event,
         owned: Vec<B::Buffer>,
         externals: Vec<Arc<ExternalObject>>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
-        let ready = frame.ready.expect("imports record ready");
-        readers().insert((frame.memory, ready), Vec::new());
+        readers().insert((frame.memory, ready.handle()), Vec::new());
         GpuFrame {
             label: desc.label,
-            key: (frame.memory, ready),
+            key: (frame.memory, ready.handle()),
+            ready: Some(ready),
             owned,
             externals,
             frame,
@@ -771,7 +777,7 @@ impl<B: Backend + Send + 'static> Drop for GpuImporter<B> {
 /// Live imported frames, by (memory, ready event), with the events their
 /// readers recorded after their last reads ([`reads_queued`]). A frame is
 /// entered when imported and taken out when released.
-type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<u64>>;
+type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<Box<dyn DeviceEvent>>>;
 static READERS: OnceLock<Mutex<ReaderMap>> = OnceLock::new();
 
 fn readers() -> MutexGuard<'static, ReaderMap> {
@@ -786,7 +792,9 @@ fn readers() -> MutexGuard<'static, ReaderMap> {
 /// and the library stream's copies and conversions). No host wait.
 pub fn wait_ready<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Result<()> {
     if let Some(ready) = frame.ready {
-        reader.wait_event(ready)?;
+        // SAFETY: a frame's `ready` lives as long as the frame (an import's
+        // is owned by its GpuFrame), which the caller holds.
+        reader.wait_event(unsafe { EventRef::from_handle(ready) })?;
     }
     Ok(())
 }
@@ -811,14 +819,11 @@ pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::R
         )));
     }
     let event = reader.create_event()?;
-    if let Err(e) = reader.record_event(event) {
-        reader.destroy_event(event);
-        return Err(e);
-    }
-    match readers().get_mut(&key) {
-        Some(events) => events.push(event),
-        // Released meanwhile: our caller's reference was not the last.
-        None => reader.destroy_event(event),
+    reader.record_event(EventRef::of(&event))?;
+    // Released meanwhile (our caller's reference was not the last): the
+    // event just goes.
+    if let Some(events) = readers().get_mut(&key) {
+        events.push(Box::new(event));
     }
     Ok(())
 }
@@ -827,8 +832,10 @@ pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::R
 /// planes, arrays copied out) and what to signal at release.
 pub struct GpuFrame<B: Backend + Send + 'static> {
     label: String,
-    /// The frame's memory and its `ready` event.
+    /// The frame's memory and its `ready` event's handle.
     key: (DeviceMemoryId, u64),
+    /// Recorded after the import's work, and again at release (taken then).
+    ready: Option<B::Event>,
     /// Device memory the frame owns (converted planes, copied arrays).
     owned: Vec<B::Buffer>,
     /// The dma-buf imports it reads (shared with the importer's cache).
@@ -877,16 +884,18 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         // The library stream goes past every reader's last read (its own
         // work on the frame is before, in stream order), then says so.
         for e in &reader_events {
-            record(backend.wait_event(*e));
+            record(backend.wait_event(EventRef::of(&**e)));
         }
         for r in &self.release {
             if let ReleaseFence::DeviceEvent(e) = r {
-                record(backend.record_event(*e));
+                // SAFETY: the caller keeps its release event alive until it
+                // is signalled (ReleaseFence::DeviceEvent); recorded now.
+                record(backend.record_event(unsafe { EventRef::from_handle(*e) }));
             }
         }
         // `ready` now marks the release point: re-recorded after the waits.
-        let released = self.key.1;
-        record(backend.record_event(released));
+        let Some(released) = self.ready.take() else { return };
+        record(backend.record_event(EventRef::of(&released)));
         let host_side = self.release.iter().any(|r| matches!(r, ReleaseFence::Host(_)))
             || self.on_release.get_mut().map(|c| c.is_some()).unwrap_or(true);
         // Host-side release needs the host to see the readers done; if it
@@ -894,14 +903,13 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         // being read: leave host fences and the callback unsignalled.
         let mut host_release = true;
         if host_side {
-            if let Err(e) = backend.synchronize_event(released) {
+            if let Err(e) = backend.synchronize_event(EventRef::of(&released)) {
                 crate::device::gpu::engine::record_drop_error(e);
                 host_release = false;
             }
         }
-        for e in reader_events {
-            backend.destroy_event(e);
-        }
+        // The readers' events go (the waits queued on them stay valid).
+        drop(reader_events);
         let buffers = std::mem::take(&mut self.owned);
         let externals = std::mem::take(&mut self.externals);
         lane.retired.push(Retired { event: released, buffers, externals });

@@ -36,6 +36,71 @@ impl DeviceMemory for Box<dyn DeviceMemory> {
     }
 }
 
+/// An event of a lane (timing disabled), destroyed when dropped: work it
+/// was recorded after still completes, and waits queued on it stay valid
+/// (as `cuEventDestroy` / `hipEventDestroy` allow).
+pub trait DeviceEvent: Send + Sync {
+    /// The driver's handle (`CUevent` / `hipEvent_t`): what a
+    /// [`crate::device::DeviceFrame`]'s `ready` and the import's fences
+    /// carry across the public interface.
+    fn handle(&self) -> u64;
+}
+
+impl DeviceEvent for Box<dyn DeviceEvent> {
+    fn handle(&self) -> u64 {
+        (**self).handle()
+    }
+}
+
+/// An event borrowed from its owner: one of ours ([`EventRef::of`]), or a
+/// producer's or caller's (an acquire or release fence, a frame's
+/// `ready`). It cannot be destroyed through this handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    handle: u64,
+    owner: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> EventRef<'a> {
+    /// Borrows `event` for as long as it lives.
+    pub fn of<E: DeviceEvent + ?Sized>(event: &'a E) -> Self {
+        EventRef { handle: event.handle(), owner: std::marker::PhantomData }
+    }
+
+    /// A producer's or caller's event.
+    ///
+    /// # Safety
+    /// `handle` is an event of the device of the lane it is given to, live
+    /// for every call that receives it (its owner destroys it after).
+    pub unsafe fn from_handle(handle: u64) -> EventRef<'static> {
+        EventRef { handle, owner: std::marker::PhantomData }
+    }
+
+    pub fn handle(self) -> u64 {
+        self.handle
+    }
+}
+
+/// A device array (`CUarray` / `hipArray_t`) borrowed from its owner (the
+/// producer of an imported frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayRef {
+    handle: u64,
+}
+
+impl ArrayRef {
+    /// # Safety
+    /// `handle` is an array of the device of the lane it is given to, live
+    /// for every call that receives it.
+    pub unsafe fn from_handle(handle: u64) -> Self {
+        ArrayRef { handle }
+    }
+
+    pub fn handle(self) -> u64 {
+        self.handle
+    }
+}
+
 /// What a vendor lane provides: memory, copies, modules, launches. Device
 /// pointers given to copies and launches are `u64` addresses inside a
 /// [`DeviceMemory`] (ours, or a caller's frame); the memory itself is
@@ -44,6 +109,8 @@ pub trait Backend {
     type Function: Copy;
     /// An allocation of this lane, freed on drop.
     type Buffer: DeviceMemory + 'static;
+    /// An event of this lane, destroyed on drop.
+    type Event: DeviceEvent + 'static;
     /// Compiles (through the cache) and loads `kernel`, returning its entries
     /// in the order of `kernel.entries`. Callers take them by name through
     /// a [`KernelSet`] ([`Engine::kernels`]).
@@ -71,32 +138,31 @@ pub trait Backend {
     /// The device memory this lane's pointers are valid in (its context).
     fn memory(&self) -> DeviceMemoryId;
     /// A new event (`CUevent` / `hipEvent_t`, timing disabled).
-    fn create_event(&mut self) -> Result<u64>;
-    /// Destroys `event` (work it was recorded after still completes).
-    fn destroy_event(&mut self, event: u64);
-    /// Records `event` on this lane's stream, after the work queued so far.
-    fn record_event(&mut self, event: u64) -> Result<()>;
+    fn create_event(&mut self) -> Result<Self::Event>;
+    /// Records `event` (ours, or a caller's release event) on this lane's
+    /// stream, after the work queued so far.
+    fn record_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// This lane's stream waits, on the device (the host does not block),
     /// for the work `event` was last recorded after.
-    fn wait_event(&mut self, event: u64) -> Result<()>;
+    fn wait_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// Whether the work `event` was last recorded after is done, without
     /// waiting (an event never recorded is done, as CUDA and HIP say).
-    fn query_event(&mut self, event: u64) -> Result<bool>;
+    fn query_event(&mut self, event: EventRef<'_>) -> Result<bool>;
     /// Blocks the host until `event` is done.
-    fn synchronize_event(&mut self, event: u64) -> Result<()>;
+    fn synchronize_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// Queues a copy of `rows` rows of `row_bytes` bytes, device memory to
     /// device memory, on this lane's stream.
     fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize)
         -> Result<()>;
     /// Queues a copy of the top-left `rows` x `row_bytes` of device array
     /// `array` (`CUarray` / `hipArray_t`) into device memory.
-    fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize)
+    fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize)
         -> Result<()>;
     /// The allocation holding `ptr`, as (base, bytes); `None` where the
     /// runtime cannot tell. An error: `ptr` is not device memory here.
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>>;
     /// `array`'s extent; `None` where the runtime cannot tell.
-    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>>;
+    fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>>;
 
     /// Whether [`Backend::import_dma_buf`] works here (HIP with
     /// `hipImportExternalMemory`).

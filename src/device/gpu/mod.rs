@@ -26,20 +26,21 @@ use crate::feature::vif::VifSums;
 use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
-use engine::{ArrayExtent, Backend, DevPlane, DeviceMemory, Engine, Pitched, Scratch};
+use engine::{ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
 use kernels::KernelSource;
 use std::ffi::c_void;
 
-/// Any backend's buffers as one type.
+/// Any backend's buffers and events as one type each.
 type DynBuffer = Box<dyn DeviceMemory>;
+type DynEvent = Box<dyn DeviceEvent>;
 
 /// Any backend as one type: its functions become indices into the loaded
 /// ones and its buffers boxes, so a context can run on a backend this
 /// module does not name (the kernel emulator of tests/device_emu.rs, a
 /// future vendor). The indices stay inside [`Indexed`]: the engine takes
 /// kernels by name ([`engine::Engine::kernels`]).
-trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer> + Send {}
-impl<T: Backend<Function = u64, Buffer = DynBuffer> + Send> ErasedBackend for T {}
+trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send {}
+impl<T: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send> ErasedBackend for T {}
 
 /// Where a wrapper forwards the [`Backend`] calls that carry no function.
 trait Forward {
@@ -63,34 +64,28 @@ macro_rules! forward_backend {
         fn memory(&self) -> DeviceMemoryId {
             self.to().memory()
         }
-        fn create_event(&mut self) -> Result<u64> {
-            self.to_mut().create_event()
-        }
-        fn destroy_event(&mut self, event: u64) {
-            self.to_mut().destroy_event(event)
-        }
-        fn record_event(&mut self, event: u64) -> Result<()> {
+        fn record_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().record_event(event)
         }
-        fn wait_event(&mut self, event: u64) -> Result<()> {
+        fn wait_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().wait_event(event)
         }
-        fn query_event(&mut self, event: u64) -> Result<bool> {
+        fn query_event(&mut self, event: EventRef<'_>) -> Result<bool> {
             self.to_mut().query_event(event)
         }
-        fn synchronize_event(&mut self, event: u64) -> Result<()> {
+        fn synchronize_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().synchronize_event(event)
         }
         fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
             self.to_mut().copy_2d(dst, src, row_bytes, rows)
         }
-        fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> Result<()> {
+        fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize) -> Result<()> {
             self.to_mut().copy_from_array(dst, array, row_bytes, rows)
         }
         fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
             self.to_mut().allocation_range(ptr)
         }
-        fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+        fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>> {
             self.to_mut().array_extent(array)
         }
     };
@@ -108,8 +103,12 @@ unsafe impl<B: Backend + Send> Send for Indexed<B> {}
 impl<B: Backend> Backend for Indexed<B> {
     type Function = u64;
     type Buffer = DynBuffer;
+    type Event = DynEvent;
     fn alloc(&mut self, bytes: usize) -> Result<DynBuffer> {
         Ok(Box::new(self.inner.alloc(bytes)?))
+    }
+    fn create_event(&mut self) -> Result<DynEvent> {
+        Ok(Box::new(self.inner.create_event()?))
     }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         let loaded = self.inner.load(kernel)?;
@@ -143,8 +142,12 @@ type DynBackend = Box<dyn ErasedBackend>;
 impl Backend for DynBackend {
     type Function = u64;
     type Buffer = DynBuffer;
+    type Event = DynEvent;
     fn alloc(&mut self, bytes: usize) -> Result<DynBuffer> {
         (**self).alloc(bytes)
+    }
+    fn create_event(&mut self) -> Result<DynEvent> {
+        (**self).create_event()
     }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         (**self).load(kernel)
@@ -341,7 +344,7 @@ impl GpuDevice {
 
     /// Makes the lane's later work wait for a producer's `event` (a
     /// [`super::DeviceFrame`]'s `ready`).
-    pub fn wait_ready(&mut self, event: u64) -> Result<()> {
+    pub fn wait_ready(&mut self, event: EventRef<'_>) -> Result<()> {
         on_engine!(&mut self.lane, e => e.backend_mut().wait_event(event))
     }
 
