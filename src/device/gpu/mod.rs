@@ -19,6 +19,7 @@ pub mod kernels;
 pub mod lane;
 pub mod nvrtc;
 pub mod psnr;
+pub mod rtc;
 pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
