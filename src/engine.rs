@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::{GpuDevice, UploadSlot};
 use crate::device::{Device, DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::feature::{
     DeviceFrameInput, ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput,
@@ -194,14 +194,9 @@ impl std::fmt::Display for DeviceChoice {
     }
 }
 
-/// Names of the lane scratch buffers host pictures are copied into: three
-/// pictures per frame at most (reference, distorted, previous reference),
-/// three planes each.
-const SLOTS: [[&str; 3]; 3] = [
-    ["frame.0.y", "frame.0.cb", "frame.0.cr"],
-    ["frame.1.y", "frame.1.cb", "frame.1.cr"],
-    ["frame.2.y", "frame.2.cb", "frame.2.cr"],
-];
+/// Pictures per frame whose planes a lane holds uploaded at once:
+/// reference, distorted, previous reference.
+const SLOTS: usize = crate::device::gpu::UPLOAD_PICTURES;
 
 /// A worker's GPU lane and the pictures on it.
 struct LaneState {
@@ -227,7 +222,7 @@ impl LaneState {
         &mut self,
         picture: &Arc<dyn PictureSource>,
         planes: usize,
-        used: &mut [bool; 3],
+        used: &mut [bool; SLOTS],
         index: u32,
         which: &str,
     ) -> Result<(DeviceFrame, Option<usize>)> {
@@ -239,7 +234,9 @@ impl LaneState {
                 )));
             }
             if let Some(event) = frame.ready {
-                self.device.wait_ready(event)?;
+                // SAFETY: a device frame's `ready` is an event of its
+                // memory's device, live while the picture is (DeviceFrame).
+                self.device.wait_ready(unsafe { crate::device::gpu::engine::EventRef::from_handle(event) })?;
             }
             return Ok((frame.clone(), None));
         }
@@ -251,7 +248,7 @@ impl LaneState {
         }
         let host = placed_host(picture.as_ref(), memory, index, which)?;
         let kept_slot = self.kept.as_ref().map(|k| k.2);
-        let slot = (0..SLOTS.len())
+        let slot = (0..SLOTS)
             .filter(|&i| !used[i])
             .min_by_key(|&i| Some(i) == kept_slot)
             .ok_or_else(|| Error::Internal("more than three pictures in one frame".into()))?;
@@ -260,7 +257,7 @@ impl LaneState {
         }
         used[slot] = true;
         let planes = (0..planes)
-            .map(|p| self.device.upload_plane(SLOTS[slot][p], &host.plane(p)))
+            .map(|p| self.device.upload_plane(UploadSlot { picture: slot, plane: p }, &host.plane(p)))
             .collect::<Result<Vec<_>>>()?;
         self.uploads.fetch_add(1, Ordering::Relaxed);
         let frame = DeviceFrame {
@@ -1017,7 +1014,7 @@ fn run_job(
     // The producer's writes first (a caller's stream: one event wait), then
     // each picture goes on the lane once, whatever reads it.
     lane.device.follow_producer()?;
-    let mut used = [false; 3];
+    let mut used = [false; SLOTS];
     let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
     let prev = match (&job.prev_reference, needs_prev) {
         (Some(p), true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous reference")?.0),

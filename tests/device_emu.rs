@@ -108,7 +108,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, Pitched};
+use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
 use vmafx::device::DeviceFrame;
 use vmafx::engine::PictureSource;
 use vmafx::import::gpu::{reads_queued, wait_ready, GpuImporter};
@@ -118,10 +118,10 @@ use vmafx::import::{
 };
 
 /// Device memory of the emulated device holding `bytes`.
-fn device_buffer(emu: &mut emulator::Emulator, bytes: &[u8]) -> u64 {
-    let ptr = emu.alloc(bytes.len()).unwrap();
-    emu.world().poke(ptr, bytes);
-    ptr
+fn device_buffer(emu: &mut emulator::Emulator, bytes: &[u8]) -> emulator::EmuBuffer {
+    let buffer = emu.alloc(bytes.len()).unwrap();
+    emu.world().poke(buffer.ptr(), bytes);
+    buffer
 }
 
 /// A device plane's samples, read back from the emulated device.
@@ -159,7 +159,8 @@ fn device_frames_planarised_as_the_cpu_does() {
                 let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;
                 let l = layout(format, w, h, offset, pad, seed);
                 let what = format!("{format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
-                let ptr = device_buffer(&mut emu, &l.bytes);
+                let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+                let ptr = ptr_buffer.ptr();
                 let frame = importer
                     .import(l.descriptor(&what, Memory::DevicePointer(ptr), 0))
                     .unwrap_or_else(|r| panic!("{what}: {r}"));
@@ -199,7 +200,7 @@ fn device_frames_planarised_as_the_cpu_does() {
                 reader.synchronize().unwrap();
                 assert_frame(&emu, gf, &l.want, planes, &what);
                 drop((frame, g));
-                emu.free(ptr);
+                drop(ptr_buffer);
                 cases += 1;
             }
         }
@@ -220,7 +221,8 @@ fn convert_kernels_equal_the_host_deinterleave() {
     // src/import/cpu.rs (deinterleave, shift down).
     let Some(emu) = build_emulator() else { return };
     let mut engine = Engine::new(emu).unwrap();
-    let f = engine.functions(&vmafx::device::gpu::kernels::CONVERT).unwrap();
+    let k: vmafx::device::gpu::kernels::ConvertKernels<_> = engine.kernels().unwrap();
+    let (mut src_buf, mut u_buf, mut v_buf, mut y_buf) = (Scratch::default(), Scratch::default(), Scratch::default(), Scratch::default());
     for bits in [8u32, 10, 16] {
         let bps = if bits == 8 { 1 } else { 2 };
         for (w, h) in [(1, 1), (7, 3), (255, 2), (257, 4), (600, 1)] {
@@ -231,22 +233,22 @@ fn convert_kernels_equal_the_host_deinterleave() {
                 let src: Vec<u8> = (0..src_pitch * h).map(|_| rng.next() as u8).collect();
                 let shift = if bits == 16 || bits == 8 { 0 } else { 16 - bits };
                 let dst_pitch = w * bps + 3 * bps;
-                let s = engine.scratch("test.src", src.len()).unwrap();
-                let u = engine.scratch("test.u", dst_pitch * h).unwrap();
-                let v = engine.scratch("test.v", dst_pitch * h).unwrap();
-                let y = engine.scratch("test.y", dst_pitch * h).unwrap();
+                let s = engine.scratch(&mut src_buf, src.len()).unwrap();
+                let u = engine.scratch(&mut u_buf, dst_pitch * h).unwrap();
+                let v = engine.scratch(&mut v_buf, dst_pitch * h).unwrap();
+                let y = engine.scratch(&mut y_buf, dst_pitch * h).unwrap();
                 engine.backend_mut().upload(s, &src).unwrap();
                 let grid = ((w as u32).div_ceil(256), h as u32);
                 let base = vmafx::device::gpu::engine::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
                 let uv = if bps == 1 { base } else { base.i32(shift as i32) };
                 let uv = uv.ptr(u).i32(dst_pitch as i32).ptr(v).i32(dst_pitch as i32);
                 // SAFETY: convert_uv_8/16's parameters; buffers sized above.
-                unsafe { engine.launch(f[usize::from(bps == 2)], grid, uv) }.unwrap();
+                unsafe { engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, uv) }.unwrap();
                 if bps == 2 {
                     let one = vmafx::device::gpu::engine::Args::new()
                         .ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32).i32(shift as i32).ptr(y).i32(dst_pitch as i32);
                     // SAFETY: convert_shift_16's parameters (reads w of the 2w samples per row).
-                    unsafe { engine.launch(f[2], grid, one) }.unwrap();
+                    unsafe { engine.launch(k.convert_shift_16, grid, one) }.unwrap();
                 }
                 let got_u = engine.download_vec::<u32>(u, (dst_pitch * h).div_ceil(4)).unwrap();
                 let got_v = engine.download_vec::<u32>(v, (dst_pitch * h).div_ceil(4)).unwrap();
@@ -281,7 +283,8 @@ fn device_import_refusals() {
     let Some(mut emu) = build_emulator() else { return };
     let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
     let l = layout(DrmFourcc::Nv12, 33, 17, 8, 3, 5);
-    let ptr = device_buffer(&mut emu, &l.bytes);
+    let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+    let ptr = ptr_buffer.ptr();
     let good = || l.descriptor("frame 7", Memory::DevicePointer(ptr), 0);
     let len = l.bytes.len() as u64;
 
@@ -360,7 +363,7 @@ fn device_import_refusals() {
     assert_eq!(k, ImportErrorKind::Range, "{m}");
     assert!(m.contains("device array"), "{m}");
     assert_eq!(importer.stats().imports.load(Ordering::SeqCst), 1);
-    emu.free(ptr);
+    drop(ptr_buffer);
 }
 
 #[test]
@@ -398,7 +401,8 @@ fn host_fences_and_sync_files_busy_until_signalled() {
     let Some(mut emu) = build_emulator() else { return };
     let importer = GpuImporter::new(emu.world().stream(), false).unwrap();
     let l = layout(DrmFourcc::Nv12, 9, 5, 0, 1, 9);
-    let ptr = device_buffer(&mut emu, &l.bytes);
+    let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+    let ptr = ptr_buffer.ptr();
 
     let fence = HostFence::new();
     let mut d = l.descriptor("distorted frame 3", Memory::DevicePointer(ptr), 0);
@@ -431,7 +435,7 @@ fn host_fences_and_sync_files_busy_until_signalled() {
     assert!(r.error.message.contains("sync_file"), "{}", r.error);
     nix::unistd::write(&wr, b"x").unwrap();
     importer.import(*r.descriptor).unwrap();
-    emu.free(ptr);
+    drop(ptr_buffer);
 }
 
 #[test]
@@ -445,7 +449,8 @@ fn device_event_acquire_is_waited_on_the_device() {
     for format in [DrmFourcc::Nv12, DrmFourcc::P010] {
         let l = layout(format, 37, 11, 4, 2, 77);
         let stale = vec![0u8; l.bytes.len()];
-        let ptr = device_buffer(&mut emu, &stale);
+        let ptr_buffer = device_buffer(&mut emu, &stale);
+        let ptr = ptr_buffer.ptr();
         let producer = world.blocked_event();
         let mut d = l.descriptor("frame 1", Memory::DevicePointer(ptr), 0);
         d.acquire.push(AcquireFence::DeviceEvent(producer));
@@ -461,7 +466,7 @@ fn device_event_acquire_is_waited_on_the_device() {
         reader.backend_mut().synchronize().unwrap();
         assert_frame(&emu, f, &l.want, 3, &format!("{format} after the producer"));
         drop(frame);
-        emu.free(ptr);
+        drop(ptr_buffer);
     }
 }
 
@@ -475,21 +480,26 @@ fn release_after_the_last_reader() {
     let world = emu.world().clone();
     let importer = GpuImporter::new(world.stream(), false).unwrap();
     let l = layout(DrmFourcc::Nv12, 21, 7, 0, 3, 11);
-    let ptr = device_buffer(&mut emu, &l.bytes);
+    let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+    let ptr = ptr_buffer.ptr();
     let mut producer = world.stream();
-    let release = producer.create_event().unwrap();
+    let release_event = producer.create_event().unwrap();
+    let release = emulator::borrowed(release_event.handle());
     let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
-    d.release.push(ReleaseFence::DeviceEvent(release));
+    d.release.push(ReleaseFence::DeviceEvent(release.handle()));
     let frame = importer.import(d).unwrap();
     let luma = frame.device_frame().unwrap().luma();
     let mut readers = Vec::new();
+    let mut copies = Vec::new();
     for _ in 0..2 {
         let mut r = world.stream();
         let busy = world.blocked_event();
-        r.wait_event(busy).unwrap(); // this reader's earlier work, still running
+        r.wait_event(emulator::borrowed(busy)).unwrap(); // this reader's earlier work, still running
         let f = frame.clone();
         wait_ready(f.device_frame().unwrap(), &mut r).unwrap();
-        let copy = r.alloc(luma.pitch * luma.height).unwrap();
+        let copy_buffer = r.alloc(luma.pitch * luma.height).unwrap();
+        let copy = copy_buffer.ptr();
+        copies.push(copy_buffer);
         let dst = Pitched { ptr: copy, pitch: luma.pitch };
         r.copy_2d(dst, Pitched { ptr: luma.ptr, pitch: luma.pitch }, luma.width, luma.height).unwrap();
         reads_queued(f.device_frame().unwrap(), &mut r).unwrap();
@@ -518,7 +528,7 @@ fn release_after_the_last_reader() {
     }
     assert_eq!(world.peek(ptr, 4), vec![0xee; 4]);
     let _ = (r0, r1);
-    emu.free(ptr);
+    drop(ptr_buffer);
 }
 
 #[test]
@@ -527,7 +537,8 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     let world = emu.world().clone();
     let importer = GpuImporter::new(world.stream(), true).unwrap();
     let l = layout(DrmFourcc::P010, 15, 5, 2, 4, 3);
-    let ptr = device_buffer(&mut emu, &l.bytes);
+    let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+    let ptr = ptr_buffer.ptr();
     let fence = HostFence::new();
     let called = Arc::new(AtomicUsize::new(0));
     let c = called.clone();
@@ -562,7 +573,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     drop(contexts);
     drop(importer);
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
-    emu.free(ptr);
+    drop(ptr_buffer);
 }
 /// VIF's four scales (kernels/vif.cu through Engine::vif_sums) against the
 /// CPU's scalar sums: 8/10/12/16 bit, odd sizes (down to VIF's minimum),
@@ -648,8 +659,9 @@ fn emulated_vif_equals_the_cpu() {
         let (b, sb) = plane_of(w, h, bits, 10, |x, y| ((x * 37 + y * 11) as u64 * 97 + (x % 3) as u64) % (max + 1));
         let (va, vb) = (view(&a, sa, w, h, bits), view(&b, sb, w, h, bits));
         let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
-        let r = engine.upload_plane("test.vif.ref", &va).unwrap();
-        let d = engine.upload_plane("test.vif.dis", &vb).unwrap();
+        let (mut r_buf, mut d_buf) = (Scratch::default(), Scratch::default());
+        let r = engine.upload_plane(&mut r_buf, &va).unwrap();
+        let d = engine.upload_plane(&mut d_buf, &vb).unwrap();
         assert_ne!(r.pitch, d.pitch);
         assert_eq!(engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
         // Wrong depth for the samples, different sizes: errors, not results.
@@ -877,7 +889,8 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
                     .collect()
             };
             let (y, uv) = (bytes(ypitch * h), bytes(cpitch * ch));
-            let (dy, duv) = (device_buffer(&mut emu, &y), device_buffer(&mut emu, &uv));
+            let (y_buffer, uv_buffer) = (device_buffer(&mut emu, &y), device_buffer(&mut emu, &uv));
+            let (dy, duv) = (y_buffer.ptr(), uv_buffer.ptr());
             let raw = |a: *const u8, b: *const u8, memory| RawPlanes {
                 data: [a, b, std::ptr::null(), std::ptr::null()],
                 linesize: [ypitch as i32, cpitch as i32, 0, 0],
@@ -922,8 +935,7 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
                 drop(frame);
                 assert_eq!(FILTER_RELEASES.load(Ordering::SeqCst), before + 1, "{what}: released once at drop");
             }
-            emu.free(dy);
-            emu.free(duv);
+            drop((y_buffer, uv_buffer));
             cases += 1;
         }
     }
@@ -932,4 +944,51 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
     drop((importer, gray));
     assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
     eprintln!("{cases} filter layouts equal");
+}
+
+#[test]
+fn every_device_buffer_is_freed_when_its_owner_goes() {
+    // The engine's scratch (grown once: a second, larger size) and an
+    // importer's frames and pool free their device memory when dropped:
+    // none is left on the emulated device, none freed twice (the emulator
+    // panics on an unknown free).
+    use vmafx::feature::vif;
+    let Some(mut emu) = build_emulator() else { return };
+    let world = emu.world().clone();
+    let before = world.allocations();
+    {
+        let mut engine = Engine::new(world.stream()).unwrap();
+        for (w, h) in [(40, 36), (72, 50)] {
+            for bits in [8u32, 10] {
+                let [a, b] = adm_planes(w, h, bits, 2, AdmContent::Enhanced, 5);
+                let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
+                let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
+                assert_eq!(engine.vif_sums(&va, &vb, bits, 100.0, false).unwrap(), want, "vif {w}x{h} {bits}-bit");
+                let p = adm_params(w, h, bits, &[]);
+                let want = vmafx::feature::adm::sums_scalar(&p, &va, &vb).unwrap();
+                assert_eq!(engine.adm_sums(&va, &vb, &p).unwrap(), want, "adm {w}x{h} {bits}-bit");
+                let sse = if bits == 8 { vmafx::feature::psnr::sse_u8(&va, &vb, w, h) } else { vmafx::feature::psnr::sse_u16(&va, &vb, w, h) };
+                assert_eq!(engine.psnr_sse(&va, &vb, w, h).unwrap(), sse, "psnr {w}x{h} {bits}-bit");
+                engine.motion_sad(&va, &vb, bits).unwrap();
+            }
+        }
+        assert!(world.allocations() > before, "the engine holds its scratch while alive");
+    }
+    assert_eq!(world.allocations(), before, "the engine's scratch outlived it");
+    {
+        let importer = GpuImporter::new(world.stream(), true).unwrap();
+        for (w, h) in [(33, 9), (64, 20)] {
+            let l = layout(DrmFourcc::P010, w, h, 6, 2, 77);
+            let ptr_buffer = device_buffer(&mut emu, &l.bytes);
+            let frame = importer.import(l.descriptor("leak check", Memory::DevicePointer(ptr_buffer.ptr()), 0)).unwrap();
+            let f = frame.device_frame().unwrap();
+            let mut reader = world.stream();
+            wait_ready(f, &mut reader).unwrap();
+            reader.synchronize().unwrap();
+            assert_frame(&emu, f, &l.want, 3, "p010 leak check");
+            drop(frame);
+            drop(ptr_buffer);
+        }
+    }
+    assert_eq!(world.allocations(), before, "an importer's frames or pool outlived it");
 }

@@ -22,7 +22,7 @@ mod emulator;
 use contexts::{add_features, assert_same, host, score, Clip};
 use emulator::{build_emulator, World};
 use std::sync::Arc;
-use vmafx::device::gpu::engine::{Backend, DevPlane};
+use vmafx::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
 use vmafx::device::gpu::GpuDevice;
 use vmafx::device::{DeviceFrame, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use vmafx::engine::{Context, ContextConfig, PictureSource};
@@ -155,10 +155,14 @@ fn emulated_context_reads_device_pictures_in_place() {
     // stream recorded: no copy.
     let mut producer = world.stream();
     for threads in [0, 2] {
+        // Kept until the context is done with the pictures.
+        let mut readies = Vec::new();
         let dev = score(emulated_context(threads, &world), &frames, true, |p, _, _| {
             let ready = producer.create_event().unwrap();
-            producer.record_event(ready).unwrap();
-            on_device(p, EMU_MEMORY, Some(ready))
+            producer.record_event(EventRef::of(&ready)).unwrap();
+            let handle = ready.handle();
+            readies.push(ready);
+            on_device(p, EMU_MEMORY, Some(handle))
         })
         .unwrap();
         assert_same(&cpu, &dev, &format!("device pictures, {threads} threads"));

@@ -22,7 +22,7 @@ mod emulator;
 mod device_support;
 
 use device_support::{gpu_required, Rng};
-use vmafx::device::gpu::engine::{Args, Backend, DeviceScalar, Engine};
+use vmafx::device::gpu::engine::{Args, Backend, DeviceMemory, DeviceScalar, Engine};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::feature::adm::{cm, decouple, dwt};
 use vmafx::feature::vif;
@@ -118,8 +118,7 @@ impl Gen {
 /// The check kernels on one backend, with the buffers of one call.
 struct Checker<B: Backend> {
     engine: Engine<B>,
-    f: Vec<B::Function>,
-    buffers: Vec<u64>,
+    buffers: Vec<B::Buffer>,
     label: String,
 }
 
@@ -134,11 +133,11 @@ bytes!(u8, u16, i32, u32, u64, i64);
 impl<B: Backend> Checker<B> {
     fn new(backend: B, label: &str) -> Self {
         let mut engine = Engine::new(backend).unwrap();
-        let f = engine.functions(&CHECKS).unwrap_or_else(|e| panic!("{label}: loading the check kernels: {e}"));
-        Checker { engine, f, buffers: Vec::new(), label: label.into() }
+        engine.kernel(&CHECKS, CHECKS.entries[0]).unwrap_or_else(|e| panic!("{label}: loading the check kernels: {e}"));
+        Checker { engine, buffers: Vec::new(), label: label.into() }
     }
-    fn entry(&self, name: &str) -> B::Function {
-        self.f[CHECKS.entries.iter().position(|e| *e == name).unwrap()]
+    fn entry(&mut self, name: &str) -> B::Function {
+        self.engine.kernel(&CHECKS, name).unwrap()
     }
     fn input<T: Bytes>(&mut self, v: &[T]) -> u64 {
         let mut b = Vec::with_capacity(v.len() * 8);
@@ -148,8 +147,9 @@ impl<B: Backend> Checker<B> {
         p
     }
     fn output(&mut self, bytes: usize) -> u64 {
-        let p = self.engine.backend_mut().alloc(bytes.max(8)).unwrap();
-        self.buffers.push(p);
+        let b = self.engine.backend_mut().alloc(bytes.max(8)).unwrap();
+        let p = b.ptr();
+        self.buffers.push(b);
         p
     }
     fn read<T: DeviceScalar>(&mut self, p: u64, n: usize) -> Vec<T> {
@@ -164,9 +164,7 @@ impl<B: Backend> Checker<B> {
         unsafe { self.engine.launch(f, grid, args) }.unwrap_or_else(|e| panic!("{}: {name}: {e}", self.label));
     }
     fn done(&mut self) {
-        for p in self.buffers.drain(..) {
-            self.engine.backend_mut().free(p);
-        }
+        self.buffers.clear();
     }
 }
 

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard};
-use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine, Pitched};
+use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
+use vmafx::device::gpu::engine::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{self, DeviceKind};
 use vmafx::engine::PictureSource;
@@ -115,12 +115,12 @@ fn read_plane(engine: &mut Engine<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
 
 /// Device memory holding `bytes` (setup: an upload, which the host-copy
 /// counter sees; the tests measure it around the imports only).
-fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> u64 {
+fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> DeviceBuffer {
     let b = engine.backend_mut();
-    let ptr = b.alloc(bytes.len()).unwrap();
-    b.upload(ptr, bytes).unwrap();
+    let buffer = b.alloc(bytes.len()).unwrap();
+    b.upload(buffer.ptr(), bytes).unwrap();
     b.synchronize().unwrap();
-    ptr
+    buffer
 }
 
 fn reader() -> Engine<GpuLane> {
@@ -143,7 +143,8 @@ fn imported_layouts_equal_the_cpu() {
                 let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;
                 let (a, b) = (layout(format, w, h, offset, pad, seed), layout(format, w, h, offset, pad, !seed));
                 let what = format!("{format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
-                let (pa, pb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
+                let (ba, bb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
+                let (pa, pb) = (ba.ptr(), bb.ptr());
                 let copies = host_copies();
                 let fa = importer.import(a.descriptor(&what, Memory::DevicePointer(pa), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
                 let fb = importer.import(b.descriptor(&what, Memory::DevicePointer(pb), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
@@ -180,8 +181,7 @@ fn imported_layouts_equal_the_cpu() {
                     assert_eq!(da.planes[0].ptr, pa + offset as u64, "{what}: luma read in place");
                 }
                 drop((fa, fb));
-                setup.backend_mut().free(pa);
-                setup.backend_mut().free(pb);
+                drop((ba, bb));
                 cases += 1;
             }
         }
@@ -273,7 +273,8 @@ fn extents_checked_against_the_allocation() {
     let importer = GpuImporter::cuda(0, false).unwrap();
     let mut setup = reader();
     let l = layout(DrmFourcc::Nv12, 333, 127, 6, 3, 1);
-    let ptr = device_bytes(&mut setup, &l.bytes);
+    let buffer = device_bytes(&mut setup, &l.bytes);
+    let ptr = buffer.ptr();
     let mut d = l.descriptor("frame 9", Memory::DevicePointer(ptr), 0);
     // Chroma runs past the cuMemAlloc (by more than any rounding of it).
     d.layers[0].planes[1].offset += 8 << 20;
@@ -282,7 +283,7 @@ fn extents_checked_against_the_allocation() {
     let mut d = l.descriptor("frame 9", Memory::DevicePointer(ptr), 0);
     d.objects[0].modifier = DrmModifier::I915_y_tiled;
     assert_eq!(importer.import(d).err().unwrap().error.kind, vmafx::import::ImportErrorKind::NotSupported);
-    setup.backend_mut().free(ptr);
+    drop(buffer);
 }
 
 #[test]
@@ -293,7 +294,8 @@ fn two_contexts_share_one_import_released_once_after_both() {
     let importer = GpuImporter::cuda(0, true).unwrap();
     let mut setup = reader();
     let (a, b) = (layout(DrmFourcc::P010, 1921, 1081, 2, 6, 3), layout(DrmFourcc::P010, 1921, 1081, 2, 6, 4));
-    let (pa, pb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
+    let (ba, bb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
+    let (pa, pb) = (ba.ptr(), bb.ptr());
     let fence = HostFence::new();
     let called = Arc::new(AtomicUsize::new(0));
     let c = called.clone();
@@ -333,8 +335,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
     held.pop();
     assert!(fence.is_signalled());
     assert_eq!(called.load(Ordering::SeqCst), 1);
-    setup.backend_mut().free(pa);
-    setup.backend_mut().free(pb);
+    drop((ba, bb));
 }
 
 #[test]
@@ -347,25 +348,28 @@ fn a_slow_producer_is_waited_for_on_the_device() {
     }
     let importer = GpuImporter::cuda(0, true).unwrap();
     let mut producer = reader();
-    let kernels = producer.functions(&TEST_KERNELS).unwrap();
+    let spin_copy = producer.kernel(&TEST_KERNELS, "test_spin_copy").unwrap();
     let mut engine = reader();
     for format in [DrmFourcc::Nv12, DrmFourcc::P010] {
         let l = layout(format, 333, 127, 6, 3, 21);
-        let staged = device_bytes(&mut producer, &l.bytes);
-        let target = device_bytes(&mut producer, &vec![0u8; l.bytes.len()]);
+        let staged_buffer = device_bytes(&mut producer, &l.bytes);
+        let target_buffer = device_bytes(&mut producer, &vec![0u8; l.bytes.len()]);
+        let (staged, target) = (staged_buffer.ptr(), target_buffer.ptr());
         // Warm: the convert kernels are compiled at the first import, which
         // must not eat the producer's head start. Other content, so that
         // pooled buffers it leaves cannot pass for this frame's planes.
         let warm = layout(format, 333, 127, 6, 3, 99);
-        let warm_ptr = device_bytes(&mut producer, &warm.bytes);
+        let warm_buffer = device_bytes(&mut producer, &warm.bytes);
+        let warm_ptr = warm_buffer.ptr();
         drop(importer.import(warm.descriptor("warm-up", Memory::DevicePointer(warm_ptr), 0)).unwrap());
         let event = producer.backend_mut().create_event().unwrap();
+        let event_ref = EventRef::of(&event);
         let args = Args::new().ptr(staged).ptr(target).i64(l.bytes.len() as i64).i64(SPIN);
         // SAFETY: test_spin_copy (src, dst, n, spin); both buffers hold n bytes.
-        unsafe { producer.launch(kernels[0], (1, 1), args) }.unwrap();
-        producer.backend_mut().record_event(event).unwrap();
+        unsafe { producer.launch(spin_copy, (1, 1), args) }.unwrap();
+        producer.backend_mut().record_event(event_ref).unwrap();
         let mut d = l.descriptor("frame 1", Memory::DevicePointer(target), 0);
-        d.acquire.push(AcquireFence::DeviceEvent(event));
+        d.acquire.push(AcquireFence::DeviceEvent(event.handle()));
         let t0 = std::time::Instant::now();
         let frame = importer.import(d).unwrap();
         // The producer spins ~0.5 s: an import that waited for it on the
@@ -378,10 +382,8 @@ fn a_slow_producer_is_waited_for_on_the_device() {
         }
         drop(frame);
         producer.backend_mut().synchronize().unwrap();
-        producer.backend_mut().destroy_event(event);
-        producer.backend_mut().free(staged);
-        producer.backend_mut().free(target);
-        producer.backend_mut().free(warm_ptr);
+        drop(event);
+        drop((staged_buffer, target_buffer, warm_buffer));
     }
 }
 
@@ -396,50 +398,52 @@ fn release_follows_the_last_reader() {
     }
     let importer = GpuImporter::cuda(0, false).unwrap();
     let mut producer = reader();
-    let kernels = producer.functions(&TEST_KERNELS).unwrap();
+    let spin_fill = producer.kernel(&TEST_KERNELS, "test_spin_fill").unwrap();
     let l = layout(DrmFourcc::Nv12, 333, 127, 0, 3, 5);
-    let ptr = device_bytes(&mut producer, &l.bytes);
+    let buffer = device_bytes(&mut producer, &l.bytes);
+    let ptr = buffer.ptr();
     let release = producer.backend_mut().create_event().unwrap();
     let mut d = l.descriptor("frame 2", Memory::DevicePointer(ptr), 0);
-    d.release.push(ReleaseFence::DeviceEvent(release));
+    d.release.push(ReleaseFence::DeviceEvent(release.handle()));
     let frame = importer.import(d).unwrap();
     let luma = frame.device_frame().unwrap().luma();
     let mut readers = Vec::new();
     for _ in 0..2 {
         let mut r = reader();
-        let f = r.functions(&TEST_KERNELS).unwrap();
-        let scratch = r.scratch("test.busy", 1).unwrap();
+        let f = r.kernel(&TEST_KERNELS, "test_spin_fill").unwrap();
+        let mut busy = Scratch::default();
+        let scratch = r.scratch(&mut busy, 1).unwrap();
         let args = Args::new().ptr(scratch).i64(1).i32(0).i64(SPIN);
         // SAFETY: test_spin_fill (dst, n, value, spin); scratch has 1 byte.
-        unsafe { r.launch(f[1], (1, 1), args) }.unwrap();
+        unsafe { r.launch(f, (1, 1), args) }.unwrap();
         let held = frame.clone();
         let df = held.device_frame().unwrap();
         wait_ready(df, r.backend_mut()).unwrap();
         let copy = r.backend_mut().alloc(luma.pitch * luma.height).unwrap();
         let src = Pitched { ptr: luma.ptr, pitch: luma.pitch };
-        r.backend_mut().copy_2d(Pitched { ptr: copy, pitch: luma.pitch }, src, luma.width, luma.height).unwrap();
+        r.backend_mut().copy_2d(Pitched { ptr: copy.ptr(), pitch: luma.pitch }, src, luma.width, luma.height).unwrap();
         reads_queued(df, r.backend_mut()).unwrap();
-        readers.push((r, copy, held));
+        readers.push((r, copy, held, busy));
     }
     drop(frame);
     let mut engines = Vec::new();
-    for (r, copy, held) in readers {
+    for (r, copy, held, busy) in readers {
         drop(held);
-        engines.push((r, copy));
+        engines.push((r, copy, busy));
     }
     // The producer's next frame goes into the same buffer after release.
-    producer.backend_mut().wait_event(release).unwrap();
+    producer.backend_mut().wait_event(EventRef::of(&release)).unwrap();
     let args = Args::new().ptr(ptr).i64(l.bytes.len() as i64).i32(0xee).i64(0);
     // SAFETY: test_spin_fill over the producer's buffer (n bytes).
-    unsafe { producer.launch(kernels[1], (1, 1), args) }.unwrap();
+    unsafe { producer.launch(spin_fill, (1, 1), args) }.unwrap();
     producer.backend_mut().synchronize().unwrap();
-    for (mut r, copy) in engines {
-        let read = read_plane(&mut r, &DevPlane { ptr: copy, ..luma });
+    for (mut r, copy, busy) in engines {
+        let read = read_plane(&mut r, &DevPlane { ptr: copy.ptr(), ..luma });
         assert_eq!(read, l.want[0], "a reader saw the producer's next frame: released before its read");
-        r.backend_mut().free(copy);
+        drop((copy, busy));
     }
-    producer.backend_mut().destroy_event(release);
-    producer.backend_mut().free(ptr);
+    drop(release);
+    drop(buffer);
 }
 
 #[test]

@@ -267,7 +267,7 @@ fn gpu_vif_equals_the_cpu() {
 /// Informative (prints); the CUDA lane only.
 #[test]
 fn gpu_vif_speed() {
-    use vmafx::device::gpu::{engine::Engine, lane};
+    use vmafx::device::gpu::{engine::{Engine, Scratch}, lane};
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {
@@ -277,6 +277,7 @@ fn gpu_vif_speed() {
         }
     }
     let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
+    let (mut ref_buf, mut dis_buf) = (Scratch::default(), Scratch::default());
     for (w, h) in [(3840, 2160), (1920, 1080)] {
         for bits in [8u32, 10] {
             let bps = if bits == 8 { 1 } else { 2 };
@@ -284,8 +285,8 @@ fn gpu_vif_speed() {
             let (b, _) = plane(w, h, bits, 0, Pattern::SmoothPlusNoise, true, 2);
             let va = PlaneView::new(as_bytes(&a), stride, w, h, bps).unwrap();
             let vb = PlaneView::new(as_bytes(&b), stride, w, h, bps).unwrap();
-            let r = engine.upload_plane("bench.ref", &va).unwrap();
-            let d = engine.upload_plane("bench.dis", &vb).unwrap();
+            let r = engine.upload_plane(&mut ref_buf, &va).unwrap();
+            let d = engine.upload_plane(&mut dis_buf, &vb).unwrap();
             let first = engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap();
             let frames = 50;
             let t = std::time::Instant::now();
@@ -446,7 +447,7 @@ fn gpu_adm_equals_the_cpu() {
 /// the one download included. Checks the sums against the CPU once.
 #[test]
 fn gpu_adm_device_resident_timing() {
-    use vmafx::device::gpu::{engine::Engine, lane};
+    use vmafx::device::gpu::{engine::{Engine, Scratch}, lane};
     use vmafx::feature::{adm, FeatureOptions};
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
@@ -457,6 +458,7 @@ fn gpu_adm_device_resident_timing() {
         }
     }
     let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
+    let (mut ref_buf, mut dis_buf) = (Scratch::default(), Scratch::default());
     println!("{:>10} {:>3} {:>10} {:>8}", "size", "bit", "ms/frame", "fps");
     for &(w, h) in &[(1920, 1080), (3840, 2160)] {
         for bits in [8u32, 10] {
@@ -465,8 +467,8 @@ fn gpu_adm_device_resident_timing() {
             let va = PlaneView::new(as_bytes(&a.0), a.1, w, h, bps).unwrap();
             let vb = PlaneView::new(as_bytes(&b.0), b.1, w, h, bps).unwrap();
             let params = adm::AdmParams::new(w, h, bits, &FeatureOptions::new()).unwrap();
-            let r = engine.upload_plane("timing.ref", &va).unwrap();
-            let d = engine.upload_plane("timing.dis", &vb).unwrap();
+            let r = engine.upload_plane(&mut ref_buf, &va).unwrap();
+            let d = engine.upload_plane(&mut dis_buf, &vb).unwrap();
             let got = engine.adm_sums_dev(r, d, &params).unwrap();
             assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit");
             let frames = 50;

@@ -42,7 +42,7 @@ use hip_fake::*;
 use vm_bed::*;
 use vmafx::avfilter::ffi::*;
 use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
-use vmafx::device::gpu::engine::{Backend, Pitched};
+use vmafx::device::gpu::engine::{Backend, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
@@ -264,9 +264,11 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     let frame = importer.wait_and_import(l.descriptor("reader frame 0".into(), &buf, vgem.is_some()), Duration::from_secs(10), None).unwrap();
     let mut reader = GpuLane::open(DeviceKind::Hip, 0).unwrap();
     let still_reading = fake.blocked_event();
-    let dst = reader.alloc(l.w * l.h).unwrap();
+    let dst_buffer = reader.alloc(l.w * l.h).unwrap();
+    let dst = dst_buffer.ptr();
     wait_ready(frame.frame(), &mut reader).unwrap();
-    reader.wait_event(still_reading).unwrap();
+    // SAFETY: the fake's blocked event lives until the fake goes.
+    reader.wait_event(unsafe { EventRef::from_handle(still_reading) }).unwrap();
     let y = frame.frame().planes[0];
     reader.copy_2d(Pitched { ptr: dst, pitch: l.w }, Pitched { ptr: y.ptr, pitch: y.pitch }, l.w, l.h).unwrap();
     reads_queued(frame.frame(), &mut reader).unwrap();
@@ -282,7 +284,7 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     let view = pic.view();
     let want: Vec<u8> = (0..l.h).flat_map(|yy| (0..l.w).map(move |x| view.plane(0).sample(x, yy) as u8)).collect();
     assert_eq!(got, want, "the reader read the frame's luma");
-    reader.free(dst);
+    drop(dst_buffer);
     drop(keeper); // the library lane goes: what is done is destroyed
     let log = fake.log()[before..].to_string();
     eprintln!("the fake's log:\n{log}");

@@ -25,7 +25,8 @@ use std::sync::Arc;
 
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
 use crate::device::gpu::lane::GpuLane;
-use crate::device::gpu::engine::{Backend, DevPlane};
+use crate::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
+use crate::device::gpu::lane::Event;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
 use crate::import::gpu::{GpuImportStats, GpuImporter};
@@ -186,17 +187,11 @@ pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<F
 /// An input's stream, borrowed to record the acquire event of each frame:
 /// the importer's library stream waits for it, so the conversions run after
 /// whatever FFmpeg queued there (NVDEC's copies into the frame).
+/// (A recorded event still pending when dropped is released by the driver
+/// once it completes, cuEventDestroy's contract; waits queued on it stay.)
 struct InputStream {
     lane: GpuLane,
-    event: u64,
-}
-
-impl Drop for InputStream {
-    fn drop(&mut self) {
-        // A recorded event still pending is released by the driver once it
-        // completes (cuEventDestroy's contract); waits queued on it stay.
-        self.lane.destroy_event(self.event);
-    }
+    event: Event,
 }
 
 /// The CUDA inputs' converter: a [`GpuImporter`] whose library stream is a
@@ -278,8 +273,8 @@ impl CudaImport {
             return Err(Error::Internal(format!("{label}: input {input} has no CUDA stream")));
         };
         // After everything FFmpeg queued on the input's stream so far.
-        stream.lane.record_event(stream.event)?;
-        desc.acquire.push(AcquireFence::DeviceEvent(stream.event));
+        stream.lane.record_event(EventRef::of(&stream.event))?;
+        desc.acquire.push(AcquireFence::DeviceEvent(stream.event.handle()));
         let release: crate::import::gpu::ReleaseCallback = Box::new(move || drop(handle));
         // A refusal hands the callback back; dropping it releases the frame.
         let frame = self.importer.import_with(desc, Some(release)).map_err(|(refusal, _)| Error::from(refusal))?;

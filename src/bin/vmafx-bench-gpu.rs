@@ -38,9 +38,9 @@ use std::time::Instant;
 
 use vmafx::device::gpu::cuda::{self, sys, ContextGuard};
 use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine};
+use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine, Scratch};
 use vmafx::device::gpu::hip;
-use vmafx::device::gpu::kernels::KernelSource;
+use vmafx::device::gpu::kernels::{KernelSet, KernelSource};
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::model::{Model, ModelConfig};
@@ -443,9 +443,9 @@ impl PictureSource for DevicePicture {
 
 // --- bandwidth --------------------------------------------------------------------
 
-const BANDWIDTH: KernelSource = KernelSource {
-    name: "bench_bandwidth.cu",
-    source: r#"
+vmafx::kernel_set! {
+    /// Grid-stride copy and read of 16-byte words.
+    struct BandwidthKernels = "bench_bandwidth.cu", r#"
 #include "vmafx_compat.h"
 // Grid-stride copy and read of 16-byte words: the device memory ceiling
 // the scoring kernels are compared with.
@@ -465,9 +465,11 @@ VMAFX_KERNEL void bench_read(const uint4 *src, long long n, vx_u32 *out) {
     vx_u32 s = vx_block_sum_u32(acc, scratch);
     if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
-"#,
-    entries: &["bench_copy", "bench_read"],
-};
+"#, {
+        bench_copy, bench_read,
+    }
+}
+const BANDWIDTH: KernelSource = <BandwidthKernels<()> as KernelSet<()>>::SOURCE;
 
 /// Compiles the bandwidth kernels with NVRTC for compute_90 (no GPU
 /// needed): the check `scripts/bench-gpu build` runs here.
@@ -489,18 +491,24 @@ fn bandwidth(o: &Opts) -> Result<()> {
     let lane = GpuLane::open(DeviceKind::Cuda, 0)?;
     let device = lane.name.clone();
     let mut engine = Engine::new(lane)?;
-    let f = engine.functions(&BANDWIDTH)?;
-    let src = engine.scratch("bench.src", bytes)?;
-    let dst = engine.scratch("bench.dst", bytes)?;
+    let k: BandwidthKernels<_> = engine.kernels()?;
+    // Freed when the function returns.
+    let (mut src_buf, mut dst_buf, mut out_buf) = (Scratch::default(), Scratch::default(), Scratch::default());
+    let src = engine.scratch(&mut src_buf, bytes)?;
+    let dst = engine.scratch(&mut dst_buf, bytes)?;
     const GRID: u32 = 4096;
-    let out = engine.scratch("bench.out", GRID as usize * 4)?;
+    let out = engine.scratch(&mut out_buf, GRID as usize * 4)?;
     let words = (bytes / 16) as i64;
-    let mut time = |entry: usize| -> Result<f64> {
+    let mut time = |copy: bool| -> Result<f64> {
         let run = |engine: &mut Engine<GpuLane>| -> Result<()> {
-            let args = if entry == 0 { Args::new().ptr(src).ptr(dst).i64(words) } else { Args::new().ptr(src).i64(words).ptr(out) };
+            let (entry, args) = if copy {
+                (k.bench_copy, Args::new().ptr(src).ptr(dst).i64(words))
+            } else {
+                (k.bench_read, Args::new().ptr(src).i64(words).ptr(out))
+            };
             // SAFETY: bench_copy (src, dst, n) / bench_read (src, n, out):
             // src and dst hold n 16-byte words, out one u32 per block.
-            unsafe { engine.launch(f[entry], (GRID, 1), args) }
+            unsafe { engine.launch(entry, (GRID, 1), args) }
         };
         run(&mut engine)?; // warm-up (first touch, JIT)
         engine.backend_mut().synchronize()?;
@@ -511,8 +519,8 @@ fn bandwidth(o: &Opts) -> Result<()> {
         engine.backend_mut().synchronize()?;
         Ok(start.elapsed().as_secs_f64())
     };
-    let copy = time(0)?;
-    let read = time(1)?;
+    let copy = time(true)?;
+    let read = time(false)?;
     let gb = (bytes * iters) as f64 / 1e9;
     println!(
         "RESULT {{\"device\": {}, \"buffer_mib\": {}, \"iters\": {iters}, \"copy_gbs\": {:.1}, \"read_gbs\": {:.1}}}",

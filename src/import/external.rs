@@ -26,16 +26,16 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::sys;
-use crate::device::gpu::engine::Backend;
+use crate::device::gpu::engine::{Backend, DeviceMemory};
 
 /// An object's identity: (device, inode, size).
 pub(super) type Identity = (u64, u64, u64);
 
 /// What is left of an object nobody reads any more: its mapped buffers
-/// (freed first) and its external memory (destroyed after).
-#[derive(Debug)]
+/// (freed first, by dropping them) and its external memory (destroyed
+/// after).
 pub(super) struct Dead {
-    pub buffers: Vec<u64>,
+    pub buffers: Vec<Box<dyn DeviceMemory>>,
     pub memory: u64,
 }
 
@@ -47,7 +47,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Where a plane of the object is on the device, and what was mapped.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Mapped {
     /// (offset, size) → device pointer to the plane's first byte.
     planes: HashMap<(u64, u64), u64>,
@@ -55,21 +55,28 @@ struct Mapped {
     base: Option<u64>,
     /// Whether the runtime honours a mapping's offset (None: not seen yet).
     offset_honoured: Option<bool>,
-    /// Distinct pointers the runtime handed out, each freed once (a
-    /// runtime may answer one address twice: ROCm 5.2 answers the base).
-    buffers: Vec<u64>,
+    /// Distinct mappings the runtime handed out, each freed once when
+    /// dropped (a runtime may answer one address twice: ROCm 5.2 answers
+    /// the base; the second answer is forgotten, not freed).
+    buffers: Vec<Box<dyn DeviceMemory>>,
 }
 
 impl Mapped {
-    fn keep(&mut self, ptr: u64) {
-        if !self.buffers.contains(&ptr) {
-            self.buffers.push(ptr);
+    /// Keeps `buffer` (unless its address is kept already) and returns its
+    /// address.
+    fn keep<M: DeviceMemory + 'static>(&mut self, buffer: M) -> u64 {
+        let ptr = buffer.ptr();
+        if self.buffers.iter().any(|b| b.ptr() == ptr) {
+            // The same mapping answered twice: one free is owed, not two.
+            Box::new(buffer).into_raw();
+        } else {
+            self.buffers.push(Box::new(buffer));
         }
+        ptr
     }
 }
 
 /// One dma-buf imported as external memory.
-#[derive(Debug)]
 pub(super) struct ExternalObject {
     memory: u64,
     size: u64,
@@ -86,15 +93,12 @@ impl ExternalObject {
             return Ok(ptr);
         }
         let ptr = if offset == 0 {
-            let ptr = backend.map_external(self.memory, 0, len)?;
-            m.keep(ptr);
-            ptr
+            m.keep(backend.map_external(self.memory, 0, len)?)
         } else {
             let base = match m.base {
                 Some(b) => b,
                 None => {
-                    let b = backend.map_external(self.memory, 0, self.size)?;
-                    m.keep(b);
+                    let b = m.keep(backend.map_external(self.memory, 0, self.size)?);
                     m.base = Some(b);
                     b
                 }
@@ -104,10 +108,9 @@ impl ExternalObject {
                 None => {
                     // Map at the offset; a runtime that ignores it (ROCm
                     // 5.2) answers the base again.
-                    let probe = backend.map_external(self.memory, offset, len)?;
+                    let probe = m.keep(backend.map_external(self.memory, offset, len)?);
                     let honoured = probe != base;
                     if honoured {
-                        m.keep(probe);
                         m.planes.insert((offset, len), probe);
                     }
                     m.offset_honoured = Some(honoured);
@@ -116,11 +119,7 @@ impl ExternalObject {
             };
             match m.planes.get(&(offset, len)) {
                 Some(&ptr) => ptr,
-                None if honoured => {
-                    let ptr = backend.map_external(self.memory, offset, len)?;
-                    m.keep(ptr);
-                    ptr
-                }
+                None if honoured => m.keep(backend.map_external(self.memory, offset, len)?),
                 None => base + offset,
             }
         };
@@ -142,9 +141,7 @@ impl Drop for ExternalObject {
 pub(super) fn bury<B: Backend>(graveyard: &Graveyard, backend: &mut B) {
     let dead = std::mem::take(&mut *lock(graveyard));
     for d in dead {
-        for ptr in d.buffers {
-            backend.free(ptr);
-        }
+        drop(d.buffers);
         backend.destroy_external(d.memory);
     }
 }
@@ -155,7 +152,7 @@ pub(super) fn bury<B: Backend>(graveyard: &Graveyard, backend: &mut B) {
 const CACHED_OBJECTS: usize = 64;
 
 /// An importer's imported objects by identity.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(super) struct ExternalCache {
     objects: HashMap<Identity, (Arc<ExternalObject>, u64)>,
     /// Ticks for least-recently-used eviction.
@@ -209,11 +206,13 @@ impl ExternalCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::gpu::engine::{ArrayExtent, Pitched};
+    use crate::device::gpu::engine::{ArrayExtent, ArrayRef, DeviceEvent, EventRef, Pitched};
     use crate::device::gpu::kernels::KernelSource;
     use crate::device::{DeviceKind, DeviceMemoryId};
     use std::ffi::c_void;
     use std::os::fd::{FromRawFd, OwnedFd};
+
+    type Log = Arc<Mutex<Vec<String>>>;
 
     /// A runtime that only imports: objects at 0x10000 * n, mappings at
     /// base + offset (or base, as ROCm 5.2); every call logged.
@@ -221,40 +220,74 @@ mod tests {
     struct Importing {
         ignores_offset: bool,
         objects: u64,
-        log: Vec<String>,
+        log: Log,
+    }
+
+    impl Importing {
+        fn log(&self) -> Vec<String> {
+            lock(&self.log).clone()
+        }
+    }
+
+    /// A mapping of [`Importing`]: its free is logged.
+    struct Mapping {
+        ptr: u64,
+        log: Log,
+    }
+
+    impl DeviceMemory for Mapping {
+        fn ptr(&self) -> u64 { self.ptr }
+        fn bytes(&self) -> usize { 0 }
+        fn into_raw(self: Box<Self>) -> u64 {
+            let ptr = self.ptr;
+            std::mem::forget(self);
+            ptr
+        }
+    }
+
+    impl Drop for Mapping {
+        fn drop(&mut self) { lock(&self.log).push(format!("free {:#x}", self.ptr)) }
+    }
+
+    /// [`Importing`] makes no events.
+    struct NoEvent;
+
+    impl DeviceEvent for NoEvent {
+        fn handle(&self) -> u64 { 0 }
     }
 
     impl Backend for Importing {
         type Function = ();
+        type Buffer = Mapping;
+        type Event = NoEvent;
         fn load(&mut self, _: &KernelSource) -> crate::Result<Vec<()>> { unimplemented!() }
-        fn alloc(&mut self, _: usize) -> crate::Result<u64> { unimplemented!() }
-        fn free(&mut self, ptr: u64) { self.log.push(format!("free {ptr:#x}")) }
+        fn alloc(&mut self, _: usize) -> crate::Result<Mapping> { unimplemented!() }
         fn upload(&mut self, _: u64, _: &[u8]) -> crate::Result<()> { unimplemented!() }
         fn download(&mut self, _: &mut [u8], _: u64) -> crate::Result<()> { unimplemented!() }
         unsafe fn launch(&mut self, _: (), _: (u32, u32), _: &mut [*mut c_void]) -> crate::Result<()> { unimplemented!() }
         fn synchronize(&mut self) -> crate::Result<()> { Ok(()) }
         fn memory(&self) -> DeviceMemoryId { DeviceMemoryId { kind: DeviceKind::Hip, context: 0 } }
-        fn create_event(&mut self) -> crate::Result<u64> { unimplemented!() }
-        fn destroy_event(&mut self, _: u64) {}
-        fn record_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
-        fn wait_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
-        fn query_event(&mut self, _: u64) -> crate::Result<bool> { unimplemented!() }
-        fn synchronize_event(&mut self, _: u64) -> crate::Result<()> { unimplemented!() }
+        fn create_event(&mut self) -> crate::Result<NoEvent> { unimplemented!() }
+        fn record_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
+        fn wait_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
+        fn query_event(&mut self, _: EventRef<'_>) -> crate::Result<bool> { unimplemented!() }
+        fn synchronize_event(&mut self, _: EventRef<'_>) -> crate::Result<()> { unimplemented!() }
         fn copy_2d(&mut self, _: Pitched, _: Pitched, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
-        fn copy_from_array(&mut self, _: Pitched, _: u64, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
+        fn copy_from_array(&mut self, _: Pitched, _: ArrayRef, _: usize, _: usize) -> crate::Result<()> { unimplemented!() }
         fn allocation_range(&mut self, _: u64) -> crate::Result<Option<(u64, usize)>> { Ok(None) }
-        fn array_extent(&mut self, _: u64) -> crate::Result<Option<ArrayExtent>> { Ok(None) }
+        fn array_extent(&mut self, _: ArrayRef) -> crate::Result<Option<ArrayExtent>> { Ok(None) }
         fn imports_dma_bufs(&self) -> bool { true }
         fn import_dma_buf(&mut self, _fd: OwnedFd, size: u64) -> crate::Result<u64> {
             self.objects += 1;
-            self.log.push(format!("import {size}"));
+            lock(&self.log).push(format!("import {size}"));
             Ok(self.objects << 16)
         }
-        fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> crate::Result<u64> {
-            self.log.push(format!("map {memory:#x} +{offset} {size}"));
-            Ok(if self.ignores_offset { memory } else { memory + offset })
+        fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> crate::Result<Mapping> {
+            lock(&self.log).push(format!("map {memory:#x} +{offset} {size}"));
+            let ptr = if self.ignores_offset { memory } else { memory + offset };
+            Ok(Mapping { ptr, log: self.log.clone() })
         }
-        fn destroy_external(&mut self, memory: u64) { self.log.push(format!("destroy {memory:#x}")) }
+        fn destroy_external(&mut self, memory: u64) { lock(&self.log).push(format!("destroy {memory:#x}")) }
     }
 
     fn memfd(len: usize) -> OwnedFd {
@@ -280,7 +313,8 @@ mod tests {
             assert_eq!(object.plane(&mut rt, 4096, 2000).unwrap(), 0x10000 + 4096, "ignores_offset {ignores_offset}");
             assert_eq!(object.plane(&mut rt, 4096, 2000).unwrap(), 0x10000 + 4096);
             assert_eq!(object.plane(&mut rt, 6200, 100).unwrap(), 0x10000 + 6200);
-            let maps: Vec<&String> = rt.log.iter().filter(|l| l.starts_with("map")).collect();
+            let log = rt.log();
+            let maps: Vec<&String> = log.iter().filter(|l| l.starts_with("map")).collect();
             if ignores_offset {
                 // Detected once: later planes are base + offset, no new mapping.
                 assert_eq!(maps, ["map 0x10000 +0 4000", "map 0x10000 +0 8192", "map 0x10000 +4096 2000"]);
@@ -295,10 +329,11 @@ mod tests {
             cache.clear();
             drop(object);
             bury(&graveyard, &mut rt);
-            assert!(rt.log.iter().all(|l| !l.starts_with("destroy")), "destroyed while a frame holds it");
+            assert!(rt.log().iter().all(|l| !l.starts_with("destroy") && !l.starts_with("free")), "freed while a frame holds it");
             drop(again);
             bury(&graveyard, &mut rt);
-            let tail: Vec<&String> = rt.log.iter().skip_while(|l| !l.starts_with("free")).collect();
+            let log = rt.log();
+            let tail: Vec<&String> = log.iter().skip_while(|l| !l.starts_with("free")).collect();
             // Distinct addresses, each freed once (offset 0 twice is one).
             let frees = if ignores_offset { 1 } else { 3 };
             assert_eq!(tail.len(), frees + 1, "{tail:?}");
@@ -323,6 +358,6 @@ mod tests {
         }
         assert_eq!(cache.len(), CACHED_OBJECTS);
         bury(&graveyard, &mut rt);
-        assert_eq!(rt.log.iter().filter(|l| l.starts_with("destroy")).count(), 2, "the two oldest evicted");
+        assert_eq!(rt.log().iter().filter(|l| l.starts_with("destroy")).count(), 2, "the two oldest evicted");
     }
 }

@@ -45,8 +45,8 @@ use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Refusal, ReleaseFence,
 };
-use crate::device::gpu::engine::{int, Args, Backend, DevPlane, Engine, Pitched};
-use crate::device::gpu::kernels::{self, BLOCK};
+use crate::device::gpu::engine::{int, Args, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched};
+use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::engine::PictureSource;
@@ -99,15 +99,12 @@ impl GpuImportStats {
 /// Called once a frame is released (after its last reader is done).
 pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 
-/// A device buffer: pointer and bytes.
-type Buffer = (u64, usize);
-
 /// Device memory a released frame owned, reusable once `event` is done
 /// (the readers may still be reading when the last reference drops), and
 /// the dma-buf imports it read, kept alive until then.
-struct Retired {
-    event: u64,
-    buffers: Vec<Buffer>,
+struct Retired<B: Backend> {
+    event: B::Event,
+    buffers: Vec<B::Buffer>,
     externals: Vec<Arc<ExternalObject>>,
 }
 
@@ -119,8 +116,8 @@ const POOL_BUFFERS: usize = 32;
 /// released frames left behind, and buffers ready for reuse.
 struct LibraryLane<B: Backend> {
     engine: Engine<B>,
-    retired: Vec<Retired>,
-    pool: Vec<Buffer>,
+    retired: Vec<Retired<B>>,
+    pool: Vec<B::Buffer>,
     /// dma-buf imports nobody references any more, to destroy.
     graveyard: Graveyard,
 }
@@ -136,14 +133,14 @@ impl<B: Backend> LibraryLane<B> {
         let mut keep = Vec::new();
         for r in std::mem::take(&mut self.retired) {
             let backend = self.engine.backend_mut();
+            let event = EventRef::of(&r.event);
             let done = if wait {
-                backend.synchronize_event(r.event).map(|()| true)
+                backend.synchronize_event(event).map(|()| true)
             } else {
-                backend.query_event(r.event)
+                backend.query_event(event)
             };
             match done {
                 Ok(true) => {
-                    backend.destroy_event(r.event);
                     self.pool.extend(r.buffers);
                     // The last reader is done: the imports may go (to the
                     // graveyard, where no cache holds them).
@@ -151,8 +148,11 @@ impl<B: Backend> LibraryLane<B> {
                 }
                 Ok(false) => keep.push(r),
                 Err(e) => {
-                    // Reusing memory a kernel may still read is worse than
-                    // leaking it.
+                    // Reusing or freeing memory a kernel may still read is
+                    // worse than leaking it.
+                    for b in r.buffers {
+                        Box::new(b).into_raw();
+                    }
                     crate::device::gpu::engine::record_drop_error(e);
                 }
             }
@@ -161,21 +161,20 @@ impl<B: Backend> LibraryLane<B> {
         external::bury(&self.graveyard, self.engine.backend_mut());
         while self.pool.len() > POOL_BUFFERS {
             // The smallest go first.
-            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].1).unwrap_or(0);
-            let (ptr, _) = self.pool.swap_remove(smallest);
-            self.engine.backend_mut().free(ptr);
+            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].bytes()).unwrap_or(0);
+            drop(self.pool.swap_remove(smallest));
         }
     }
 
     /// A buffer of at least `bytes`: the smallest pooled one that fits, or
     /// a new one.
-    fn take(&mut self, bytes: usize) -> crate::Result<Buffer> {
+    fn take(&mut self, bytes: usize) -> crate::Result<B::Buffer> {
         let fit = (0..self.pool.len())
-            .filter(|&i| self.pool[i].1 >= bytes)
-            .min_by_key(|&i| self.pool[i].1);
+            .filter(|&i| self.pool[i].bytes() >= bytes)
+            .min_by_key(|&i| self.pool[i].bytes());
         match fit {
             Some(i) => Ok(self.pool.swap_remove(i)),
-            None => Ok((self.engine.backend_mut().alloc(bytes.max(1))?, bytes.max(1))),
+            None => self.engine.backend_mut().alloc(bytes),
         }
     }
 }
@@ -183,9 +182,8 @@ impl<B: Backend> LibraryLane<B> {
 impl<B: Backend> Drop for LibraryLane<B> {
     fn drop(&mut self) {
         self.reclaim(true);
-        for (ptr, _) in self.pool.drain(..) {
-            self.engine.backend_mut().free(ptr);
-        }
+        // Freed while the lane's stream still exists.
+        self.pool.clear();
     }
 }
 
@@ -263,7 +261,7 @@ struct Prepared {
 
 /// A queued import: the frame, the buffers it owns, the dma-buf imports it
 /// reads.
-type Queued = (DeviceFrame, Vec<Buffer>, Vec<Arc<ExternalObject>>);
+type Queued<B> = (DeviceFrame, <B as Backend>::Event, Vec<<B as Backend>::Buffer>, Vec<Arc<ExternalObject>>);
 
 /// What the GPU lanes read.
 const GPU_LANES: Lane = Lane {
@@ -346,7 +344,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     ) -> Result<Arc<GpuFrame<B>>, (Refusal, Option<ReleaseCallback>)> {
         let result = self.check(&desc).and_then(|prep| self.finish(&desc, prep));
         match result {
-            Ok((frame, owned, externals)) => Ok(Arc::new(self.wrap(desc, frame, owned, externals, on_release))),
+            Ok((frame, ready, owned, externals)) => Ok(Arc::new(self.wrap(desc, frame, ready, owned, externals, on_release))),
             Err(error) => {
                 if error.kind == Kind::Busy {
                     self.stats.busy.fetch_add(1, Ordering::SeqCst);
@@ -442,7 +440,9 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     if array == 0 {
                         return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device array")));
                     }
-                    let known = backend.array_extent(array).map_err(|e| {
+                    // SAFETY: the producer keeps its array alive while the
+                    // frame is imported and read (the descriptor's contract).
+                    let known = backend.array_extent(unsafe { ArrayRef::from_handle(array) }).map_err(|e| {
                         err(Kind::Invalid, format!("{label}: object {oi} ({array:#x}) is not a device array: {e}"))
                     })?;
                     Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
@@ -556,7 +556,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: &FrameDescriptor,
         prep: Prepared,
-    ) -> Result<Queued, ImportError> {
+    ) -> Result<Queued<B>, ImportError> {
         let label = &desc.label;
         let mut lane = lock(&self.lane);
         lane.reclaim(false);
@@ -567,16 +567,15 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             .create_event()
             .map_err(|e| err(Kind::Device, format!("{label}: {e}")))?;
         let mut owned = Vec::new();
-        match self.queue(&mut lane, desc, &prep, &plane_ptrs, ready, &mut owned) {
+        match self.queue(&mut lane, desc, &prep, &plane_ptrs, &ready, &mut owned) {
             Ok(frame) => {
                 self.stats.imports.fetch_add(1, Ordering::SeqCst);
-                Ok((frame, owned, externals.into_iter().flatten().collect()))
+                Ok((frame, ready, owned, externals.into_iter().flatten().collect()))
             }
             Err(e) => {
                 // Nothing queued may still run on memory we reuse: wait.
-                let backend = lane.engine.backend_mut();
-                let _ = backend.synchronize();
-                backend.destroy_event(ready);
+                let _ = lane.engine.backend_mut().synchronize();
+                drop(ready);
                 lane.pool.extend(owned);
                 Err(err(Kind::Device, format!("{label}: {e}")))
             }
@@ -635,22 +634,25 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         desc: &FrameDescriptor,
         prep: &Prepared,
         plane_ptrs: &[Option<u64>],
-        ready: u64,
-        owned: &mut Vec<Buffer>,
+        ready: &B::Event,
+        owned: &mut Vec<B::Buffer>,
     ) -> crate::Result<DeviceFrame> {
         let (w, h) = (desc.width, desc.height);
         let Prepared { bps, format, shift, planes, extents, device_waits, .. } = prep;
         let (bps, shift) = (*bps, *shift);
         for e in device_waits {
-            lane.engine.backend_mut().wait_event(*e)?;
+            // SAFETY: the producer keeps its event alive until the import
+            // returns (AcquireFence::DeviceEvent); the wait is queued now.
+            lane.engine.backend_mut().wait_event(unsafe { EventRef::from_handle(*e) })?;
         }
-        let f = lane.engine.functions(&kernels::CONVERT)?;
+        let k: ConvertKernels<B::Function> = lane.engine.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
         let mut alloc = |lane: &mut LibraryLane<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
             let buffer = lane.take(pitch * rows)?;
+            let ptr = buffer.ptr();
             owned.push(buffer);
-            Ok(buffer.0)
+            Ok(ptr)
         };
         // Where each flat plane's samples are, linear in device memory
         // (arrays copied out first).
@@ -666,6 +668,8 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Extent::Array { array, .. } if wanted => {
                     let pitch = pitch_of(row);
                     let dst = alloc(lane, pitch, ph)?;
+                    // SAFETY: as in `prepare`: the producer's array is live.
+                    let array = unsafe { ArrayRef::from_handle(array) };
                     lane.engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
                     self.stats.array_copies.fetch_add(1, Ordering::SeqCst);
                     linear.push(Some(Pitched { ptr: dst, pitch }));
@@ -702,7 +706,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // SAFETY: convert_shift_16 (src, src_pitch, w, h, shift,
                     // dst, dst_pitch); src spans h rows of w u16 (checked at
                     // import), dst was allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(f[2], grid, args) }?;
+                    unsafe { lane.engine.launch(k.convert_shift_16, grid, args) }?;
                     self.stats.converted_planes.fetch_add(1, Ordering::SeqCst);
                     out.push(plane(dst, pitch));
                 }
@@ -717,7 +721,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // v, v_pitch) / convert_uv_16 (.., h, shift, u, ..); src
                     // spans h rows of 2w samples (checked at import), u and v
                     // were allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(f[usize::from(bps == 2)], grid, args) }?;
+                    unsafe { lane.engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, args) }?;
                     self.stats.converted_planes.fetch_add(2, Ordering::SeqCst);
                     out.push(plane(u, pitch));
                     out.push(plane(v, pitch));
@@ -725,14 +729,14 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Samples::Interleaved => {} // V: written with U above
             }
         }
-        lane.engine.backend_mut().record_event(ready)?;
+        lane.engine.backend_mut().record_event(EventRef::of(ready))?;
         Ok(DeviceFrame {
             memory: self.memory,
             format: *format,
             width: w,
             height: h,
             planes: out,
-            ready: Some(ready),
+            ready: Some(ready.handle()),
         })
     }
 
@@ -740,15 +744,16 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         &self,
         desc: FrameDescriptor,
         frame: DeviceFrame,
-        owned: Vec<Buffer>,
+        ready: B::Event,
+        owned: Vec<B::Buffer>,
         externals: Vec<Arc<ExternalObject>>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
-        let ready = frame.ready.expect("imports record ready");
-        readers().insert((frame.memory, ready), Vec::new());
+        readers().insert((frame.memory, ready.handle()), Vec::new());
         GpuFrame {
             label: desc.label,
-            key: (frame.memory, ready),
+            key: (frame.memory, ready.handle()),
+            ready: Some(ready),
             owned,
             externals,
             frame,
@@ -772,7 +777,7 @@ impl<B: Backend + Send + 'static> Drop for GpuImporter<B> {
 /// Live imported frames, by (memory, ready event), with the events their
 /// readers recorded after their last reads ([`reads_queued`]). A frame is
 /// entered when imported and taken out when released.
-type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<u64>>;
+type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<Box<dyn DeviceEvent>>>;
 static READERS: OnceLock<Mutex<ReaderMap>> = OnceLock::new();
 
 fn readers() -> MutexGuard<'static, ReaderMap> {
@@ -787,7 +792,9 @@ fn readers() -> MutexGuard<'static, ReaderMap> {
 /// and the library stream's copies and conversions). No host wait.
 pub fn wait_ready<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Result<()> {
     if let Some(ready) = frame.ready {
-        reader.wait_event(ready)?;
+        // SAFETY: a frame's `ready` lives as long as the frame (an import's
+        // is owned by its GpuFrame), which the caller holds.
+        reader.wait_event(unsafe { EventRef::from_handle(ready) })?;
     }
     Ok(())
 }
@@ -812,14 +819,11 @@ pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::R
         )));
     }
     let event = reader.create_event()?;
-    if let Err(e) = reader.record_event(event) {
-        reader.destroy_event(event);
-        return Err(e);
-    }
-    match readers().get_mut(&key) {
-        Some(events) => events.push(event),
-        // Released meanwhile: our caller's reference was not the last.
-        None => reader.destroy_event(event),
+    reader.record_event(EventRef::of(&event))?;
+    // Released meanwhile (our caller's reference was not the last): the
+    // event just goes.
+    if let Some(events) = readers().get_mut(&key) {
+        events.push(Box::new(event));
     }
     Ok(())
 }
@@ -828,10 +832,12 @@ pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::R
 /// planes, arrays copied out) and what to signal at release.
 pub struct GpuFrame<B: Backend + Send + 'static> {
     label: String,
-    /// The frame's memory and its `ready` event.
+    /// The frame's memory and its `ready` event's handle.
     key: (DeviceMemoryId, u64),
+    /// Recorded after the import's work, and again at release (taken then).
+    ready: Option<B::Event>,
     /// Device memory the frame owns (converted planes, copied arrays).
-    owned: Vec<Buffer>,
+    owned: Vec<B::Buffer>,
     /// The dma-buf imports it reads (shared with the importer's cache).
     externals: Vec<Arc<ExternalObject>>,
     frame: DeviceFrame,
@@ -878,16 +884,18 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         // The library stream goes past every reader's last read (its own
         // work on the frame is before, in stream order), then says so.
         for e in &reader_events {
-            record(backend.wait_event(*e));
+            record(backend.wait_event(EventRef::of(&**e)));
         }
         for r in &self.release {
             if let ReleaseFence::DeviceEvent(e) = r {
-                record(backend.record_event(*e));
+                // SAFETY: the caller keeps its release event alive until it
+                // is signalled (ReleaseFence::DeviceEvent); recorded now.
+                record(backend.record_event(unsafe { EventRef::from_handle(*e) }));
             }
         }
         // `ready` now marks the release point: re-recorded after the waits.
-        let released = self.key.1;
-        record(backend.record_event(released));
+        let Some(released) = self.ready.take() else { return };
+        record(backend.record_event(EventRef::of(&released)));
         let host_side = self.release.iter().any(|r| matches!(r, ReleaseFence::Host(_)))
             || self.on_release.get_mut().map(|c| c.is_some()).unwrap_or(true);
         // Host-side release needs the host to see the readers done; if it
@@ -895,14 +903,13 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         // being read: leave host fences and the callback unsignalled.
         let mut host_release = true;
         if host_side {
-            if let Err(e) = backend.synchronize_event(released) {
+            if let Err(e) = backend.synchronize_event(EventRef::of(&released)) {
                 crate::device::gpu::engine::record_drop_error(e);
                 host_release = false;
             }
         }
-        for e in reader_events {
-            backend.destroy_event(e);
-        }
+        // The readers' events go (the waits queued on them stay valid).
+        drop(reader_events);
         let buffers = std::mem::take(&mut self.owned);
         let externals = std::mem::take(&mut self.externals);
         lane.retired.push(Retired { event: released, buffers, externals });

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vmafx::device::gpu::engine::{ArrayExtent, Backend, Pitched};
+use vmafx::device::gpu::engine::{ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceKind, DeviceMemoryId};
 
@@ -192,6 +192,13 @@ impl World {
         handle
     }
 
+    /// Allocations live now (device arrays not counted): what a test
+    /// compares before and after an owner goes, to see nothing leaked.
+    pub fn allocations(&self) -> usize {
+        let s = self.lock();
+        s.memory.len() - s.arrays.len()
+    }
+
     /// Makes `allocation_range` answer "cannot tell" (as HIP without
     /// `hipMemGetAddressRange`).
     pub fn hide_ranges(&self, hide: bool) {
@@ -296,8 +303,75 @@ impl Emulator {
     }
 }
 
+/// An allocation of the emulated device, freed on drop (kept in the
+/// graveyard while queued work may still read it).
+pub struct EmuBuffer {
+    world: Arc<World>,
+    ptr: u64,
+    bytes: usize,
+}
+
+impl DeviceMemory for EmuBuffer {
+    fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn into_raw(self: Box<Self>) -> u64 {
+        let ptr = self.ptr;
+        let this = std::mem::ManuallyDrop::new(*self);
+        // SAFETY: `this` is never dropped: its world is dropped once, here.
+        drop(unsafe { std::ptr::read(&this.world) });
+        ptr
+    }
+}
+
+impl Drop for EmuBuffer {
+    fn drop(&mut self) {
+        let mut s = self.world.lock();
+        let buf = s.memory.remove(&self.ptr);
+        assert!(buf.is_some(), "free of unknown {:#x}", self.ptr);
+        if !s.queues.values().all(VecDeque::is_empty) {
+            s.graveyard.push(buf.unwrap());
+        }
+    }
+}
+
+/// An event of the emulated device, destroyed on drop (its record is kept:
+/// queued waits still refer to it).
+pub struct EmuEvent {
+    world: Arc<World>,
+    handle: u64,
+}
+
+impl DeviceEvent for EmuEvent {
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Drop for EmuEvent {
+    fn drop(&mut self) {
+        let mut s = self.world.lock();
+        let e = s.events.get_mut(&self.handle).expect("destroy of an unknown event");
+        assert!(!e.destroyed, "event {:#x} destroyed twice", self.handle);
+        e.destroyed = true;
+    }
+}
+
+/// Any handle as an event of the emulated device: it keeps every event's
+/// record (never reused) and answers an error for an unknown or destroyed
+/// one, so no handle is unsafe to pass.
+pub fn borrowed(event: u64) -> EventRef<'static> {
+    // SAFETY: see above: the emulator checks every handle it is given.
+    unsafe { EventRef::from_handle(event) }
+}
+
 impl Backend for Emulator {
     type Function = i32;
+    type Buffer = EmuBuffer;
+    type Event = EmuEvent;
     fn load(&mut self, kernel: &KernelSource) -> vmafx::Result<Vec<i32>> {
         Ok(kernel
             .entries
@@ -311,19 +385,12 @@ impl Backend for Emulator {
             })
             .collect())
     }
-    fn alloc(&mut self, bytes: usize) -> vmafx::Result<u64> {
-        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8).max(1)];
+    fn alloc(&mut self, bytes: usize) -> vmafx::Result<EmuBuffer> {
+        let bytes = bytes.max(1);
+        let buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; bytes.div_ceil(8)];
         let ptr = buf.as_ptr() as u64;
         self.world.lock().memory.insert(ptr, buf);
-        Ok(ptr)
-    }
-    fn free(&mut self, ptr: u64) {
-        let mut s = self.world.lock();
-        let buf = s.memory.remove(&ptr);
-        assert!(buf.is_some(), "free of unknown {ptr:#x}");
-        if !s.queues.values().all(VecDeque::is_empty) {
-            s.graveyard.push(buf.unwrap());
-        }
+        Ok(EmuBuffer { world: self.world.clone(), ptr, bytes })
     }
     fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
         self.world.queue(self.stream, Op::Write { dst, bytes: src.to_vec() });
@@ -353,20 +420,15 @@ impl Backend for Emulator {
     fn memory(&self) -> DeviceMemoryId {
         DeviceMemoryId { kind: DeviceKind::Cuda, context: 0xe1e1 }
     }
-    fn create_event(&mut self) -> vmafx::Result<u64> {
+    fn create_event(&mut self) -> vmafx::Result<EmuEvent> {
         let mut s = self.world.lock();
         s.next_handle += 1;
         let e = s.next_handle;
         s.events.insert(e, Event::default());
-        Ok(e)
+        Ok(EmuEvent { world: self.world.clone(), handle: e })
     }
-    fn destroy_event(&mut self, event: u64) {
-        let mut s = self.world.lock();
-        let e = s.events.get_mut(&event).expect("destroy of an unknown event");
-        assert!(!e.destroyed, "event {event:#x} destroyed twice");
-        e.destroyed = true;
-    }
-    fn record_event(&mut self, event: u64) -> vmafx::Result<()> {
+    fn record_event(&mut self, event: EventRef<'_>) -> vmafx::Result<()> {
+        let event = event.handle();
         let generation = {
             let mut s = self.world.lock();
             let e = s.events.get_mut(&event).filter(|e| !e.destroyed).ok_or_else(|| vmafx::Error::Device(format!("record of unknown event {event:#x}")))?;
@@ -376,7 +438,8 @@ impl Backend for Emulator {
         self.world.queue(self.stream, Op::Record { event, generation });
         Ok(())
     }
-    fn wait_event(&mut self, event: u64) -> vmafx::Result<()> {
+    fn wait_event(&mut self, event: EventRef<'_>) -> vmafx::Result<()> {
+        let event = event.handle();
         let generation = self
             .world
             .lock()
@@ -388,13 +451,14 @@ impl Backend for Emulator {
         self.world.queue(self.stream, Op::Wait { event, generation });
         Ok(())
     }
-    fn query_event(&mut self, event: u64) -> vmafx::Result<bool> {
+    fn query_event(&mut self, event: EventRef<'_>) -> vmafx::Result<bool> {
+        let event = event.handle();
         let mut s = self.world.lock();
         self.world.pump(&mut s);
         let e = s.events.get(&event).ok_or_else(|| vmafx::Error::Device(format!("query of unknown event {event:#x}")))?;
         Ok(e.done >= e.queued)
     }
-    fn synchronize_event(&mut self, event: u64) -> vmafx::Result<()> {
+    fn synchronize_event(&mut self, event: EventRef<'_>) -> vmafx::Result<()> {
         if self.query_event(event)? {
             Ok(())
         } else {
@@ -405,7 +469,8 @@ impl Backend for Emulator {
         self.world.queue(self.stream, Op::Copy { dst, src, row_bytes, rows });
         Ok(())
     }
-    fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> vmafx::Result<()> {
+    fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize) -> vmafx::Result<()> {
+        let array = array.handle();
         let (ptr, extent) = *self
             .world
             .lock()
@@ -426,7 +491,8 @@ impl Backend for Emulator {
             _ => Err(vmafx::Error::Device(format!("emulator: {ptr:#x} is not device memory (CUDA_ERROR_NOT_FOUND)"))),
         }
     }
-    fn array_extent(&mut self, array: u64) -> vmafx::Result<Option<ArrayExtent>> {
+    fn array_extent(&mut self, array: ArrayRef) -> vmafx::Result<Option<ArrayExtent>> {
+        let array = array.handle();
         match self.world.lock().arrays.get(&array) {
             Some((_, e)) => Ok(Some(*e)),
             None => Err(vmafx::Error::Device(format!("emulator: {array:#x} is not an array (CUDA_ERROR_INVALID_HANDLE)"))),

@@ -5,8 +5,8 @@
 //! sums), one zeroing launch and one download of the 36 accumulators per
 //! frame; the float finish is the CPU's ([`AdmParams::scores`]).
 
-use super::engine::{int, Args, Backend, DevPlane, Engine};
-use super::kernels::{self, BLOCK};
+use super::engine::{int, scratch_struct, Args, Backend, DevPlane, Engine};
+use super::kernels::{AdmKernels, BLOCK};
 use crate::feature::adm::{self, dwt, AdmParams, AdmScaleSums, AdmSums, Region, DEN_SQ_SHIFT};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
@@ -14,13 +14,23 @@ use crate::{Error, Result};
 /// Accumulators per scale: den, num, aim, each h, v, d.
 const SUMS_PER_SCALE: usize = 9;
 
-/// Entries of kernels/adm.cu, in `kernels::ADM.entries` order.
-const DWT_S0_8: usize = 0;
-const DWT_S0_16: usize = 1;
-const DWT_S123: usize = 2;
-const CM_S0: usize = 3;
-const CM_S123: usize = 4;
-const ZERO: usize = 5;
+scratch_struct! {
+/// The ADM twin's device buffers.
+pub(super) struct AdmScratch {
+    /// Host planes uploaded by [`Engine::adm_sums`].
+    reference,
+    distorted,
+    /// Scale 0's low bands (i32) and h, v, d bands (i16) of both pictures.
+    lo0,
+    hvd16,
+    /// Scales 1-3: h, v, d of both, then two pairs of low bands.
+    b32,
+    /// Per-row sums of the masking launches.
+    sums,
+    /// The 36 accumulators downloaded per frame.
+    acc,
+}
+}
 
 /// The fused decouple + CSF arguments of a DWT launch (ADM_FUSE_PARAMS).
 fn fuse_args(args: Args, fuse: bool, taps: Region, egl: f64, rf: [u32; 3], do_aim: bool, sums: u64) -> Result<Args> {
@@ -42,8 +52,8 @@ impl<B: Backend> Engine<B> {
     /// ADM sums of two host luma planes (copied to the device first).
     pub fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
         adm::check_planes(params, r, d)?;
-        let a = self.upload_plane("adm.ref", r)?;
-        let b = self.upload_plane("adm.dis", d)?;
+        let a = self.adm.reference.upload_plane(&mut self.backend, r)?;
+        let b = self.adm.distorted.upload_plane(&mut self.backend, d)?;
         self.adm_sums_dev(a, b, params)
     }
 
@@ -66,22 +76,22 @@ impl<B: Backend> Engine<B> {
                 )));
             }
         }
-        let f = self.functions(&kernels::ADM)?;
+        let k: AdmKernels<B::Function> = self.kernels()?;
         let s0 = &p.scales[0];
         let n0 = s0.w * s0.h;
         let n1 = p.scales[1].w * p.scales[1].h;
         // Scale 0: low bands (i32) and h, v, d (i16), reference then distorted.
-        let lo0 = self.scratch("adm.lo0", 2 * n0 * 4)?;
-        let hvd16 = self.scratch("adm.hvd16", 2 * 3 * n0 * 2)?;
+        let lo0 = self.adm.lo0.at_least(&mut self.backend, 2 * n0 * 4)?;
+        let hvd16 = self.adm.hvd16.at_least(&mut self.backend, 2 * 3 * n0 * 2)?;
         // Scales 1-3: h, v, d of both, then two pairs of low bands (ping-pong).
-        let b32 = self.scratch("adm.b32", 10 * n1 * 4)?;
-        let sums = self.scratch("adm.sums", 4 * n0 * 4)?;
-        let acc = self.scratch("adm.acc", 4 * SUMS_PER_SCALE * 8)?;
+        let b32 = self.adm.b32.at_least(&mut self.backend, 10 * n1 * 4)?;
+        let sums = self.adm.sums.at_least(&mut self.backend, 4 * n0 * 4)?;
+        let acc = self.adm.acc.at_least(&mut self.backend, 4 * SUMS_PER_SCALE * 8)?;
         let do_aim = !p.skip_aim;
         let egl = p.enhn_gain_limit;
 
         // SAFETY: adm_zero (acc, n); acc holds 36 u64.
-        unsafe { self.launch(f[ZERO], (1, 1), Args::new().ptr(acc).i32((4 * SUMS_PER_SCALE) as i32)) }?;
+        unsafe { self.launch(k.adm_zero, (1, 1), Args::new().ptr(acc).i32((4 * SUMS_PER_SCALE) as i32)) }?;
 
         // Scale 0.
         let w = int(s0.w, "width")?;
@@ -103,7 +113,7 @@ impl<B: Backend> Engine<B> {
             .ptr(hvd16)
             .ptr(hvd16 + (3 * n0 * 2) as u64);
         let args = fuse_args(args, fuse, s0.taps, egl, rf0, do_aim, sums)?;
-        let entry = if p.bits == 8 { f[DWT_S0_8] } else { f[DWT_S0_16] };
+        let entry = if p.bits == 8 { k.adm_dwt_s0_8 } else { k.adm_dwt_s0_16 };
         let grid = ((s0.w as u32).div_ceil(BLOCK), s0.h as u32);
         // SAFETY: adm_dwt_s0_8/16 (ADM_DWT_S0_ARGS); the planes span in_h rows
         // of their pitches (checked sizes), lo0 holds 2 * n0 i32, hvd16 6 * n0
@@ -128,7 +138,7 @@ impl<B: Backend> Engine<B> {
             // SAFETY: adm_cm_s0 (ADM_CM_ARGS(vx_i16)); it reads the bands and
             // sums written above (score region and one more row/column of
             // reach, inside the taps region) and adds to acc[0..9].
-            unsafe { self.launch(f[CM_S0], (1, rows), args) }?;
+            unsafe { self.launch(k.adm_cm_s0, (1, rows), args) }?;
         }
 
         // Scales 1-3: read the previous low bands, write this scale's.
@@ -163,7 +173,7 @@ impl<B: Backend> Engine<B> {
             // SAFETY: adm_dwt_s123; src holds in_w * in_h i32 per picture (the
             // previous scale's packed low bands), dst n, the hvd planes 3 * n
             // each (n <= n1), sums 4 * n (<= n0).
-            unsafe { self.launch(f[DWT_S123], grid, args) }?;
+            unsafe { self.launch(k.adm_dwt_s123, grid, args) }?;
             let sh = c.cm;
             let args = self
                 .cm_args(ref_hvd, dis_hvd, p, scale, c.i_rfactor, sums)?
@@ -182,7 +192,7 @@ impl<B: Backend> Engine<B> {
             let rows = (sp.score.bottom - sp.score.top) as u32;
             // SAFETY: adm_cm_s123 (ADM_CM_ARGS(vx_i32)), as scale 0's; acc has
             // this scale's nine u64.
-            unsafe { self.launch(f[CM_S123], (1, rows), args) }?;
+            unsafe { self.launch(k.adm_cm_s123, (1, rows), args) }?;
             src = dst;
         }
 

@@ -8,7 +8,7 @@
 //! function written beside the vendor's table. The C calls are listed once,
 //! CUDA's symbol beside HIP's ([`SharedCalls`]); the tables are built in
 //! [`super::cuda::table`] and [`super::hip::table`] and are all that is
-//! vendor-specific in the lane, as [`super::compile::RtcCalls`] is for the
+//! vendor-specific in the lane, as [`super::rtc::RtcCalls`] is for the
 //! two run-time compilers.
 
 use super::engine::{ArrayExtent, Pitched};

@@ -3,22 +3,120 @@
 //! kernels. Only integer sums come back; the host adds per-row sums in u64
 //! exactly as the CPU code does, so results are identical by construction.
 
-use super::kernels::{self, KernelSource, BLOCK};
+use super::kernels::{KernelSet, KernelSource, Loaded, MotionKernels, PsnrKernels, BLOCK};
 use crate::device::DeviceMemoryId;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
+/// Device memory that is freed when dropped: a lane's allocation (or a
+/// mapping of external memory). Its address is carried as `u64` (CUDA's
+/// `CUdeviceptr`, HIP's `void *`) for kernel arguments and copies.
+pub trait DeviceMemory: Send + Sync {
+    /// The first byte's device address.
+    fn ptr(&self) -> u64;
+    /// Bytes allocated.
+    fn bytes(&self) -> usize;
+    /// Lets go of the memory without freeing it and returns its address:
+    /// for a second handle to memory another buffer owns (a runtime that
+    /// answers one mapping twice).
+    fn into_raw(self: Box<Self>) -> u64;
+}
+
+impl DeviceMemory for Box<dyn DeviceMemory> {
+    fn ptr(&self) -> u64 {
+        (**self).ptr()
+    }
+    fn bytes(&self) -> usize {
+        (**self).bytes()
+    }
+    fn into_raw(self: Box<Self>) -> u64 {
+        (*self).into_raw()
+    }
+}
+
+/// An event of a lane (timing disabled), destroyed when dropped: work it
+/// was recorded after still completes, and waits queued on it stay valid
+/// (as `cuEventDestroy` / `hipEventDestroy` allow).
+pub trait DeviceEvent: Send + Sync {
+    /// The driver's handle (`CUevent` / `hipEvent_t`): what a
+    /// [`crate::device::DeviceFrame`]'s `ready` and the import's fences
+    /// carry across the public interface.
+    fn handle(&self) -> u64;
+}
+
+impl DeviceEvent for Box<dyn DeviceEvent> {
+    fn handle(&self) -> u64 {
+        (**self).handle()
+    }
+}
+
+/// An event borrowed from its owner: one of ours ([`EventRef::of`]), or a
+/// producer's or caller's (an acquire or release fence, a frame's
+/// `ready`). It cannot be destroyed through this handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    handle: u64,
+    owner: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> EventRef<'a> {
+    /// Borrows `event` for as long as it lives.
+    pub fn of<E: DeviceEvent + ?Sized>(event: &'a E) -> Self {
+        EventRef { handle: event.handle(), owner: std::marker::PhantomData }
+    }
+
+    /// A producer's or caller's event.
+    ///
+    /// # Safety
+    /// `handle` is an event of the device of the lane it is given to, live
+    /// for every call that receives it (its owner destroys it after).
+    pub unsafe fn from_handle(handle: u64) -> EventRef<'static> {
+        EventRef { handle, owner: std::marker::PhantomData }
+    }
+
+    pub fn handle(self) -> u64 {
+        self.handle
+    }
+}
+
+/// A device array (`CUarray` / `hipArray_t`) borrowed from its owner (the
+/// producer of an imported frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayRef {
+    handle: u64,
+}
+
+impl ArrayRef {
+    /// # Safety
+    /// `handle` is an array of the device of the lane it is given to, live
+    /// for every call that receives it.
+    pub unsafe fn from_handle(handle: u64) -> Self {
+        ArrayRef { handle }
+    }
+
+    pub fn handle(self) -> u64 {
+        self.handle
+    }
+}
+
 /// What a vendor lane provides: memory, copies, modules, launches. Device
-/// pointers are carried as `u64` (CUDA's `CUdeviceptr`, HIP's `void *`).
+/// pointers given to copies and launches are `u64` addresses inside a
+/// [`DeviceMemory`] (ours, or a caller's frame); the memory itself is
+/// owned by [`Backend::Buffer`]s, which free themselves.
 pub trait Backend {
     type Function: Copy;
+    /// An allocation of this lane, freed on drop.
+    type Buffer: DeviceMemory + 'static;
+    /// An event of this lane, destroyed on drop.
+    type Event: DeviceEvent + 'static;
     /// Compiles (through the cache) and loads `kernel`, returning its entries
-    /// in the order of `kernel.entries`.
+    /// in the order of `kernel.entries`. Callers take them by name through
+    /// a [`KernelSet`] ([`Engine::kernels`]).
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Self::Function>>;
-    fn alloc(&mut self, bytes: usize) -> Result<u64>;
-    fn free(&mut self, ptr: u64);
+    /// `bytes` (at least 1) of device memory, freed when the buffer drops.
+    fn alloc(&mut self, bytes: usize) -> Result<Self::Buffer>;
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()>;
     /// Copies `dst.len()` bytes from `src` after the work queued before it;
     /// returns once `dst` holds them (the lane has waited for its stream).
@@ -40,32 +138,31 @@ pub trait Backend {
     /// The device memory this lane's pointers are valid in (its context).
     fn memory(&self) -> DeviceMemoryId;
     /// A new event (`CUevent` / `hipEvent_t`, timing disabled).
-    fn create_event(&mut self) -> Result<u64>;
-    /// Destroys `event` (work it was recorded after still completes).
-    fn destroy_event(&mut self, event: u64);
-    /// Records `event` on this lane's stream, after the work queued so far.
-    fn record_event(&mut self, event: u64) -> Result<()>;
+    fn create_event(&mut self) -> Result<Self::Event>;
+    /// Records `event` (ours, or a caller's release event) on this lane's
+    /// stream, after the work queued so far.
+    fn record_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// This lane's stream waits, on the device (the host does not block),
     /// for the work `event` was last recorded after.
-    fn wait_event(&mut self, event: u64) -> Result<()>;
+    fn wait_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// Whether the work `event` was last recorded after is done, without
     /// waiting (an event never recorded is done, as CUDA and HIP say).
-    fn query_event(&mut self, event: u64) -> Result<bool>;
+    fn query_event(&mut self, event: EventRef<'_>) -> Result<bool>;
     /// Blocks the host until `event` is done.
-    fn synchronize_event(&mut self, event: u64) -> Result<()>;
+    fn synchronize_event(&mut self, event: EventRef<'_>) -> Result<()>;
     /// Queues a copy of `rows` rows of `row_bytes` bytes, device memory to
     /// device memory, on this lane's stream.
     fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize)
         -> Result<()>;
     /// Queues a copy of the top-left `rows` x `row_bytes` of device array
     /// `array` (`CUarray` / `hipArray_t`) into device memory.
-    fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize)
+    fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize)
         -> Result<()>;
     /// The allocation holding `ptr`, as (base, bytes); `None` where the
     /// runtime cannot tell. An error: `ptr` is not device memory here.
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>>;
     /// `array`'s extent; `None` where the runtime cannot tell.
-    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>>;
+    fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>>;
 
     /// Whether [`Backend::import_dma_buf`] works here (HIP with
     /// `hipImportExternalMemory`).
@@ -79,10 +176,10 @@ pub trait Backend {
         let _ = (fd, size);
         Err(Error::NotSupported("this lane does not import dma-bufs".into()))
     }
-    /// A device pointer to `size` bytes at `offset` of external memory
-    /// `memory`, freed with [`Backend::free`]. A runtime may ignore
-    /// `offset` (ROCm 5.2): the caller checks.
-    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<u64> {
+    /// `size` bytes at `offset` of external memory `memory`, unmapped when
+    /// the buffer drops. A runtime may ignore `offset` (ROCm 5.2): the
+    /// caller checks.
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<Self::Buffer> {
         let _ = (memory, offset, size);
         Err(Error::NotSupported("this lane does not import dma-bufs".into()))
     }
@@ -138,11 +235,62 @@ pub fn take_drop_errors() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A device buffer that grows and is freed by the engine.
-#[derive(Default)]
-struct Buffer {
-    ptr: u64,
-    bytes: usize,
+/// A named scratch buffer that grows on demand (contents kept only while
+/// it does not grow); its memory is freed when it drops. Each metric keeps
+/// its scratch in fields of its own state, never under a string key.
+pub struct Scratch<M> {
+    buffer: Option<M>,
+}
+
+impl<M> Default for Scratch<M> {
+    fn default() -> Self {
+        Scratch { buffer: None }
+    }
+}
+
+impl<M: DeviceMemory> Scratch<M> {
+    /// The buffer's address, grown first to at least `bytes`.
+    pub fn at_least<B: Backend<Buffer = M>>(&mut self, backend: &mut B, bytes: usize) -> Result<u64> {
+        let bytes = bytes.max(1);
+        match &self.buffer {
+            Some(b) if b.bytes() >= bytes => Ok(b.ptr()),
+            _ => {
+                // The old buffer goes first: a device near full may not
+                // hold both.
+                self.buffer = None;
+                let b = backend.alloc(bytes)?;
+                let ptr = b.ptr();
+                self.buffer = Some(b);
+                Ok(ptr)
+            }
+        }
+    }
+
+    /// A read-only table (`data`), uploaded on the first call only; later
+    /// calls return the same buffer without a copy.
+    pub fn table<B: Backend<Buffer = M>>(&mut self, backend: &mut B, data: &[u8]) -> Result<u64> {
+        if let Some(b) = &self.buffer {
+            return Ok(b.ptr());
+        }
+        let ptr = self.at_least(backend, data.len())?;
+        backend.upload(ptr, data)?;
+        Ok(ptr)
+    }
+
+    /// Copies a host plane into this buffer, rows kept at the host stride.
+    pub fn upload_plane<B: Backend<Buffer = M>>(&mut self, backend: &mut B, p: &PlaneView) -> Result<DevPlane> {
+        let plane = DevPlane {
+            ptr: 0,
+            pitch: p.stride(),
+            width: p.width(),
+            height: p.height(),
+            bytes_per_sample: p.bytes_per_sample(),
+        };
+        let data = &p.data()[..plane.span()];
+        let ptr = self.at_least(backend, data.len())?;
+        backend.upload(ptr, data)?;
+        Ok(DevPlane { ptr, ..plane })
+    }
 }
 
 /// A plane in device memory (a `CUdeviceptr`, a HIP pointer), read in
@@ -208,16 +356,62 @@ impl Args {
     }
 }
 
+/// A struct of named [`Scratch`] buffers, all empty by default (a derive
+/// would ask `M: Default`).
+macro_rules! scratch_struct {
+    ($(#[$m:meta])* $vis:vis struct $name:ident { $($(#[$fm:meta])* $fvis:vis $field:ident),+ $(,)? }) => {
+        $(#[$m])*
+        $vis struct $name<M> { $($(#[$fm])* $fvis $field: $crate::device::gpu::engine::Scratch<M>),+ }
+        impl<M> Default for $name<M> {
+            fn default() -> Self {
+                $name { $($field: Default::default()),+ }
+            }
+        }
+    };
+}
+pub(crate) use scratch_struct;
+
+scratch_struct! {
+/// The scratch of the motion twin.
+pub(super) struct MotionScratch {
+    /// Host planes uploaded by [`Engine::motion_sad`].
+    prev,
+    cur,
+    /// The blurred difference, then its per-row sums.
+    y,
+    rows,
+}
+}
+
+scratch_struct! {
+/// The scratch of the PSNR twins.
+pub(super) struct PsnrScratch {
+    /// Host planes uploaded by [`Engine::psnr_sse`].
+    reference,
+    distorted,
+    /// Per-row sums of [`Engine::psnr_sse_dev`].
+    rows,
+    /// Per-row sums of every region of [`Engine::psnr_sse_regions_dev`].
+    pub(super) frame_rows,
+}
+}
+
 pub struct Engine<B: Backend> {
-    backend: B,
-    /// Loaded kernel entries by source name, in `KernelSource::entries` order.
-    functions: HashMap<&'static str, Vec<B::Function>>,
-    /// Grow-only scratch buffers by name.
-    buffers: HashMap<&'static str, Buffer>,
+    /// Loaded kernel entries by source file, in `KernelSource::entries`
+    /// order; taken by name through [`Engine::kernels`].
+    loaded: HashMap<&'static str, Vec<B::Function>>,
+    motion: MotionScratch<B::Buffer>,
+    pub(super) psnr: PsnrScratch<B::Buffer>,
+    pub(super) vif: super::vif::VifScratch<B::Buffer>,
+    pub(super) adm: super::adm::AdmScratch<B::Buffer>,
+    /// Last, so the buffers above are freed while the lane still holds its
+    /// stream and modules.
+    pub(super) backend: B,
 }
 
 // SAFETY: the functions are module handles valid in the backend's context
-// from any thread; the backend (Send) makes that context current per call.
+// from any thread; the backend (Send) makes that context current per call;
+// the buffers are Send.
 unsafe impl<B: Backend + Send> Send for Engine<B> {}
 
 /// `v` as an i32 kernel parameter, or NOT SUPPORTED.
@@ -229,14 +423,17 @@ pub fn int(v: usize, what: &str) -> Result<i32> {
 impl<B: Backend> Engine<B> {
     pub fn new(backend: B) -> Result<Self> {
         let mut engine = Self {
+            loaded: HashMap::new(),
+            motion: MotionScratch::default(),
+            psnr: PsnrScratch::default(),
+            vif: Default::default(),
+            adm: Default::default(),
             backend,
-            functions: HashMap::new(),
-            buffers: HashMap::new(),
         };
         // Load what every context needs now, so a broken compiler or driver
         // shows at open, not at the first frame.
-        engine.functions(&kernels::MOTION)?;
-        engine.functions(&kernels::PSNR)?;
+        engine.kernels::<MotionKernels<B::Function>>()?;
+        engine.kernels::<PsnrKernels<B::Function>>()?;
         Ok(engine)
     }
 
@@ -248,65 +445,37 @@ impl<B: Backend> Engine<B> {
         &mut self.backend
     }
 
-    /// `kernel`'s entries (compiled and loaded on first use), in the order
-    /// of `kernel.entries`.
-    pub fn functions(&mut self, kernel: &KernelSource) -> Result<Vec<B::Function>> {
-        if let Some(f) = self.functions.get(kernel.name) {
-            return Ok(f.clone());
-        }
-        let f = self.backend.load(kernel)?;
-        self.functions.insert(kernel.name, f.clone());
-        Ok(f)
+    /// The kernels of set `K`, each taken by its entry name (the source is
+    /// compiled and loaded on first use).
+    pub fn kernels<K: KernelSet<B::Function>>(&mut self) -> Result<K> {
+        let source = K::SOURCE;
+        K::from_loaded(&self.loaded(&source)?)
     }
 
-    /// The scratch buffer `name`, grown to at least `bytes` (contents are
-    /// kept only while it does not grow).
-    pub fn scratch(&mut self, name: &'static str, bytes: usize) -> Result<u64> {
-        let have = self.buffers.get(name).map_or(0, |b| b.bytes);
-        if have < bytes.max(1) {
-            if let Some(old) = self.buffers.remove(name) {
-                self.backend.free(old.ptr);
-            }
-            let ptr = self.backend.alloc(bytes.max(1))?;
-            self.buffers.insert(
-                name,
-                Buffer {
-                    ptr,
-                    bytes: bytes.max(1),
-                },
-            );
-        }
-        Ok(self.buffers[name].ptr)
+    /// Kernel `entry` of `source`, by name (the source is loaded on first
+    /// use): for sources without a [`KernelSet`] (test kernels).
+    pub fn kernel(&mut self, source: &KernelSource, entry: &str) -> Result<B::Function> {
+        self.loaded(source)?.get(entry)
     }
 
-    /// A read-only table (`data`) in device buffer `name`, uploaded on the
-    /// first call only; later calls return the same buffer without a copy.
-    /// `name` must not be used with [`Self::scratch`].
-    pub fn table(&mut self, name: &'static str, data: &[u8]) -> Result<u64> {
-        if let Some(b) = self.buffers.get(name) {
-            if b.bytes == data.len().max(1) {
-                return Ok(b.ptr);
-            }
+    fn loaded(&mut self, source: &KernelSource) -> Result<Loaded<'_, B::Function>> {
+        if !self.loaded.contains_key(source.name) {
+            let f = self.backend.load(source)?;
+            self.loaded.insert(source.name, f);
         }
-        let ptr = self.scratch(name, data.len())?;
-        self.backend.upload(ptr, data)?;
-        Ok(ptr)
+        Ok(Loaded::new(source, &self.loaded[source.name]))
     }
 
-    /// Copies a host plane into scratch buffer `name`, rows kept at the
-    /// host stride.
-    pub fn upload_plane(&mut self, name: &'static str, p: &PlaneView) -> Result<DevPlane> {
-        let plane = DevPlane {
-            ptr: 0,
-            pitch: p.stride(),
-            width: p.width(),
-            height: p.height(),
-            bytes_per_sample: p.bytes_per_sample(),
-        };
-        let data = &p.data()[..plane.span()];
-        let ptr = self.scratch(name, data.len())?;
-        self.backend.upload(ptr, data)?;
-        Ok(DevPlane { ptr, ..plane })
+    /// A buffer of at least `bytes` in `slot` (grown as needed), for
+    /// scratch a caller keeps itself (tests, benchmarks).
+    pub fn scratch(&mut self, slot: &mut Scratch<B::Buffer>, bytes: usize) -> Result<u64> {
+        slot.at_least(&mut self.backend, bytes)
+    }
+
+    /// Copies a host plane into `slot` (grown as needed), rows kept at the
+    /// host stride; queued on the lane's stream.
+    pub fn upload_plane(&mut self, slot: &mut Scratch<B::Buffer>, p: &PlaneView) -> Result<DevPlane> {
+        slot.upload_plane(&mut self.backend, p)
     }
 
     /// Launches `f` on `grid` with `args`.
@@ -339,15 +508,15 @@ impl<B: Backend> Engine<B> {
 
     /// Motion SAD of two host luma planes (copied to the device first).
     pub fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64> {
-        let p = self.upload_plane("motion.prev", prev)?;
-        let c = self.upload_plane("motion.cur", cur)?;
+        let p = self.motion.prev.upload_plane(&mut self.backend, prev)?;
+        let c = self.motion.cur.upload_plane(&mut self.backend, cur)?;
         self.motion_sad_dev(p, c, bits)
     }
 
     /// SSE of two host planes over the top-left `w` x `h`.
     pub fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        let a = self.upload_plane("psnr.ref", r)?;
-        let b = self.upload_plane("psnr.dis", d)?;
+        let a = self.psnr.reference.upload_plane(&mut self.backend, r)?;
+        let b = self.psnr.distorted.upload_plane(&mut self.backend, d)?;
         self.psnr_sse_dev(a, b, w, h)
     }
 
@@ -360,10 +529,10 @@ impl<B: Backend> Engine<B> {
                 "motion: planes differ in size or depth".into(),
             ));
         }
-        let f = self.functions(&kernels::MOTION)?;
+        let k: MotionKernels<B::Function> = self.kernels()?;
         let (wi, hi) = (int(w, "width")?, int(h, "height")?);
-        let y = self.scratch("motion.y", w * h * 4)?;
-        let rows = self.scratch("motion.rows", h * 4)?;
+        let y = self.motion.y.at_least(&mut self.backend, w * h * 4)?;
+        let rows = self.motion.rows.at_least(&mut self.backend, h * 4)?;
         let grid_x = (w as u32).div_ceil(BLOCK);
         let args = Args::new()
             .ptr(prev.ptr)
@@ -373,9 +542,9 @@ impl<B: Backend> Engine<B> {
             .i32(wi)
             .i32(hi);
         let (entry, args) = if bits == 8 {
-            (f[0], args.ptr(y).i32(wi))
+            (k.motion_blur_y_8, args.ptr(y).i32(wi))
         } else {
-            (f[1], args.i32(bits as i32).ptr(y).i32(wi))
+            (k.motion_blur_y_16, args.i32(bits as i32).ptr(y).i32(wi))
         };
         // SAFETY: motion_blur_y_8 (prev, cur, prev_pitch, cur_pitch, w, h, y,
         // y_stride) and motion_blur_y_16 (.., h, bits, y, y_stride); each
@@ -384,7 +553,7 @@ impl<B: Backend> Engine<B> {
         // SAFETY: motion_row_sad (y, y_stride, w, row_sad); rows holds h u32.
         unsafe {
             self.launch(
-                f[2],
+                k.motion_row_sad,
                 (1, h as u32),
                 Args::new().ptr(y).i32(wi).i32(wi).ptr(rows),
             )
@@ -404,9 +573,9 @@ impl<B: Backend> Engine<B> {
                 "psnr: region {w}x{h} outside the planes"
             )));
         }
-        let f = self.functions(&kernels::PSNR)?;
-        let wide = r.bytes_per_sample == 2;
-        let rows = self.scratch("psnr.rows", h * 8)?;
+        let k: PsnrKernels<B::Function> = self.kernels()?;
+        let entry = if r.bytes_per_sample == 2 { k.psnr_sse_row_16 } else { k.psnr_sse_row_8 };
+        let rows = self.psnr.rows.at_least(&mut self.backend, h * 8)?;
         let args = Args::new()
             .ptr(r.ptr)
             .ptr(d.ptr)
@@ -416,7 +585,7 @@ impl<B: Backend> Engine<B> {
             .ptr(rows);
         // SAFETY: psnr_sse_row_8/16 (ref, dis, ref_stride, dis_stride, w,
         // row_sse); each plane spans h rows; rows holds h u64.
-        unsafe { self.launch(f[usize::from(wide)], (1, h as u32), args) }?;
+        unsafe { self.launch(entry, (1, h as u32), args) }?;
         Ok(self.download_vec::<u64>(rows, h)?.into_iter().sum())
     }
 }
@@ -438,11 +607,3 @@ macro_rules! device_scalar {
     )*};
 }
 device_scalar!(u32, i32, u64, i64);
-
-impl<B: Backend> Drop for Engine<B> {
-    fn drop(&mut self) {
-        for (_, b) in self.buffers.drain() {
-            self.backend.free(b.ptr);
-        }
-    }
-}

@@ -11,9 +11,9 @@
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
 use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
-use super::compile::{run_rtc, RtcCalls};
+use super::rtc::RtcCalls;
 use super::engine::Pitched;
-use super::kernels::KernelSource;
+use super::kernels::{KernelSource, COMPAT_HEADER};
 use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
 use crate::device::DeviceKind;
 use crate::{Error, Result};
@@ -270,8 +270,15 @@ fn describe_code(code: HipError) -> String {
     }
 }
 
-fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
-    super::compile::hip_code_object(kernel, arch)
+/// An AMD code object for `arch` (`gfx90a`), cached.
+pub fn hip_code_object(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let compiler = hiprtc()?;
+    let version = compiler.version()?;
+    // Checked before the cache too: a refused target never compiles.
+    check_target(arch, version)?;
+    let headers = [COMPAT_HEADER];
+    let key = super::cache::key(kernel.source, &headers, &options(arch), arch, "hiprtc", version);
+    super::cache::get_or_compile(&key, || compiler.compile(kernel.name, kernel.source, &headers, arch))
 }
 
 /// The device's `gcnArchName` ("gfx90a:sramecc+:xnack-"). `hipDeviceProp_t`
@@ -506,20 +513,24 @@ impl Hiprtc {
         };
         let (mut major, mut minor) = (0, 0);
         // SAFETY: writes two ints.
-        self.check(unsafe { f(&mut major, &mut minor) }, "hiprtcVersion")?;
+        self.calls().check(unsafe { f(&mut major, &mut minor) }, "hiprtcVersion")?;
         Ok(if major >= 9 { (5, 0) } else { (major, minor) })
     }
 
-    fn check(&self, code: HiprtcResult, call: &str) -> Result<()> {
-        if code == 0 {
-            return Ok(());
+    /// hiprtc as the compilers' shared table.
+    fn calls(&self) -> RtcCalls<'_> {
+        RtcCalls {
+            library: &self.library,
+            prefix: "hiprtc",
+            error_string: self.hiprtcGetErrorString,
+            create: self.hiprtcCreateProgram,
+            destroy: self.hiprtcDestroyProgram,
+            compile: self.hiprtcCompileProgram,
+            code_size: self.hiprtcGetCodeSize,
+            code: self.hiprtcGetCode,
+            log_size: self.hiprtcGetProgramLogSize,
+            log: self.hiprtcGetProgramLog,
         }
-        // SAFETY: returns a static string for any code.
-        let text = unsafe { c_str((self.hiprtcGetErrorString)(code)) };
-        Err(Error::Device(format!(
-            "{}: {call} failed: {text}",
-            self.library
-        )))
     }
 
     /// Compiles `source` to a code object for `arch` (`gfx90a`), after
@@ -532,26 +543,7 @@ impl Hiprtc {
         arch: &str,
     ) -> Result<Vec<u8>> {
         check_target(arch, self.version()?)?;
-        let options = options(arch);
-        let calls = RtcCalls {
-            prefix: "hiprtc",
-            create: self.hiprtcCreateProgram,
-            destroy: self.hiprtcDestroyProgram,
-            compile: self.hiprtcCompileProgram,
-            code_size: self.hiprtcGetCodeSize,
-            code: self.hiprtcGetCode,
-            log_size: self.hiprtcGetProgramLogSize,
-            log: self.hiprtcGetProgramLog,
-        };
-        run_rtc(
-            &calls,
-            &|code, call| self.check(code, call),
-            name,
-            source,
-            headers,
-            &options,
-            arch,
-        )
+        self.calls().compile(name, source, headers, &options(arch), arch)
     }
 }
 

@@ -1,5 +1,12 @@
 //! The kernel sources (top-level `kernels/`), embedded at build time: one
 //! source per feature for both vendors, plus the compat header they include.
+//!
+//! Each source comes with a typed set of its entries ([`kernel_set!`]): a
+//! struct with one field per `extern "C"` entry, named as the entry and
+//! filled by name from what the lane loaded. A launch names its kernel
+//! (`k.vif_reduce`), so reordering a list cannot change which one runs.
+
+use crate::{Error, Result};
 
 /// `kernels/vmafx_compat.h`, passed to NVRTC/hiprtc as an in-memory header.
 pub const COMPAT_HEADER: (&str, &str) = (
@@ -15,52 +22,133 @@ pub struct KernelSource {
     pub entries: &'static [&'static str],
 }
 
-pub const MOTION: KernelSource = KernelSource {
-    name: "motion.cu",
-    source: include_str!("../../../kernels/motion.cu"),
-    entries: &["motion_blur_y_8", "motion_blur_y_16", "motion_row_sad"],
-};
+/// A source's loaded entries, found by name.
+pub struct Loaded<'a, F> {
+    source: &'static str,
+    entries: &'static [&'static str],
+    functions: &'a [F],
+}
 
-pub const PSNR: KernelSource = KernelSource {
-    name: "psnr.cu",
-    source: include_str!("../../../kernels/psnr.cu"),
-    entries: &["psnr_sse_row_8", "psnr_sse_row_16"],
-};
+impl<'a, F: Copy> Loaded<'a, F> {
+    /// `functions` as a lane loaded them: in the order of `source.entries`.
+    pub fn new(source: &KernelSource, functions: &'a [F]) -> Self {
+        Loaded { source: source.name, entries: source.entries, functions }
+    }
 
-/// Planarising imported frames (src/import/gpu.rs).
-pub const CONVERT: KernelSource = KernelSource {
-    name: "convert.cu",
-    source: include_str!("../../../kernels/convert.cu"),
-    entries: &["convert_uv_8", "convert_uv_16", "convert_shift_16"],
-};
+    /// The entry named `name`.
+    pub fn get(&self, name: &str) -> Result<F> {
+        self.entries
+            .iter()
+            .position(|e| *e == name)
+            .and_then(|i| self.functions.get(i).copied())
+            .ok_or_else(|| Error::Internal(format!("{}: no kernel {name} was loaded", self.source)))
+    }
+}
 
-/// Integer VIF (src/device/gpu/vif.rs): the statistic per scale, the
-/// subsampling between scales, the reduction over blocks.
-pub const VIF: KernelSource = KernelSource {
-    name: "vif.cu",
-    source: include_str!("../../../kernels/vif.cu"),
-    entries: &[
-        "vif_stat_0_8",
-        "vif_stat_0_16",
-        "vif_stat_1",
-        "vif_stat_2",
-        "vif_stat_3",
-        "vif_subsample_0_8",
-        "vif_subsample_0_16",
-        "vif_subsample_1",
-        "vif_subsample_2",
-        "vif_reduce",
-    ],
-};
+/// A typed set of a source's kernels (made by [`kernel_set!`]).
+pub trait KernelSet<F>: Sized {
+    const SOURCE: KernelSource;
+    /// The set, each field looked up by its entry name.
+    fn from_loaded(loaded: &Loaded<'_, F>) -> Result<Self>;
+}
 
-pub const ADM: KernelSource = KernelSource {
-    name: "adm.cu",
-    source: include_str!("../../../kernels/adm.cu"),
-    entries: &["adm_dwt_s0_8", "adm_dwt_s0_16", "adm_dwt_s123", "adm_cm_s0", "adm_cm_s123", "adm_zero"],
-};
+/// A struct of one source's kernels, a field per entry named as the entry,
+/// and its [`KernelSet`] impl: `kernel_set! { pub struct MotionKernels =
+/// "motion.cu", include_str!(..) { motion_blur_y_8, .. } }`.
+#[macro_export]
+macro_rules! kernel_set {
+    ($(#[$m:meta])* $vis:vis struct $set:ident = $file:literal, $source:expr, { $($entry:ident),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug)]
+        $vis struct $set<F> {
+            $(pub $entry: F),+
+        }
+        impl<F: Copy> $crate::device::gpu::kernels::KernelSet<F> for $set<F> {
+            const SOURCE: $crate::device::gpu::kernels::KernelSource = $crate::device::gpu::kernels::KernelSource {
+                name: $file,
+                source: $source,
+                entries: &[$(stringify!($entry)),+],
+            };
+            fn from_loaded(loaded: &$crate::device::gpu::kernels::Loaded<'_, F>) -> $crate::Result<Self> {
+                Ok($set { $($entry: loaded.get(stringify!($entry))?),+ })
+            }
+        }
+    };
+}
+
+/// The source of kernel set `K`.
+const fn source<K: KernelSet<()>>() -> KernelSource {
+    K::SOURCE
+}
+
+kernel_set! {
+    /// kernels/motion.cu: the blurred difference, its row sums.
+    pub struct MotionKernels = "motion.cu", include_str!("../../../kernels/motion.cu"), {
+        motion_blur_y_8, motion_blur_y_16, motion_row_sad,
+    }
+}
+pub const MOTION: KernelSource = source::<MotionKernels<()>>();
+
+kernel_set! {
+    /// kernels/psnr.cu: per-row SSE.
+    pub struct PsnrKernels = "psnr.cu", include_str!("../../../kernels/psnr.cu"), {
+        psnr_sse_row_8, psnr_sse_row_16,
+    }
+}
+pub const PSNR: KernelSource = source::<PsnrKernels<()>>();
+
+kernel_set! {
+    /// kernels/convert.cu: planarising imported frames (src/import/gpu.rs).
+    pub struct ConvertKernels = "convert.cu", include_str!("../../../kernels/convert.cu"), {
+        convert_uv_8, convert_uv_16, convert_shift_16,
+    }
+}
+pub const CONVERT: KernelSource = source::<ConvertKernels<()>>();
+
+kernel_set! {
+    /// kernels/vif.cu: integer VIF (src/device/gpu/vif.rs): the statistic
+    /// per scale, the subsampling between scales, the reduction over blocks.
+    pub struct VifKernels = "vif.cu", include_str!("../../../kernels/vif.cu"), {
+        vif_stat_0_8, vif_stat_0_16, vif_stat_1, vif_stat_2, vif_stat_3,
+        vif_subsample_0_8, vif_subsample_0_16, vif_subsample_1, vif_subsample_2,
+        vif_reduce,
+    }
+}
+pub const VIF: KernelSource = source::<VifKernels<()>>();
+
+kernel_set! {
+    /// kernels/adm.cu: integer ADM (src/device/gpu/adm.rs).
+    pub struct AdmKernels = "adm.cu", include_str!("../../../kernels/adm.cu"), {
+        adm_dwt_s0_8, adm_dwt_s0_16, adm_dwt_s123, adm_cm_s0, adm_cm_s123, adm_zero,
+    }
+}
+pub const ADM: KernelSource = source::<AdmKernels<()>>();
 
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
 pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_takes_each_kernel_by_its_name_whatever_the_load_order() {
+        // Functions as a lane would hand them back: the entry's index + 100.
+        let functions: Vec<u32> = (0..VIF.entries.len() as u32).map(|i| i + 100).collect();
+        let k = VifKernels::<u32>::from_loaded(&Loaded::new(&VIF, &functions)).unwrap();
+        assert_eq!((k.vif_stat_0_8, k.vif_reduce, k.vif_subsample_2), (100, 109, 108));
+        // A source listing its entries in another order gets the same kernels.
+        let reversed: Vec<&'static str> = VIF.entries.iter().rev().copied().collect();
+        let reversed = KernelSource { entries: Box::leak(reversed.into_boxed_slice()), ..VIF };
+        let functions: Vec<u32> = (0..10).rev().map(|i| i + 100).collect();
+        let k = VifKernels::<u32>::from_loaded(&Loaded::new(&reversed, &functions)).unwrap();
+        assert_eq!((k.vif_stat_0_8, k.vif_reduce, k.vif_subsample_2), (100, 109, 108));
+        // A missing entry is an error that names it.
+        let short = KernelSource { entries: &VIF.entries[..9], ..VIF };
+        let e = VifKernels::<u32>::from_loaded(&Loaded::new(&short, &functions[..9])).unwrap_err();
+        assert!(e.to_string().contains("vif_reduce"), "{e}");
+    }
+}

@@ -17,7 +17,7 @@
 
 use super::api::{Current, DevicePtr, DriverApi, RawContext, RawEvent, RawFunction, RawModule, RawStream};
 use super::api::{EVENT_DISABLE_TIMING, NOT_READY, NO_DEVICE, STREAM_NON_BLOCKING};
-use super::engine::{record_drop_error, ArrayExtent, Backend, Pitched};
+use super::engine::{record_drop_error, ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
 use super::kernels::{KernelSource, BLOCK};
 use crate::device::{DeviceKind, DeviceMemoryId};
 use crate::{Error, Result};
@@ -249,6 +249,9 @@ pub struct Event {
 
 // SAFETY: as for Stream.
 unsafe impl Send for Event {}
+// SAFETY: nothing is mutated through &Event; the driver's event calls may
+// come from any thread.
+unsafe impl Sync for Event {}
 
 impl Event {
     pub fn create(context: &Arc<Context>) -> Result<Self> {
@@ -264,21 +267,11 @@ impl Event {
         self.raw
     }
 
-    /// Gives up ownership: the caller destroys the event
-    /// ([`Event::from_raw`]).
-    pub fn into_raw(self) -> RawEvent {
-        let raw = self.raw;
-        std::mem::forget(self);
-        raw
-    }
+}
 
-    /// Takes ownership of an event [`Event::into_raw`] gave out.
-    ///
-    /// # Safety
-    /// `raw` came from `into_raw` of an event of `context`, and is taken back
-    /// once.
-    pub unsafe fn from_raw(context: &Arc<Context>, raw: RawEvent) -> Self {
-        Event { context: context.clone(), raw }
+impl DeviceEvent for Event {
+    fn handle(&self) -> u64 {
+        self.raw as u64
     }
 }
 
@@ -329,6 +322,53 @@ impl Drop for Module {
         // SAFETY: our module, unloaded once; launches of its functions were
         // queued before and complete.
         self.context.release(api.calls.module_unload.name, || unsafe { (api.calls.module_unload.f)(self.raw) });
+    }
+}
+
+/// Device memory of ours (an allocation, or a mapping of external memory
+/// that the runtime frees the same way), freed on drop.
+pub struct DeviceBuffer {
+    context: Arc<Context>,
+    ptr: DevicePtr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    /// `bytes` (at least 1) of device memory in `context`.
+    pub fn alloc(context: &Arc<Context>, bytes: usize) -> Result<Self> {
+        let api = context.api;
+        let bytes = bytes.max(1);
+        let _current = context.enter()?;
+        let mut ptr: DevicePtr = 0;
+        // SAFETY: the device is current; writes one pointer, freed in Drop.
+        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
+        Ok(DeviceBuffer { context: context.clone(), ptr, bytes })
+    }
+}
+
+impl DeviceMemory for DeviceBuffer {
+    fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn into_raw(self: Box<Self>) -> u64 {
+        let ptr = self.ptr;
+        let this = std::mem::ManuallyDrop::new(*self);
+        // SAFETY: `this` is never dropped, so its context is dropped once,
+        // here, and the memory is not freed.
+        drop(unsafe { std::ptr::read(&this.context) });
+        ptr
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        let api = self.context.api;
+        // SAFETY: our allocation (or mapping), freed once; the free waits
+        // for work queued on it (cuMemFree / hipFree synchronise).
+        self.context.release(api.calls.mem_free.name, || unsafe { (api.calls.mem_free.f)(self.ptr) });
     }
 }
 
@@ -481,7 +521,8 @@ impl GpuLane {
         if event.is_none() {
             *event = Some(Event::create(&self.context)?);
         }
-        let event = event.as_ref().map(Event::raw).unwrap_or(std::ptr::null_mut());
+        // Ours, kept in `self.caller` for the lane's life.
+        let Some(event) = event.as_ref().map(Event::raw) else { return Ok(()) };
         let api = self.context.api;
         {
             let _current = self.context.enter()?;
@@ -491,7 +532,8 @@ impl GpuLane {
             let rc = unsafe { (api.calls.event_record.f)(event, caller.raw()) };
             api.check(rc, &format!("{} (the caller's stream)", api.calls.event_record.name))?;
         }
-        self.wait_event(event as u64)
+        // SAFETY: our live event (above); flags 0.
+        self.on_stream(&api.calls.stream_wait_event, |f, s| unsafe { f(s, event, 0) })
     }
 
     /// Runs `call` (a driver call on this lane's stream) with the device
@@ -504,6 +546,8 @@ impl GpuLane {
 
 impl Backend for GpuLane {
     type Function = Function;
+    type Buffer = DeviceBuffer;
+    type Event = Event;
 
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Function>> {
         let image = (self.context.api.vendor.compile)(kernel, &self.arch)?;
@@ -513,19 +557,8 @@ impl Backend for GpuLane {
         Ok(functions)
     }
 
-    fn alloc(&mut self, bytes: usize) -> Result<u64> {
-        let api = self.context.api;
-        let _current = self.context.enter()?;
-        let mut ptr: DevicePtr = 0;
-        // SAFETY: writes one pointer; freed by `free`.
-        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
-        Ok(ptr)
-    }
-
-    fn free(&mut self, ptr: u64) {
-        let api = self.context.api;
-        // SAFETY: ptr came from `alloc` on this context; freed once.
-        self.context.release(api.calls.mem_free.name, || unsafe { (api.calls.mem_free.f)(ptr) });
+    fn alloc(&mut self, bytes: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::alloc(&self.context, bytes)
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
@@ -569,43 +602,39 @@ impl Backend for GpuLane {
         self.context.memory()
     }
 
-    fn create_event(&mut self) -> Result<u64> {
-        Ok(Event::create(&self.context)?.into_raw() as u64)
+    fn create_event(&mut self) -> Result<Event> {
+        Event::create(&self.context)
     }
 
-    fn destroy_event(&mut self, event: u64) {
-        // SAFETY: the Backend contract: `event` came from create_event of
-        // this lane and is destroyed once.
-        drop(unsafe { Event::from_raw(&self.context, event as RawEvent) });
-    }
-
-    fn record_event(&mut self, event: u64) -> Result<()> {
+    fn record_event(&mut self, event: EventRef<'_>) -> Result<()> {
         let api = self.context.api;
-        // SAFETY: a live event of this context; the stream is live.
-        self.on_stream(&api.calls.event_record, |f, s| unsafe { f(event as RawEvent, s) })
+        // SAFETY: a live event of this device (EventRef's contract); the
+        // stream is live.
+        self.on_stream(&api.calls.event_record, |f, s| unsafe { f(event.handle() as RawEvent, s) })
     }
 
-    fn wait_event(&mut self, event: u64) -> Result<()> {
+    fn wait_event(&mut self, event: EventRef<'_>) -> Result<()> {
         let api = self.context.api;
-        // SAFETY: a live event (the caller's or ours); flags 0.
-        self.on_stream(&api.calls.stream_wait_event, |f, s| unsafe { f(s, event as RawEvent, 0) })
+        // SAFETY: a live event (the caller's or ours: EventRef's contract);
+        // flags 0.
+        self.on_stream(&api.calls.stream_wait_event, |f, s| unsafe { f(s, event.handle() as RawEvent, 0) })
     }
 
-    fn query_event(&mut self, event: u64) -> Result<bool> {
+    fn query_event(&mut self, event: EventRef<'_>) -> Result<bool> {
         let api = self.context.api;
         let _current = self.context.enter()?;
-        // SAFETY: a live event.
-        match unsafe { (api.calls.event_query.f)(event as RawEvent) } {
+        // SAFETY: a live event (EventRef's contract).
+        match unsafe { (api.calls.event_query.f)(event.handle() as RawEvent) } {
             NOT_READY => Ok(false),
             rc => api.check(rc, api.calls.event_query.name).map(|()| true),
         }
     }
 
-    fn synchronize_event(&mut self, event: u64) -> Result<()> {
+    fn synchronize_event(&mut self, event: EventRef<'_>) -> Result<()> {
         let api = self.context.api;
         let _current = self.context.enter()?;
-        // SAFETY: a live event.
-        api.checked(&api.calls.event_synchronize, |f| unsafe { f(event as RawEvent) })
+        // SAFETY: a live event (EventRef's contract).
+        api.checked(&api.calls.event_synchronize, |f| unsafe { f(event.handle() as RawEvent) })
     }
 
     fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
@@ -616,12 +645,12 @@ impl Backend for GpuLane {
         unsafe { (api.vendor.copy_2d)(api, dst, src, row_bytes, rows, self.stream.raw) }
     }
 
-    fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> Result<()> {
+    fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize) -> Result<()> {
         let api = self.context.api;
         let _current = self.context.enter()?;
-        // SAFETY: dst spans the rows copied; the array's extent was checked
-        // where the runtime can tell it.
-        unsafe { (api.vendor.copy_from_array)(api, dst, array as usize as _, row_bytes, rows, self.stream.raw) }
+        // SAFETY: dst spans the rows copied; the array is live (ArrayRef's
+        // contract) and its extent was checked where the runtime can tell.
+        unsafe { (api.vendor.copy_from_array)(api, dst, array.handle() as usize as _, row_bytes, rows, self.stream.raw) }
     }
 
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
@@ -636,7 +665,7 @@ impl Backend for GpuLane {
         Ok(Some((base, bytes)))
     }
 
-    fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+    fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>> {
         let api = self.context.api;
         let Some(get) = &api.calls.array_descriptor else {
             return Ok(None);
@@ -644,7 +673,7 @@ impl Backend for GpuLane {
         let _current = self.context.enter()?;
         let mut d = super::api::ArrayDescriptor::default();
         // SAFETY: writes one descriptor; the array is the caller's.
-        api.checked(get, |f| unsafe { f(&mut d, array as usize as _) })?;
+        api.checked(get, |f| unsafe { f(&mut d, array.handle() as usize as _) })?;
         Ok(d.extent())
     }
 
@@ -666,13 +695,15 @@ impl Backend for GpuLane {
         Ok(memory as u64)
     }
 
-    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<u64> {
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<DeviceBuffer> {
         let api = self.context.api;
         let dma_buf = api.dma_buf.ok_or_else(|| Error::NotSupported(format!("{}: no dma-buf import", api.library)))?;
         let _current = self.context.enter()?;
         // SAFETY: `memory` came from import_dma_buf of this lane and is
         // live; offset + size lie in it (checked by the import).
-        unsafe { (dma_buf.map_buffer)(api, memory as usize as _, offset, size) }
+        let ptr = unsafe { (dma_buf.map_buffer)(api, memory as usize as _, offset, size) }?;
+        // A mapped buffer is freed as an allocation is (hipFree).
+        Ok(DeviceBuffer { context: self.context.clone(), ptr, bytes: size as usize })
     }
 
     fn destroy_external(&mut self, memory: u64) {

@@ -19,6 +19,7 @@ pub mod kernels;
 pub mod lane;
 pub mod nvrtc;
 pub mod psnr;
+pub mod rtc;
 pub mod vif;
 
 use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
@@ -26,15 +27,21 @@ use crate::feature::vif::VifSums;
 use crate::feature::adm::{AdmParams, AdmSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
-use engine::{ArrayExtent, Backend, DevPlane, Engine, Pitched};
+use engine::{ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
 use kernels::KernelSource;
 use std::ffi::c_void;
 
-/// Any backend as one type: its functions become indices, so a context can
-/// run on a backend this module does not name (the kernel emulator of
-/// tests/device_emu.rs, a future vendor).
-trait ErasedBackend: Backend<Function = u64> + Send {}
-impl<T: Backend<Function = u64> + Send> ErasedBackend for T {}
+/// Any backend's buffers and events as one type each.
+type DynBuffer = Box<dyn DeviceMemory>;
+type DynEvent = Box<dyn DeviceEvent>;
+
+/// Any backend as one type: its functions become indices into the loaded
+/// ones and its buffers boxes, so a context can run on a backend this
+/// module does not name (the kernel emulator of tests/device_emu.rs, a
+/// future vendor). The indices stay inside [`Indexed`]: the engine takes
+/// kernels by name ([`engine::Engine::kernels`]).
+trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send {}
+impl<T: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send> ErasedBackend for T {}
 
 /// Where a wrapper forwards the [`Backend`] calls that carry no function.
 trait Forward {
@@ -46,12 +53,6 @@ trait Forward {
 /// Those calls, forwarded through [`Forward`].
 macro_rules! forward_backend {
     () => {
-        fn alloc(&mut self, bytes: usize) -> Result<u64> {
-            self.to_mut().alloc(bytes)
-        }
-        fn free(&mut self, ptr: u64) {
-            self.to_mut().free(ptr)
-        }
         fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
             self.to_mut().upload(dst, src)
         }
@@ -64,34 +65,28 @@ macro_rules! forward_backend {
         fn memory(&self) -> DeviceMemoryId {
             self.to().memory()
         }
-        fn create_event(&mut self) -> Result<u64> {
-            self.to_mut().create_event()
-        }
-        fn destroy_event(&mut self, event: u64) {
-            self.to_mut().destroy_event(event)
-        }
-        fn record_event(&mut self, event: u64) -> Result<()> {
+        fn record_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().record_event(event)
         }
-        fn wait_event(&mut self, event: u64) -> Result<()> {
+        fn wait_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().wait_event(event)
         }
-        fn query_event(&mut self, event: u64) -> Result<bool> {
+        fn query_event(&mut self, event: EventRef<'_>) -> Result<bool> {
             self.to_mut().query_event(event)
         }
-        fn synchronize_event(&mut self, event: u64) -> Result<()> {
+        fn synchronize_event(&mut self, event: EventRef<'_>) -> Result<()> {
             self.to_mut().synchronize_event(event)
         }
         fn copy_2d(&mut self, dst: Pitched, src: Pitched, row_bytes: usize, rows: usize) -> Result<()> {
             self.to_mut().copy_2d(dst, src, row_bytes, rows)
         }
-        fn copy_from_array(&mut self, dst: Pitched, array: u64, row_bytes: usize, rows: usize) -> Result<()> {
+        fn copy_from_array(&mut self, dst: Pitched, array: ArrayRef, row_bytes: usize, rows: usize) -> Result<()> {
             self.to_mut().copy_from_array(dst, array, row_bytes, rows)
         }
         fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>> {
             self.to_mut().allocation_range(ptr)
         }
-        fn array_extent(&mut self, array: u64) -> Result<Option<ArrayExtent>> {
+        fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>> {
             self.to_mut().array_extent(array)
         }
     };
@@ -108,6 +103,14 @@ unsafe impl<B: Backend + Send> Send for Indexed<B> {}
 
 impl<B: Backend> Backend for Indexed<B> {
     type Function = u64;
+    type Buffer = DynBuffer;
+    type Event = DynEvent;
+    fn alloc(&mut self, bytes: usize) -> Result<DynBuffer> {
+        Ok(Box::new(self.inner.alloc(bytes)?))
+    }
+    fn create_event(&mut self) -> Result<DynEvent> {
+        Ok(Box::new(self.inner.create_event()?))
+    }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         let loaded = self.inner.load(kernel)?;
         let first = self.functions.len() as u64;
@@ -139,6 +142,14 @@ type DynBackend = Box<dyn ErasedBackend>;
 
 impl Backend for DynBackend {
     type Function = u64;
+    type Buffer = DynBuffer;
+    type Event = DynEvent;
+    fn alloc(&mut self, bytes: usize) -> Result<DynBuffer> {
+        (**self).alloc(bytes)
+    }
+    fn create_event(&mut self) -> Result<DynEvent> {
+        (**self).create_event()
+    }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         (**self).load(kernel)
     }
@@ -159,11 +170,56 @@ impl Forward for DynBackend {
     }
 }
 
+/// Pictures per frame whose planes a lane holds uploaded at once.
+pub const UPLOAD_PICTURES: usize = 3;
+
+/// Where a host plane is uploaded: picture `picture` (below
+/// [`UPLOAD_PICTURES`]), plane `plane` (0 to 2) of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UploadSlot {
+    pub picture: usize,
+    pub plane: usize,
+}
+
+/// An engine and the buffers host pictures are uploaded into.
+struct OnLane<B: Backend> {
+    engine: Engine<B>,
+    uploads: [[Scratch<B::Buffer>; 3]; UPLOAD_PICTURES],
+}
+
+impl<B: Backend> OnLane<B> {
+    fn new(engine: Engine<B>) -> Self {
+        OnLane { uploads: Default::default(), engine }
+    }
+
+    fn upload_plane(&mut self, slot: UploadSlot, plane: &PlaneView) -> Result<DevPlane> {
+        let buffer = self
+            .uploads
+            .get_mut(slot.picture)
+            .and_then(|p| p.get_mut(slot.plane))
+            .ok_or_else(|| Error::Internal(format!("no upload slot {slot:?}")))?;
+        self.engine.upload_plane(buffer, plane)
+    }
+}
+
+impl<B: Backend> std::ops::Deref for OnLane<B> {
+    type Target = Engine<B>;
+    fn deref(&self) -> &Engine<B> {
+        &self.engine
+    }
+}
+
+impl<B: Backend> std::ops::DerefMut for OnLane<B> {
+    fn deref_mut(&mut self) -> &mut Engine<B> {
+        &mut self.engine
+    }
+}
+
 enum Lane {
     /// A CUDA or HIP device ([`lane::GpuLane`]).
-    Native(Engine<lane::GpuLane>),
+    Native(OnLane<lane::GpuLane>),
     /// A backend given by the caller ([`GpuDevice::from_backend`]).
-    Dyn(Engine<DynBackend>),
+    Dyn(OnLane<DynBackend>),
 }
 
 /// Runs `$body` with `$e` bound to the lane's engine, whatever its kind:
@@ -249,7 +305,7 @@ impl GpuDevice {
             fence_kinds,
         };
         let memory = lane.memory();
-        Ok(Self { info, memory, lane: Lane::Native(Engine::new(lane)?) })
+        Ok(Self { info, memory, lane: Lane::Native(OnLane::new(Engine::new(lane)?)) })
     }
 
     /// A lane on any [`Backend`]: the kernel emulator in CI, so a whole
@@ -262,7 +318,7 @@ impl GpuDevice {
         Ok(Self {
             info,
             memory,
-            lane: Lane::Dyn(Engine::new(erased)?),
+            lane: Lane::Dyn(OnLane::new(Engine::new(erased)?)),
         })
     }
 
@@ -271,9 +327,9 @@ impl GpuDevice {
         self.memory
     }
 
-    /// Copies a host plane into the lane's scratch buffer `slot` (grown as
+    /// Copies a host plane into the lane's upload buffer `slot` (grown as
     /// needed, rows at the host stride); queued on the lane's stream.
-    pub fn upload_plane(&mut self, slot: &'static str, plane: &PlaneView) -> Result<DevPlane> {
+    pub fn upload_plane(&mut self, slot: UploadSlot, plane: &PlaneView) -> Result<DevPlane> {
         on_engine!(&mut self.lane, e => e.upload_plane(slot, plane))
     }
 
@@ -289,7 +345,7 @@ impl GpuDevice {
 
     /// Makes the lane's later work wait for a producer's `event` (a
     /// [`super::DeviceFrame`]'s `ready`).
-    pub fn wait_ready(&mut self, event: u64) -> Result<()> {
+    pub fn wait_ready(&mut self, event: EventRef<'_>) -> Result<()> {
         on_engine!(&mut self.lane, e => e.backend_mut().wait_event(event))
     }
 

@@ -3,9 +3,9 @@
 //! `site-packages/nvidia/cu13/lib` (CUDA 13) or `nvidia/cuda_nvrtc/lib`
 //! (CUDA 12); point `VMAFX_NVRTC_LIB` at it (scripts/gpu-ci-deps does).
 
-use super::compile::{run_rtc, RtcCalls};
-use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
-use crate::{Error, Result};
+use super::rtc::RtcCalls;
+use super::loader::{fn_table, get_or_load, open_first, Cached};
+use crate::Result;
 use std::ffi::{c_char, c_int, c_void};
 
 pub const CANDIDATES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
@@ -77,23 +77,24 @@ impl Nvrtc {
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: writes two ints.
-        self.check(
-            unsafe { (self.nvrtcVersion)(&mut major, &mut minor) },
-            "nvrtcVersion",
-        )?;
+        self.calls().check(unsafe { (self.nvrtcVersion)(&mut major, &mut minor) }, "nvrtcVersion")?;
         Ok((major, minor))
     }
 
-    fn check(&self, code: NvrtcResult, call: &str) -> Result<()> {
-        if code == 0 {
-            return Ok(());
+    /// NVRTC as the compilers' shared table.
+    fn calls(&self) -> RtcCalls<'_> {
+        RtcCalls {
+            library: &self.library,
+            prefix: "nvrtc",
+            error_string: self.nvrtcGetErrorString,
+            create: self.nvrtcCreateProgram,
+            destroy: self.nvrtcDestroyProgram,
+            compile: self.nvrtcCompileProgram,
+            code_size: self.nvrtcGetPTXSize,
+            code: self.nvrtcGetPTX,
+            log_size: self.nvrtcGetProgramLogSize,
+            log: self.nvrtcGetProgramLog,
         }
-        // SAFETY: returns a static string for any code.
-        let text = unsafe { c_str((self.nvrtcGetErrorString)(code)) };
-        Err(Error::Device(format!(
-            "{}: {call} failed: {text}",
-            self.library
-        )))
     }
 
     /// Compiles `source` (named `name`, with `headers` as (include name,
@@ -105,26 +106,7 @@ impl Nvrtc {
         headers: &[(&str, &str)],
         arch: &str,
     ) -> Result<Vec<u8>> {
-        let options = options(arch);
-        let calls = RtcCalls {
-            prefix: "nvrtc",
-            create: self.nvrtcCreateProgram,
-            destroy: self.nvrtcDestroyProgram,
-            compile: self.nvrtcCompileProgram,
-            code_size: self.nvrtcGetPTXSize,
-            code: self.nvrtcGetPTX,
-            log_size: self.nvrtcGetProgramLogSize,
-            log: self.nvrtcGetProgramLog,
-        };
-        run_rtc(
-            &calls,
-            &|code, call| self.check(code, call),
-            name,
-            source,
-            headers,
-            &options,
-            arch,
-        )
+        self.calls().compile(name, source, headers, &options(arch), arch)
     }
 }
 

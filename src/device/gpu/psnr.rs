@@ -5,7 +5,7 @@
 //! one stream sync per frame instead of one per plane.
 
 use super::engine::{int, Args, Backend, DevPlane, Engine};
-use super::kernels;
+use super::kernels::PsnrKernels;
 use crate::{Error, Result};
 
 /// One plane pair and the top-left region whose SSE is wanted.
@@ -38,14 +38,14 @@ impl<B: Backend> Engine<B> {
         if rows_total == 0 {
             return Ok(vec![0; regions.len()]);
         }
-        let f = self.functions(&kernels::PSNR)?;
-        let rows = self.scratch("psnr.frame_rows", rows_total * 8)?;
+        let k: PsnrKernels<B::Function> = self.kernels()?;
+        let rows = self.psnr.frame_rows.at_least(&mut self.backend, rows_total * 8)?;
         let mut at = 0usize;
         for r in regions {
             if r.width == 0 || r.height == 0 {
                 continue;
             }
-            let wide = r.reference.bytes_per_sample == 2;
+            let entry = if r.reference.bytes_per_sample == 2 { k.psnr_sse_row_16 } else { k.psnr_sse_row_8 };
             let args = Args::new()
                 .ptr(r.reference.ptr)
                 .ptr(r.distorted.ptr)
@@ -57,7 +57,7 @@ impl<B: Backend> Engine<B> {
             // row_sse); each plane spans `height` rows of its pitch (checked
             // above against the planes' sizes); rows + at holds `height` u64
             // (at + height <= rows_total).
-            unsafe { self.launch(f[usize::from(wide)], (1, int(r.height, "height")? as u32), args) }?;
+            unsafe { self.launch(entry, (1, int(r.height, "height")? as u32), args) }?;
             at += r.height;
         }
         let sums = self.download_vec::<u64>(rows, rows_total)?;

@@ -6,8 +6,8 @@
 //! host turns them into scores with the CPU's own [`VifSums::num_den`], so
 //! results are the CPU's by construction.
 
-use super::engine::{int, Args, Backend, DevPlane, Engine};
-use super::kernels;
+use super::engine::{int, scratch_struct, Args, Backend, DevPlane, Engine};
+use super::kernels::VifKernels;
 use crate::feature::vif::{self, log2_table, VifSums};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
@@ -23,14 +23,21 @@ fn stat_tile(scale: usize) -> (usize, usize) {
 /// Output tile of `vif_subsample_*` (VX_VIF_OW x VX_VIF_OH).
 const SUB_TILE: (usize, usize) = (64, 8);
 
-/// Entries of [`kernels::VIF`], in its order.
-const STAT_0_8: usize = 0;
-const STAT_0_16: usize = 1;
-const STAT_1: usize = 2;
-const SUB_0_8: usize = 5;
-const SUB_0_16: usize = 6;
-const SUB_1: usize = 7;
-const REDUCE: usize = 9;
+scratch_struct! {
+/// The VIF twin's device buffers.
+pub(super) struct VifScratch {
+    /// Host planes uploaded by [`Engine::vif_sums`].
+    reference,
+    distorted,
+    /// [`log2_table`], uploaded once.
+    log2,
+    /// Scales 1..=3 of both pictures.
+    pyramid,
+    /// Four sums per block of every statistic launch, then their totals.
+    partials,
+    sums,
+}
+}
 
 /// [`log2_table`] as the device reads it (native-endian u16).
 fn log2_table_bytes() -> &'static [u8] {
@@ -53,8 +60,8 @@ impl<B: Backend> Engine<B> {
         enhn_gain_limit: f64,
         skip_scale0: bool,
     ) -> Result<[VifSums; 4]> {
-        let a = self.upload_plane("vif.ref", r)?;
-        let b = self.upload_plane("vif.dis", d)?;
+        let a = self.vif.reference.upload_plane(&mut self.backend, r)?;
+        let b = self.vif.distorted.upload_plane(&mut self.backend, d)?;
         self.vif_sums_dev(a, b, bpc, enhn_gain_limit, skip_scale0)
     }
 
@@ -90,8 +97,8 @@ impl<B: Backend> Engine<B> {
             return Err(Error::invalid("vif: 16-bit planes must be 2-byte aligned"));
         }
         vif::check_size(w, h)?;
-        let f = self.functions(&kernels::VIF)?;
-        let table = self.table("vif.log2", log2_table_bytes())?;
+        let k: VifKernels<B::Function> = self.kernels()?;
+        let table = self.vif.log2.table(&mut self.backend, log2_table_bytes())?;
 
         // Scales 1..=3, each a packed (w_s x h_s) u16 plane pair in one buffer.
         let mut dims = [(w, h); 4];
@@ -105,7 +112,7 @@ impl<B: Backend> Engine<B> {
             // Two planes, each rounded up to 256 bytes.
             pyramid_bytes += 2 * (dims[s].0 * dims[s].1 * 2).next_multiple_of(256);
         }
-        let pyramid = self.scratch("vif.pyramid", pyramid_bytes)?;
+        let pyramid = self.vif.pyramid.at_least(&mut self.backend, pyramid_bytes)?;
         let plane = |s: usize| -> (DevPlane, DevPlane) {
             let (pw, ph) = dims[s];
             let one = (pw * ph * 2).next_multiple_of(256) as u64;
@@ -127,8 +134,8 @@ impl<B: Backend> Engine<B> {
                 *count = gx as usize * gy as usize;
             }
         }
-        let partials = self.scratch("vif.partials", counts.iter().sum::<usize>() * 32)?;
-        let sums = self.scratch("vif.sums", 16 * 8)?;
+        let partials = self.vif.partials.at_least(&mut self.backend, counts.iter().sum::<usize>() * 32)?;
+        let sums = self.vif.sums.at_least(&mut self.backend, 16 * 8)?;
 
         let mut partial_at = partials;
         for s in 0..4 {
@@ -137,9 +144,11 @@ impl<B: Backend> Engine<B> {
             if counts[s] > 0 {
                 let (mu_shift, sq_shift) = if s == 0 { (bpc, 2 * (bpc - 8)) } else { (16, 16) };
                 let entry = match s {
-                    0 if bps == 1 => STAT_0_8,
-                    0 => STAT_0_16,
-                    _ => STAT_1 + s - 1,
+                    0 if bps == 1 => k.vif_stat_0_8,
+                    0 => k.vif_stat_0_16,
+                    1 => k.vif_stat_1,
+                    2 => k.vif_stat_2,
+                    _ => k.vif_stat_3,
                 };
                 let args = Args::new()
                     .ptr(sr.ptr)
@@ -158,15 +167,16 @@ impl<B: Backend> Engine<B> {
                 // sh rows of its pitch (scale 0: the caller's planes, checked
                 // by DevPlane; others: the pyramid), table holds 65537 u16,
                 // partials 4 u64 per block of this grid.
-                unsafe { self.launch(f[entry], blocks(sw, sh, stat_tile(s)), args) }?;
+                unsafe { self.launch(entry, blocks(sw, sh, stat_tile(s)), args) }?;
                 partial_at += counts[s] as u64 * 32;
             }
             if s < 3 {
                 let (nr, nd) = plane(s + 1);
                 let entry = match s {
-                    0 if bps == 1 => SUB_0_8,
-                    0 => SUB_0_16,
-                    _ => SUB_1 + s - 1,
+                    0 if bps == 1 => k.vif_subsample_0_8,
+                    0 => k.vif_subsample_0_16,
+                    1 => k.vif_subsample_1,
+                    _ => k.vif_subsample_2,
                 };
                 let mu_shift = if s == 0 { bpc } else { 16 };
                 let args = Args::new()
@@ -183,7 +193,7 @@ impl<B: Backend> Engine<B> {
                 // SAFETY: vif_subsample_* (ref, dis, ref_pitch, dis_pitch, w,
                 // h, mu_shift, out_r, out_d, out_stride): inputs as above;
                 // the outputs hold (w/2) x (h/2) u16 each, packed.
-                unsafe { self.launch(f[entry], blocks(nr.width, nr.height, SUB_TILE), args) }?;
+                unsafe { self.launch(entry, blocks(nr.width, nr.height, SUB_TILE), args) }?;
             }
         }
         let args = Args::new()
@@ -195,7 +205,7 @@ impl<B: Backend> Engine<B> {
             .ptr(sums);
         // SAFETY: vif_reduce (partials, n0, n1, n2, n3, sums): partials
         // holds 4 u64 per counted block, sums 16 u64.
-        unsafe { self.launch(f[REDUCE], (4, 1), args) }?;
+        unsafe { self.launch(k.vif_reduce, (4, 1), args) }?;
         let v = self.download_vec::<u64>(sums, 16)?;
         let mut out = [VifSums::default(); 4];
         for (s, o) in out.iter_mut().enumerate() {

@@ -1,0 +1,145 @@
+//! The run-time compilers' one API shape: NVRTC and hiprtc both have a
+//! program handle (create, compile, code size, code, log, destroy), an
+//! error-string call and a version call, so one [`RtcCalls`] table per
+//! vendor (filled in nvrtc.rs and hip.rs) drives both. A leaf: it uses
+//! nothing of the lanes, so the compilers depend on it and not on each
+//! other or on compile.rs.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+
+use super::loader::c_str;
+use crate::{Error, Result};
+
+/// One vendor's run-time compiler, as loaded: the only per-vendor part.
+pub struct RtcCalls<'a> {
+    /// The library, for errors.
+    pub library: &'a str,
+    /// Prefix of the C names, for errors ("nvrtc", "hiprtc").
+    pub prefix: &'static str,
+    pub error_string: unsafe extern "C" fn(c_int) -> *const c_char,
+    pub create: unsafe extern "C" fn(
+        *mut *mut c_void,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
+    pub destroy: unsafe extern "C" fn(*mut *mut c_void) -> c_int,
+    pub compile: unsafe extern "C" fn(*mut c_void, c_int, *const *const c_char) -> c_int,
+    pub code_size: unsafe extern "C" fn(*mut c_void, *mut usize) -> c_int,
+    pub code: unsafe extern "C" fn(*mut c_void, *mut c_char) -> c_int,
+    pub log_size: unsafe extern "C" fn(*mut c_void, *mut usize) -> c_int,
+    pub log: unsafe extern "C" fn(*mut c_void, *mut c_char) -> c_int,
+}
+
+impl RtcCalls<'_> {
+    /// `code` of C call `call` as a result: the compiler's own text for an
+    /// error.
+    pub fn check(&self, code: c_int, call: &str) -> Result<()> {
+        if code == 0 {
+            return Ok(());
+        }
+        // SAFETY: both compilers return a static string for any code.
+        let text = unsafe { c_str((self.error_string)(code)) };
+        Err(Error::Device(format!("{}: {call} failed: {text}", self.library)))
+    }
+
+    /// Compiles `source` (named `name`, with `headers` as (include name,
+    /// text)) with `options` for `arch`; a failed compile's error carries
+    /// the log.
+    pub fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], options: &[String], arch: &str) -> Result<Vec<u8>> {
+        compile(self, name, source, headers, options, arch)
+    }
+}
+
+fn compile(
+    calls: &RtcCalls,
+    name: &str,
+    source: &str,
+    headers: &[(&str, &str)],
+    options: &[String],
+    arch: &str,
+) -> Result<Vec<u8>> {
+    let check = |code, call: &str| calls.check(code, call);
+    let cstr =
+        |s: &str| CString::new(s).map_err(|_| Error::invalid("NUL in kernel source or option"));
+    let (c_source, c_name) = (cstr(source)?, cstr(name)?);
+    let header_texts = headers
+        .iter()
+        .map(|h| cstr(h.1))
+        .collect::<Result<Vec<_>>>()?;
+    let header_names = headers
+        .iter()
+        .map(|h| cstr(h.0))
+        .collect::<Result<Vec<_>>>()?;
+    let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
+    let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
+    let c_options = options
+        .iter()
+        .map(|s| cstr(s))
+        .collect::<Result<Vec<_>>>()?;
+    let option_ptrs: Vec<*const c_char> = c_options.iter().map(|s| s.as_ptr()).collect();
+    let call = |what: &str| format!("{}{what}", calls.prefix);
+
+    let mut prog: *mut c_void = std::ptr::null_mut();
+    // SAFETY: every string is NUL-terminated and outlives the program; the
+    // header arrays have headers.len() entries.
+    check(
+        unsafe {
+            (calls.create)(
+                &mut prog,
+                c_source.as_ptr(),
+                c_name.as_ptr(),
+                headers.len() as c_int,
+                text_ptrs.as_ptr(),
+                name_ptrs.as_ptr(),
+            )
+        },
+        &call("CreateProgram"),
+    )?;
+    let out = (|| {
+        // SAFETY: prog is live; the options outlive the call.
+        let compiled =
+            unsafe { (calls.compile)(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
+        if compiled != 0 {
+            let log = program_log(calls, prog);
+            check(compiled, &call("CompileProgram")).map_err(|e| match e {
+                Error::Device(s) => {
+                    Error::Device(format!("{s} compiling {name} for {arch}:\n{log}"))
+                }
+                other => other,
+            })?;
+        }
+        let mut size = 0usize;
+        // SAFETY: prog compiled; the buffer has the size the compiler reported.
+        check(
+            unsafe { (calls.code_size)(prog, &mut size) },
+            &call("GetCodeSize"),
+        )?;
+        let mut code = vec![0u8; size];
+        check(
+            unsafe { (calls.code)(prog, code.as_mut_ptr().cast()) },
+            &call("GetCode"),
+        )?;
+        Ok(code)
+    })();
+    // SAFETY: prog was created above and is destroyed once.
+    unsafe { (calls.destroy)(&mut prog) };
+    out
+}
+
+fn program_log(calls: &RtcCalls, prog: *mut c_void) -> String {
+    let mut size = 0usize;
+    // SAFETY: prog is live; the buffer has the reported size.
+    unsafe {
+        if (calls.log_size)(prog, &mut size) != 0 || size == 0 {
+            return String::new();
+        }
+        let mut buf = vec![0u8; size];
+        (calls.log)(prog, buf.as_mut_ptr().cast());
+        String::from_utf8_lossy(&buf)
+            .trim_end_matches('\0')
+            .to_string()
+    }
+}
