@@ -187,8 +187,12 @@ fn compare(label: &str, ours: &ModelDefinition, theirs: &[f64], vectors: &[Vec<f
 
 #[test]
 fn builtin_models_match_libvmaf() {
-    let models: [(&str, &[&str]); 3] =
-        [("vmaf_v0.6.1", &V061), ("vmaf_v0.6.1neg", &V061NEG), ("vmaf_4k_v0.6.1", &V061)];
+    let models: [(&str, &[&str]); 4] = [
+        ("vmaf_v0.6.1", &V061),
+        ("vmaf_v0.6.1neg", &V061NEG),
+        ("vmaf_4k_v0.6.1", &V061),
+        ("vmaf_4k_v0.6.1neg", &V061NEG),
+    ];
     for (seed, (version, names)) in models.iter().enumerate() {
         let vecs = vectors(6, Some(1), 3000, 1000 + seed as u64);
         for cfg in configs() {
@@ -357,7 +361,12 @@ fn models_resolve_to_extractors() {
     let have_all = ["VMAF_integer_feature_vif_scale0_score", "VMAF_integer_feature_adm2_score"]
         .iter()
         .all(|n| vmafx::feature::find_provider(n).is_ok());
-    for (version, names) in [("vmaf_v0.6.1", V061), ("vmaf_v0.6.1neg", V061NEG), ("vmaf_4k_v0.6.1", V061)] {
+    for (version, names) in [
+        ("vmaf_v0.6.1", V061),
+        ("vmaf_v0.6.1neg", V061NEG),
+        ("vmaf_4k_v0.6.1", V061),
+        ("vmaf_4k_v0.6.1neg", V061NEG),
+    ] {
         let r = Model::builtin(version, &ModelConfig::default());
         if !have_all {
             assert!(matches!(r, Err(vmafx::Error::NotSupported(_))), "{version}: {:?}", r.err());
