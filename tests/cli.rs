@@ -169,15 +169,20 @@ fn score_line_and_json_log_equal_libvmaf() {
 fn several_models_and_subsample() {
     let p = pair("models", Chroma::Yuv420, 8, 64, 48, 7);
     let spec = reference::RefSpec {
-        models: vec![("vmaf_v0.6.1".into(), "vmaf".into()), ("vmaf_v0.6.1neg".into(), "vmaf_neg".into())],
+        models: vec![
+            ("vmaf_v0.6.1".into(), "vmaf".into()),
+            ("vmaf_v0.6.1neg".into(), "vmaf_neg".into()),
+            ("vmaf_4k_v0.6.1neg".into(), "vmaf_4k_neg".into()),
+        ],
         subsample: 3,
         ..Default::default()
     };
     let r = reference::run(&p.frames, &spec, &[]);
     let want = format!(
-        "vmaf_v0.6.1: {:.6}\nvmaf_v0.6.1neg: {:.6}\n",
+        "vmaf_v0.6.1: {:.6}\nvmaf_v0.6.1neg: {:.6}\nvmaf_4k_v0.6.1neg: {:.6}\n",
         r.pooled["vmaf"][0].unwrap(),
-        r.pooled["vmaf_neg"][0].unwrap()
+        r.pooled["vmaf_neg"][0].unwrap(),
+        r.pooled["vmaf_4k_neg"][0].unwrap()
     );
     let out = ok(&[
         "-r",
@@ -192,6 +197,8 @@ fn several_models_and_subsample() {
         "version=vmaf_v0.6.1",
         "--model",
         "version=vmaf_v0.6.1neg:name=vmaf_neg",
+        "-m",
+        "version=vmaf_4k_v0.6.1neg:name=vmaf_4k_neg",
     ]);
     assert_eq!(out, want);
 }

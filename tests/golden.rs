@@ -1,6 +1,6 @@
 //! Golden test: every lossy clip of `tests/common/clips.rs` scored by vmafx
 //! (scalar on the calling thread, and the host's best SIMD level on 2
-//! workers) and by libvmaf 3.2.0 with the three built-in models and
+//! workers) and by libvmaf 3.2.0 with the four v0.6.1 built-in models and
 //! psnr. Every per-frame feature and score, and every pooled value (mean,
 //! harmonic mean, min, max), must be the same double, bit for bit; the names
 //! vmafx writes must be the names libvmaf's JSON log prints.
@@ -25,8 +25,12 @@ use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 
 /// (built-in version, name in the collector)
-const MODELS: [(&str, &str); 3] =
-    [("vmaf_v0.6.1", "vmaf"), ("vmaf_v0.6.1neg", "vmaf_neg"), ("vmaf_4k_v0.6.1", "vmaf_4k")];
+const MODELS: [(&str, &str); 4] = [
+    ("vmaf_v0.6.1", "vmaf"),
+    ("vmaf_v0.6.1neg", "vmaf_neg"),
+    ("vmaf_4k_v0.6.1", "vmaf_4k"),
+    ("vmaf_4k_v0.6.1neg", "vmaf_4k_neg"),
+];
 
 const POOLS: [PoolMethod; 4] = [PoolMethod::Mean, PoolMethod::HarmonicMean, PoolMethod::Min, PoolMethod::Max];
 
@@ -126,8 +130,8 @@ fn mean(r: &reference::RefScores, name: &str) -> String {
 fn golden_clips_match_libvmaf() {
     let clips = clips::all();
     let mut table = String::from(
-        "| clip | format | size | frames | VMAF | VMAF neg | VMAF 4k | PSNR-Y | values compared | max abs diff |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| clip | format | size | frames | VMAF | VMAF neg | VMAF 4k | VMAF 4k neg | PSNR-Y | values compared | max abs diff |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut failures = Vec::new();
     for clip in &clips {
@@ -174,7 +178,7 @@ fn golden_clips_match_libvmaf() {
         };
         let _ = writeln!(
             table,
-            "| {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} | {} |",
             clip.name,
             clip.pix_fmt,
             clip.width,
@@ -183,6 +187,7 @@ fn golden_clips_match_libvmaf() {
             mean(&r, "vmaf"),
             mean(&r, "vmaf_neg"),
             mean(&r, "vmaf_4k"),
+            mean(&r, "vmaf_4k_neg"),
             mean(&r, "psnr_y"),
             cmp.values,
             diff

@@ -187,8 +187,12 @@ fn compare(label: &str, ours: &ModelDefinition, theirs: &[f64], vectors: &[Vec<f
 
 #[test]
 fn builtin_models_match_libvmaf() {
-    let models: [(&str, &[&str]); 3] =
-        [("vmaf_v0.6.1", &V061), ("vmaf_v0.6.1neg", &V061NEG), ("vmaf_4k_v0.6.1", &V061)];
+    let models: [(&str, &[&str]); 4] = [
+        ("vmaf_v0.6.1", &V061),
+        ("vmaf_v0.6.1neg", &V061NEG),
+        ("vmaf_4k_v0.6.1", &V061),
+        ("vmaf_4k_v0.6.1neg", &V061NEG),
+    ];
     for (seed, (version, names)) in models.iter().enumerate() {
         let vecs = vectors(6, Some(1), 3000, 1000 + seed as u64);
         for cfg in configs() {
@@ -357,7 +361,12 @@ fn models_resolve_to_extractors() {
     let have_all = ["VMAF_integer_feature_vif_scale0_score", "VMAF_integer_feature_adm2_score"]
         .iter()
         .all(|n| vmafx::feature::find_provider(n).is_ok());
-    for (version, names) in [("vmaf_v0.6.1", V061), ("vmaf_v0.6.1neg", V061NEG), ("vmaf_4k_v0.6.1", V061)] {
+    for (version, names) in [
+        ("vmaf_v0.6.1", V061),
+        ("vmaf_v0.6.1neg", V061NEG),
+        ("vmaf_4k_v0.6.1", V061),
+        ("vmaf_4k_v0.6.1neg", V061NEG),
+    ] {
         let r = Model::builtin(version, &ModelConfig::default());
         if !have_all {
             assert!(matches!(r, Err(vmafx::Error::NotSupported(_))), "{version}: {:?}", r.err());
@@ -375,6 +384,74 @@ fn models_resolve_to_extractors() {
     if have_all {
         assert_eq!(Model::builtin("vmaf_v0.6.1neg", &named).unwrap().name(), "vmaf_neg");
     }
+}
+
+/// libvmaf 3.2.0's built-in models, in its order (`model.c`,
+/// `built_in_models[]`, as vmaf-head-sys builds it: without the float
+/// features, so without the `vmaf_float_*` models).
+const LIBVMAF_BUILTINS: [&str; 13] = [
+    "vmaf_v0.6.1",
+    "vmaf_b_v0.6.3",
+    "vmaf_v0.6.1neg",
+    "vmaf_4k_v0.6.1",
+    "vmaf_4k_v0.6.1neg",
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
+];
+/// The bootstrap collection among them, which vmafx refuses (docs/cli.md).
+const LIBVMAF_COLLECTION: &str = "vmaf_b_v0.6.3";
+
+/// Every libvmaf built-in is one of ours, in libvmaf's order, but the
+/// collection, which is refused by name.
+#[test]
+fn builtin_list_is_libvmafs() {
+    let _libvmaf = common::reference::libvmaf_lock();
+    for version in LIBVMAF_BUILTINS {
+        let cv = CString::new(version).unwrap();
+        // SAFETY: cv and the config outlive the calls; each handle libvmaf
+        // gives back is destroyed once.
+        let loaded = unsafe {
+            let mut mcfg = sys::VmafModelConfig { name: ptr::null(), flags: 0 };
+            let mut model = ptr::null_mut();
+            if version == LIBVMAF_COLLECTION {
+                let mut collection = ptr::null_mut();
+                let rc = sys::vmaf_model_collection_load(&mut model, &mut collection, &mut mcfg, cv.as_ptr());
+                if rc == 0 {
+                    sys::vmaf_model_destroy(model);
+                    sys::vmaf_model_collection_destroy(collection);
+                }
+                rc == 0
+            } else {
+                let rc = sys::vmaf_model_load(&mut model, &mut mcfg, cv.as_ptr());
+                if rc == 0 {
+                    sys::vmaf_model_destroy(model);
+                }
+                rc == 0
+            }
+        };
+        assert!(loaded, "libvmaf has no built-in {version}");
+    }
+    // The check above can fail: a name libvmaf lacks (float models are off).
+    // SAFETY: cv and the config outlive the call; a failed load gives no handle.
+    unsafe {
+        let cv = CString::new("vmaf_float_v0.6.1").unwrap();
+        let mut mcfg = sys::VmafModelConfig { name: ptr::null(), flags: 0 };
+        let mut model = ptr::null_mut();
+        assert_ne!(sys::vmaf_model_load(&mut model, &mut mcfg, cv.as_ptr()), 0, "libvmaf loaded vmaf_float_v0.6.1");
+    }
+    let want: Vec<&str> = LIBVMAF_BUILTINS.into_iter().filter(|v| *v != LIBVMAF_COLLECTION).collect();
+    assert_eq!(Model::builtin_versions(), want.as_slice());
+    for version in want {
+        assert!(ModelDefinition::builtin(version, LoadFlags::default()).is_ok(), "{version}");
+    }
+    let err = ModelDefinition::builtin(LIBVMAF_COLLECTION, LoadFlags::default()).unwrap_err().to_string();
+    assert!(err.contains(LIBVMAF_COLLECTION), "{err}");
 }
 
 #[test]

@@ -7,6 +7,9 @@ pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
     ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
     ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
+    // vmaf_v0.6.1neg's features (enhancement gain limits 1.0) with
+    // vmaf_4k_v0.6.1's training and no score transform.
+    ("vmaf_4k_v0.6.1neg", include_str!("../../models/vmaf_4k_v0.6.1neg.json")),
     // CAMBI, SpEED chroma, ADM3 and motion3 (libvmaf's v1.0.16 family; the
     // _hfr ones with motion's five-frame window and moving average).
     ("vmaf_v1.0.16_3d0h", include_str!("../../models/vmaf_v1.0.16_3d0h.json")),
@@ -24,6 +27,7 @@ pub(crate) static BUILTIN_VERSIONS: &[&str] = &[
     "vmaf_v0.6.1",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
+    "vmaf_4k_v0.6.1neg",
     "vmaf_v1.0.16_3d0h",
     "vmaf_v1.0.16_3d0h_2160",
     "vmaf_v1.0.16_5d0h",

@@ -102,7 +102,7 @@ impl ModelDefinition {
 }
 
 impl Model {
-    /// Built-in model by version ("vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_4k_v0.6.1").
+    /// Built-in model by version ("vmaf_v0.6.1", "vmaf_4k_v0.6.1neg", ...: `builtin_versions`).
     pub fn builtin(version: &str, cfg: &ModelConfig) -> Result<Model> {
         Model::from_definition(ModelDefinition::builtin(version, cfg.flags())?, cfg)
     }
