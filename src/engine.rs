@@ -639,8 +639,8 @@ impl Context {
         Ok(())
     }
 
-    /// Queues one frame pair. Blocks while `2 * threads` frames are in
-    /// flight. Errors from earlier frames surface here or at `flush`.
+    /// Queues one frame pair. Blocks while `2 * threads` frames are pushed
+    /// but not committed (in flight, or done ahead of an earlier one). Errors from earlier frames surface here or at `flush`.
     pub fn push(
         &mut self,
         reference: Arc<dyn PictureSource>,
@@ -693,7 +693,13 @@ impl Context {
                 run_job(&self.uses, &mut self.local, &mut self.local_lane, self.config.subsample, &job);
             return self.accept(index, scores);
         }
-        while self.in_flight >= 2 * self.config.threads {
+        // Bound the frames pushed but not yet committed (in flight, or
+        // received ahead of a slower earlier frame), not only those in
+        // flight: while one worker stalls on frame i, the others would
+        // otherwise go on finishing i+1, i+2, ... and every one of them (and
+        // the caller's frames held until they are final) would wait here;
+        // FFmpeg's frame pools grew to that peak and kept it (soak RSS).
+        while index - self.next_commit >= 2 * self.config.threads as u32 {
             self.receive_one()?;
         }
         let workers = self.workers.as_ref().unwrap();
@@ -1130,6 +1136,66 @@ mod tests {
         reads_chroma: false,
         create: |_: &ExtractorConfig| Ok(Box::new(FailsOnce)),
     };
+
+    /// Frames the other workers finished while frame `STALLS_AT` was held.
+    static FINISHED_PAST_STALL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    const STALLS_AT: u32 = 1;
+
+    /// Holds frame `STALLS_AT` until the other workers finished 8 later
+    /// frames (or a second passed): a worker descheduled on a loaded machine.
+    struct StallsOnce;
+
+    impl Extractor for StallsOnce {
+        fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
+            if frame.index == STALLS_AT {
+                let start = std::time::Instant::now();
+                while FINISHED_PAST_STALL.load(Ordering::SeqCst) < 8
+                    && start.elapsed() < std::time::Duration::from_secs(1)
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            } else if frame.index > STALLS_AT {
+                FINISHED_PAST_STALL.fetch_add(1, Ordering::SeqCst);
+            }
+            out.push("test_index", frame.index as f64);
+            Ok(())
+        }
+    }
+
+    static STALLS_ONCE: ExtractorDescriptor = ExtractorDescriptor {
+        name: "stalls_once",
+        provided_features: &["test_index"],
+        options: &[],
+        needs_prev_reference: false,
+        needs_prev_distorted: false,
+        needs_two_back: crate::feature::never_two_back,
+        every_frame: false,
+        reads_chroma: false,
+        create: |_: &ExtractorConfig| Ok(Box::new(StallsOnce)),
+    };
+
+    /// One slow frame must not let the frames after it pile up: the
+    /// frames pushed but not committed stay within `2 * threads` (the
+    /// caller holds each of them until it is final).
+    #[test]
+    fn a_stalled_frame_holds_back_at_most_two_frames_per_thread() {
+        let threads = 2;
+        let mut ctx = Context::new(ContextConfig { threads, ..Default::default() }).unwrap();
+        ctx.use_extractor(&STALLS_ONCE, FeatureOptions::new()).unwrap();
+        let mut most_uncommitted = 0;
+        for t in 0..40 {
+            ctx.push(picture(t), picture(t + 100)).unwrap();
+            most_uncommitted = most_uncommitted.max(ctx.frames_in() - ctx.frames_committed());
+        }
+        ctx.flush().unwrap();
+        assert!(
+            most_uncommitted <= 2 * threads as u32,
+            "{most_uncommitted} frames pushed but not committed at once, with {threads} threads"
+        );
+        for i in 0..40 {
+            assert_eq!(ctx.score_at("test_index", i), Some(i as f64));
+        }
+    }
 
     fn picture(t: usize) -> Arc<dyn PictureSource> {
         let mut p = OwnedPicture::new(PixelFormat::new(Chroma::Yuv420, 8).unwrap(), 32, 16).unwrap();

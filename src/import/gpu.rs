@@ -729,7 +729,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Samples::Interleaved => {} // V: written with U above
             }
         }
-        for r in &desc.release { if let ReleaseFence::DeviceEvent(e) = r { lane.engine.backend_mut().record_event(unsafe { EventRef::from_handle(*e) })?; } } lane.engine.backend_mut().record_event(EventRef::of(ready))?;
+        lane.engine.backend_mut().record_event(EventRef::of(ready))?;
         Ok(DeviceFrame {
             memory: self.memory,
             format: *format,
@@ -890,7 +890,7 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
             if let ReleaseFence::DeviceEvent(e) = r {
                 // SAFETY: the caller keeps its release event alive until it
                 // is signalled (ReleaseFence::DeviceEvent); recorded now.
-                let _ = e;
+                record(backend.record_event(unsafe { EventRef::from_handle(*e) }));
             }
         }
         // `ready` now marks the release point: re-recorded after the waits.
