@@ -119,13 +119,13 @@ fn on_fake_hip(name: &str, r: &Path, d: &Path, faults: &[(&str, &str)]) -> Optio
 }
 
 #[test]
-fn gpu_out_of_memory_names_the_frame_and_the_call() {
+fn gpu_out_of_memory_names_the_frame_the_device_and_the_allocation() {
     // A lane allocates all its device memory for the first frame (later
     // frames of one size reuse it), so this is where memory runs out; no
     // frame was scored, so no log is left.
     let (_, r, d) = clips("oom_start", 4);
     let Some((o, log)) = on_fake_hip("oom_start", &r, &d, &[("VMAFX_FAKE_HIP_MALLOCS", "0")]) else { return };
-    fails(&o, &["frame 0", "hipMalloc failed", "hipErrorOutOfMemory"]);
+    fails(&o, &["frame 0", "HIP device 0: ", " bytes: hipMalloc failed", "hipErrorOutOfMemory"]);
     assert!(!log.exists(), "nothing was scored, yet a log was left");
 }
 

@@ -341,7 +341,11 @@ impl DeviceBuffer {
         let _current = context.enter()?;
         let mut ptr: DevicePtr = 0;
         // SAFETY: the device is current; writes one pointer, freed in Drop.
-        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) })?;
+        api.checked(&api.calls.mem_alloc, |f| unsafe { f(&mut ptr, bytes) }).map_err(|e| match e {
+            // Out of memory is the likely failure: say where and how much.
+            Error::Device(why) => Error::Device(format!("{} device {}: {bytes} bytes: {why}", vendor(api.kind), context.device)),
+            other => other,
+        })?;
         Ok(DeviceBuffer { context: context.clone(), ptr, bytes })
     }
 }
