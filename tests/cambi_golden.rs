@@ -12,12 +12,9 @@ use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::cambi::{luminance, scalar, DESCRIPTOR};
 use vmafx::feature::FeatureOptions;
 use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
-
-const POOLS: [PoolMethod; 4] = [PoolMethod::Mean, PoolMethod::HarmonicMean, PoolMethod::Min, PoolMethod::Max];
 
 fn options(opts: &[(&str, &str)]) -> FeatureOptions {
     let mut o = FeatureOptions::new();
@@ -64,27 +61,7 @@ fn check_against(frames: &Clip, opts: &[(&str, &str)], what: &str, threads: usiz
     let names: Vec<String> = ctx.collector().names().to_vec();
     assert!(!names.is_empty(), "{what}: nothing written");
     let theirs = reference::run(frames, &spec_on(opts, subsample, path), &names);
-    let (mut a, mut b) = (names.clone(), theirs.log_names.clone());
-    a.sort();
-    b.sort();
-    // Our collector keeps libvmaf's internal name; its log prints the alias.
-    let printed: Vec<String> = a.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
-    assert_eq!(printed, b, "{what}: feature names");
-    let n = frames.len() as u32;
-    let mut largest = 0.0f64;
-    for name in &names {
-        for i in 0..n {
-            let (x, y) = (ctx.score_at(name, i), theirs.values[name][i as usize]);
-            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} frame {i}: ours {x:?}, libvmaf {y:?}");
-            largest = largest.max(x.unwrap_or(0.0));
-        }
-        for (k, method) in POOLS.iter().enumerate() {
-            let x = ctx.pooled(name, *method, 0, n - 1).ok();
-            let y = theirs.pooled[name][k];
-            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} pooled {method:?}: ours {x:?}, libvmaf {y:?}");
-        }
-    }
-    largest
+    reference::assert_context_equals(&ctx, &theirs, &names, what)
 }
 
 /// Every depth vmafx reads, each chroma layout, odd and lopsided sizes

@@ -12,12 +12,9 @@ use common::synth;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::{find_extractor, FeatureOptions};
 use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
-
-const POOLS: [PoolMethod; 4] = [PoolMethod::Mean, PoolMethod::HarmonicMean, PoolMethod::Min, PoolMethod::Max];
 
 /// The v1.0.16 models' speed_chroma options (vmaf_v1.0.16_3d0h.json).
 const MODEL_CHROMA: &[(&str, &str)] =
@@ -55,26 +52,7 @@ fn check(frames: &Clip, feature: &str, opts: &[(&str, &str)], what: &str, thread
     let names: Vec<String> = ctx.collector().names().to_vec();
     assert!(!names.is_empty(), "{what}: nothing written");
     let theirs = reference::run(frames, &spec(feature, opts, subsample), &names);
-    let (mut a, mut b) = (names.clone(), theirs.log_names.clone());
-    a.sort();
-    b.sort();
-    let printed: Vec<String> = a.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
-    assert_eq!(printed, b, "{what}: feature names");
-    let n = frames.len() as u32;
-    let mut largest = 0.0f64;
-    for name in &names {
-        for i in 0..n {
-            let (x, y) = (ctx.score_at(name, i), theirs.values[name][i as usize]);
-            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} frame {i}: ours {x:?}, libvmaf {y:?}");
-            largest = largest.max(x.unwrap_or(0.0));
-        }
-        for (k, method) in POOLS.iter().enumerate() {
-            let x = ctx.pooled(name, *method, 0, n - 1).ok();
-            let y = theirs.pooled[name][k];
-            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} pooled {method:?}: ours {x:?}, libvmaf {y:?}");
-        }
-    }
-    largest
+    reference::assert_context_equals(&ctx, &theirs, &names, what)
 }
 
 /// Each depth libvmaf's SpEED reads, each layout with chroma, odd and

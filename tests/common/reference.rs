@@ -118,6 +118,41 @@ pub struct RefScores {
     pub pooled: BTreeMap<String, [Option<f64>; 4]>,
 }
 
+/// vmafx's pooling methods in the order `RefScores::pooled` keeps them.
+pub const OUR_POOLS: [vmafx::score::PoolMethod; 4] = {
+    use vmafx::score::PoolMethod::*;
+    [Mean, HarmonicMean, Min, Max]
+};
+
+/// Asserts that a finished context wrote the feature names libvmaf's log
+/// prints and, for each, every frame's value and every pooled value equal
+/// to libvmaf's as bits. Returns the largest value written (tests show
+/// with it that their content moves the score).
+#[allow(dead_code)]
+pub fn assert_context_equals(ctx: &vmafx::engine::Context, theirs: &RefScores, names: &[String], what: &str) -> f64 {
+    let (mut a, mut b) = (names.to_vec(), theirs.log_names.clone());
+    a.sort();
+    b.sort();
+    // Our collector keeps libvmaf's internal name; its log prints the alias.
+    let printed: Vec<String> = a.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
+    assert_eq!(printed, b, "{what}: feature names");
+    let n = theirs.frames;
+    let mut largest = 0.0f64;
+    for name in names {
+        for i in 0..n {
+            let (x, y) = (ctx.score_at(name, i), theirs.values[name][i as usize]);
+            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} frame {i}: ours {x:?}, libvmaf {y:?}");
+            largest = largest.max(x.unwrap_or(0.0));
+        }
+        for (k, method) in OUR_POOLS.iter().enumerate() {
+            let x = ctx.pooled(name, *method, 0, n - 1).ok();
+            let y = theirs.pooled[name][k];
+            assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits), "{what}: {name} pooled {method:?}: ours {x:?}, libvmaf {y:?}");
+        }
+    }
+    largest
+}
+
 /// libvmaf's pooling methods in the order `RefScores::pooled` keeps them.
 pub const POOL_METHODS: [(&str, sys::VmafPoolingMethod); 4] = [
     ("mean", sys::VmafPoolingMethod_VMAF_POOL_METHOD_MEAN),
