@@ -10,25 +10,13 @@ use std::process::{Command, Output};
 
 use common::partial_log::{assert_partial_log, frames_by_number, read_json};
 use common::{reference, synth};
-use vmafx::io::{Y4mHeader, Y4mWriter};
+use synth::write_y4m;
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
 
 fn dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn write_y4m(path: &Path, pictures: &[&OwnedPicture]) {
-    let first = pictures[0];
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let header = Y4mHeader::new(first.width(), first.height(), first.format(), (25, 1));
-    let mut w = Y4mWriter::new(file, header).unwrap();
-    for p in pictures {
-        w.write_frame(&p.view()).unwrap();
-    }
-    use std::io::Write;
-    w.into_inner().flush().unwrap();
 }
 
 /// Raw planar bytes of the pictures, as ffmpeg's rawvideo writes them.

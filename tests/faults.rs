@@ -30,25 +30,13 @@ use partial_log::read_json;
 use vmafx::import::drm::AvDrmFrameDescriptor;
 use vmafx::import::cpu::CpuDevice;
 use vmafx::import::{AcquireFence, DrmFourcc, FrameDescriptor, ImportErrorKind};
-use vmafx::io::{Y4mHeader, Y4mWriter};
+use synth::write_y4m;
 use vmafx::picture::{Chroma, OwnedPicture};
 
 fn dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("faults");
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn write_y4m(path: &Path, pictures: &[&OwnedPicture]) {
-    let first = pictures[0];
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let header = Y4mHeader::new(first.width(), first.height(), first.format(), (25, 1));
-    let mut w = Y4mWriter::new(file, header).unwrap();
-    for p in pictures {
-        w.write_frame(&p.view()).unwrap();
-    }
-    use std::io::Write;
-    w.into_inner().flush().unwrap();
 }
 
 /// A clip pair of `n` frames, and the pair of its first `kept` frames.

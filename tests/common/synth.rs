@@ -168,3 +168,17 @@ pub fn banded_clip(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, seed:
         })
         .collect()
 }
+
+/// Writes pictures as a y4m file through vmafx's own writer (25 fps).
+#[allow(dead_code)]
+pub fn write_y4m(path: &std::path::Path, pictures: &[&OwnedPicture]) {
+    use std::io::Write;
+    let first = pictures[0];
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let header = vmafx::io::Y4mHeader::new(first.width(), first.height(), first.format(), (25, 1));
+    let mut w = vmafx::io::Y4mWriter::new(file, header).unwrap();
+    for p in pictures {
+        w.write_frame(&p.view()).unwrap();
+    }
+    w.into_inner().flush().unwrap();
+}
