@@ -549,7 +549,6 @@ fn filter_run(frames: &[(OwnedPicture, OwnedPicture)], sw: &str, drm_main: bool,
     // SAFETY: a live filter, NUL-terminated names.
     assert_eq!(unsafe { vmafx_filter_configure(f, w as i32, h as i32, sw_c.as_ptr(), w as i32, h as i32, sw_c.as_ptr()) }, 0, "{}", last_error(f));
     let mut buffers = Vec::new();
-    let mut outputs = Vec::new();
     let mut fenced = false;
     // Set just before the fence signals: a push that returns with it unset
     // did not wait.
@@ -584,22 +583,7 @@ fn filter_run(frames: &[(OwnedPicture, OwnedPicture)], sw: &str, drm_main: bool,
             s.join().unwrap();
         }
     }
-    // SAFETY: a live filter.
-    assert_eq!(unsafe { vmafx_filter_finish(f, frames.len() as i64, 0) }, 0, "{}", last_error(f));
-    loop {
-        let mut out = std::ptr::null_mut();
-        // SAFETY: a live filter, a writable pointer.
-        let n = unsafe { vmafx_filter_pop(f, &mut out) };
-        assert!(n >= 0, "{}", last_error(f));
-        if n == 0 {
-            break;
-        }
-        // SAFETY: the HostFrame we handed over as output, now ours again.
-        let of = unsafe { Box::from_raw(out as *mut HostFrame) };
-        of.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        let meta = of.meta.lock().unwrap().iter().map(|(k, v)| (k.clone(), v.parse::<f64>().unwrap().to_bits())).collect();
-        outputs.push(meta);
-    }
+    let outputs = finish_and_pop(f, frames.len());
     // SAFETY: a live filter.
     let (scored, copies) = unsafe { (vmafx_filter_frames_scored(f), vmafx_filter_host_copies(f)) };
     assert_eq!(scored, frames.len() as u64);

@@ -18,7 +18,6 @@ use common::{clips, reference};
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::naming::alias;
 use vmafx::feature::FeatureOptions;
-use vmafx::io::Y4mReader;
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::OwnedPicture;
 use vmafx::score::PoolMethod;
@@ -33,22 +32,6 @@ const MODELS: [(&str, &str); 4] = [
 ];
 
 const POOLS: [PoolMethod; 4] = [PoolMethod::Mean, PoolMethod::HarmonicMean, PoolMethod::Min, PoolMethod::Max];
-
-fn read_clip(clip: &clips::Clip) -> Vec<(OwnedPicture, OwnedPicture)> {
-    let read = |path| {
-        let mut r = Y4mReader::open(path).unwrap_or_else(|e| panic!("{e}"));
-        let mut out = Vec::new();
-        use vmafx::io::FrameReader;
-        while let Some(p) = r.read_frame().unwrap_or_else(|e| panic!("{e}")) {
-            out.push(p);
-        }
-        out
-    };
-    let (r, d) = (read(&clip.reference), read(&clip.distorted));
-    assert_eq!(r.len(), d.len(), "{}: frame counts", clip.name);
-    assert_eq!(r.len(), clip.frames, "{}: frames", clip.name);
-    r.into_iter().zip(d).collect()
-}
 
 fn run_ours(
     frames: &[(OwnedPicture, OwnedPicture)],
@@ -135,7 +118,7 @@ fn golden_clips_match_libvmaf() {
     );
     let mut failures = Vec::new();
     for clip in &clips {
-        let frames = read_clip(clip);
+        let frames = clips::read_pairs(clip);
         let n = frames.len() as u32;
         let mut cmp = Comparison { values: 0, mismatches: Vec::new(), max_abs_diff: 0.0 };
         // Scalar kernels on the calling thread, and the best SIMD level on

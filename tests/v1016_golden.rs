@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use common::{clips, reference};
 use vmafx::engine::{Context, ContextConfig};
-use vmafx::io::{FrameReader, Y4mReader};
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::OwnedPicture;
 use vmafx::score::log::{render_log, LogFormat, LogInput};
@@ -32,20 +31,6 @@ const FAMILIES: [&[&str]; 3] = [
     &["vmaf_v1.0.16_3d0h_2160", "vmaf_v1.0.16_hfr_3d0h_2160"],
     &["vmaf_v1.0.16_5d0h", "vmaf_v1.0.16_hfr_5d0h"],
 ];
-
-fn read_clip(clip: &clips::Clip) -> Vec<(OwnedPicture, OwnedPicture)> {
-    let read = |path| {
-        let mut r = Y4mReader::open(path).unwrap_or_else(|e| panic!("{e}"));
-        let mut out = Vec::new();
-        while let Some(p) = r.read_frame().unwrap_or_else(|e| panic!("{e}")) {
-            out.push(p);
-        }
-        out
-    };
-    let (r, d) = (read(&clip.reference), read(&clip.distorted));
-    assert_eq!(r.len(), d.len(), "{}: frame counts", clip.name);
-    r.into_iter().zip(d).collect()
-}
 
 fn ours(frames: &[(OwnedPicture, OwnedPicture)], models: &[&str], threads: usize) -> vmafx::Result<Context> {
     let cfg = ContextConfig { threads, cpu: CpuLevel::detect_host(), ..Default::default() };
@@ -120,7 +105,7 @@ fn compare(label: &str, ctx: &Context, frames: &[(OwnedPicture, OwnedPicture)], 
 fn v1016_models_match_libvmaf_on_the_golden_clips() {
     let mut table = String::new();
     for clip in clips::all() {
-        let frames = read_clip(&clip);
+        let frames = clips::read_pairs(&clip);
         let (w, h) = (frames[0].0.width(), frames[0].0.height());
         for models in FAMILIES {
             let label = format!("{} ({w}x{h}) {models:?}", clip.name);
@@ -152,7 +137,7 @@ fn v1016_models_match_libvmaf_on_the_golden_clips() {
 fn v1016_models_on_workers_match_libvmaf() {
     let all = clips::all();
     for clip in all.iter().filter(|c| c.name == "organic_10bit_crf28" || c.name == "fractal_444_crf30") {
-        let frames = read_clip(clip);
+        let frames = clips::read_pairs(clip);
         for models in [FAMILIES[0], FAMILIES[2]] {
             let ctx = ours(&frames, models, 3).unwrap_or_else(|e| panic!("{}: {e}", clip.name));
             compare(&format!("{} {models:?} on 3 workers", clip.name), &ctx, &frames, models);

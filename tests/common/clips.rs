@@ -326,3 +326,22 @@ pub fn all() -> Vec<Clip> {
     }
     clips
 }
+
+/// The clip's frames as (reference, distorted) pairs, checked against the
+/// frame count it was made with.
+#[allow(dead_code)]
+pub fn read_pairs(clip: &Clip) -> Vec<(vmafx::picture::OwnedPicture, vmafx::picture::OwnedPicture)> {
+    use vmafx::io::{FrameReader, Y4mReader};
+    let read = |path| {
+        let mut r = Y4mReader::open(path).unwrap_or_else(|e| panic!("{e}"));
+        let mut out = Vec::new();
+        while let Some(p) = r.read_frame().unwrap_or_else(|e| panic!("{e}")) {
+            out.push(p);
+        }
+        out
+    };
+    let (r, d) = (read(&clip.reference), read(&clip.distorted));
+    assert_eq!(r.len(), d.len(), "{}: frame counts", clip.name);
+    assert_eq!(r.len(), clip.frames, "{}: frames", clip.name);
+    r.into_iter().zip(d).collect()
+}
