@@ -24,6 +24,8 @@ not a host copy; a software p010le reference is shifted on the host first,
 one host copy per frame, and only there). Prints a table; exits 1 on any difference or failure.
 
 Usage: python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg
+       python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg --soak [FRAMES]
+The second form is the long run of docs/reliability.md (see soak()).
 Env: RUNS (timed repetitions, the best is shown; default 2), PSNR (0: no
      cuda+psnr / sw+psnr runs),
      CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
@@ -131,8 +133,116 @@ def counters(log_path):
     return (int(m[-1][0]), int(m[-1][1]), int(m[-1][2] or 0)), score, cuda_line
 
 
+def proc_status(pid):
+    """(RSS KiB, open fds) of a live process, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+        return rss, len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, StopIteration):
+        return None
+
+
+def device_memory(pid):
+    """MiB of GPU memory nvidia-smi charges to pid (None: not listed yet)."""
+    try:
+        text = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in text.splitlines():
+        parts = [x.strip() for x in line.split(",")]
+        if len(parts) == 2 and parts[0] == str(pid):
+            return int(parts[1])
+    return None
+
+
+def soak(out, frames):
+    """FRAMES generated 320x180 frame pairs through ONE ffmpeg graph holding
+    four vmafx instances on CUDA frames (hwupload, one GPU) and a fifth on
+    the same frames in software; every second the process's GPU memory
+    (nvidia-smi), RSS and open fds are sampled. After the warm-up (10% of
+    the frames) GPU memory and fds must not change; every per-frame value
+    of each CUDA instance must equal the software instance's as doubles,
+    the pooled values too. Prints the samples' ranges; exits 1 otherwise."""
+    ff = os.path.join(out, "bin/ffmpeg")
+    work = os.path.join(out, "soak")
+    os.makedirs(work, exist_ok=True)
+    find_nvrtc()
+    os.environ.setdefault("VMAFX_KERNEL_CACHE", os.path.join(out, "kernel-cache"))
+    size, rate, lanes = os.environ.get("SOAK_SIZE", "320x180"), 25, 4
+    src = f"testsrc2=s={size}:r={rate}:d={frames / rate}"
+    split = lanes + 1
+    graph = (f"[0:v]noise=alls=8:allf=t,format=yuv420p,split={split}" + "".join(f"[d{i}]" for i in range(split)) + ";"
+             f"[1:v]format=yuv420p,split={split}" + "".join(f"[r{i}]" for i in range(split)) + ";")
+    for i in range(lanes):
+        graph += f"[d{i}]hwupload[dc{i}];[r{i}]hwupload[rc{i}];[dc{i}][rc{i}]vmafx=log_fmt=json:log_path={work}/cuda{i}.json[o{i}];"
+    graph += f"[d{lanes}][r{lanes}]vmafx=n_threads=4:log_fmt=json:log_path={work}/cpu.json[o{lanes}]"
+    maps = [a for i in range(split) for a in ("-map", f"[o{i}]", "-f", "null", "-")]
+    progress = os.path.join(work, "progress")
+    cmd = [ff, "-hide_banner", "-nostdin", "-v", "info", "-progress", progress, "-stats_period", "1",
+           "-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+           "-f", "lavfi", "-i", src, "-f", "lavfi", "-i", src, "-filter_complex", graph, *maps]
+    print(f"soak: {frames} frames of {size}, {lanes} vmafx on CUDA frames + 1 on the CPU, one graph")
+    sys.stdout.flush()
+    t0 = time.monotonic()
+    with open(os.path.join(work, "ffmpeg.log"), "w") as log:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
+        samples = []
+        while p.poll() is None:
+            time.sleep(1)
+            st, mem = proc_status(p.pid), device_memory(p.pid)
+            frame = 0
+            try:
+                with open(progress) as f:
+                    done = re.findall(r"^frame=(\d+)", f.read(), re.M)
+                    frame = int(done[-1]) if done else 0
+            except OSError:
+                pass
+            if st is not None:
+                samples.append((time.monotonic() - t0, frame, st[0], st[1], mem))
+    wall = time.monotonic() - t0
+    problems = []
+    if p.returncode != 0:
+        problems.append(f"ffmpeg exited {p.returncode}: {first_error(os.path.join(work, 'ffmpeg.log'))}")
+    with open(os.path.join(work, "samples.tsv"), "w") as f:
+        f.write("seconds\tframe\trss_kib\tfds\tgpu_mib\n")
+        for s in samples:
+            f.write("\t".join(str(x) for x in s) + "\n")
+    steady = [s for s in samples if s[1] > frames // 10 and s[4] is not None]
+    if len(steady) < 3:
+        problems.append(f"only {len(steady)} samples after the warm-up")
+    else:
+        rng = lambda k: (min(s[k] for s in steady), max(s[k] for s in steady))
+        (r0, r1), (f0, f1), (g0, g1) = rng(2), rng(3), rng(4)
+        print(f"after frame {frames // 10} ({len(steady)} samples): GPU memory {g0}..{g1} MiB, "
+              f"RSS {r0}..{r1} KiB (drift {r1 - r0} KiB), fds {f0}..{f1}")
+        if g1 != g0:
+            problems.append(f"GPU memory drifted {g1 - g0} MiB")
+        if f1 != f0:
+            problems.append(f"open fds changed {f0} -> {f1}")
+    if p.returncode == 0:
+        cpu, cpu_pooled = read_json(os.path.join(work, "cpu.json"))
+        if len(cpu) != frames:
+            problems.append(f"the CPU log has {len(cpu)} frames, not {frames}")
+        for i in range(lanes):
+            js, pooled = read_json(os.path.join(work, f"cuda{i}.json"))
+            n, diffs = compare(js, cpu, f"cuda{i}")
+            if pooled != cpu_pooled:
+                diffs.append(f"cuda{i}: pooled values differ")
+            print(f"cuda{i}: {n} values compared with the CPU instance, {len(diffs)} differ")
+            problems.extend(diffs[:5])
+    print(f"wall {wall:.0f} s ({frames * 1.0 / wall:.0f} frame pairs/s per instance); samples in {work}/samples.tsv")
+    for x in problems:
+        print("  " + x)
+    print("soak: " + ("FAILED" if problems else "passed"))
+    sys.exit(1 if problems else 0)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "build/gpu-ffmpeg"
+    if len(sys.argv) > 2 and sys.argv[2] == "--soak":
+        return soak(out, int(sys.argv[3]) if len(sys.argv) > 3 else 10000)
     ff = os.path.join(out, "bin/ffmpeg")
     work = os.path.join(out, "work")
     os.makedirs(work, exist_ok=True)

@@ -26,6 +26,16 @@ use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
 use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::picture::{Chroma, OwnedPicture, Picture};
 
+/// The out-of-memory test takes every byte of the GPU: it holds this for
+/// writing, every other test of this binary for reading, so none runs
+/// beside it.
+static GPU_MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A share of [`GPU_MEMORY`] (a panicked holder does not poison the rest).
+fn gpu_memory() -> std::sync::RwLockReadGuard<'static, ()> {
+    GPU_MEMORY.read().unwrap_or_else(|e| e.into_inner())
+}
+
 fn required(kind: &str) -> bool {
     std::env::var("VMAFX_REQUIRE_GPU").is_ok_and(|v| v.split(',').any(|k| k == kind))
 }
@@ -55,6 +65,7 @@ fn context(device: DeviceChoice, threads: usize, subsample: u32) -> Context {
 
 #[test]
 fn gpu_context_equals_the_cpu_context() {
+    let _memory = gpu_memory();
     let cases = [
         (Chroma::Yuv420, 8, 1920, 1080, true),
         (Chroma::Yuv420, 10, 1920, 1080, true),
@@ -167,6 +178,7 @@ fn to_cuda(api: &'static CudaDriver, ctx: CUcontext, p: &OwnedPicture, pad: usiz
 
 #[test]
 fn cuda_context_reads_device_pictures_in_place() {
+    let _memory = gpu_memory();
     if !present(DeviceKind::Cuda) {
         return;
     }
@@ -219,6 +231,7 @@ fn cuda_context_reads_device_pictures_in_place() {
 /// not wait would read poison (the planted defect "follow_caller skipped").
 #[test]
 fn cuda_stream_context_waits_for_the_callers_queued_writes() {
+    let _memory = gpu_memory();
     if !present(DeviceKind::Cuda) {
         return;
     }
@@ -335,6 +348,7 @@ impl Drop for HipPicture {
 /// everywhere.
 #[test]
 fn hip_stream_context_waits_for_the_callers_queued_writes() {
+    let _memory = gpu_memory();
     use vmafx::device::gpu::hip::{self, sys::*};
     use vmafx::engine::HipCallerStream;
     if !present(DeviceKind::Hip) {
@@ -441,6 +455,7 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
 /// each (the GPU's includes copying host pictures to it).
 #[test]
 fn gpu_context_scores_vmaf_models_as_the_cpu() {
+    let _memory = gpu_memory();
     use vmafx::model::{Model, ModelConfig};
     for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
         if !present(kind) {
@@ -471,5 +486,121 @@ fn gpu_context_scores_vmaf_models_as_the_cpu() {
             let n = assert_same(&cpu, &gpu, &what);
             println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
         }
+    }
+}
+
+/// GPU memory runs out while scoring (issue 17; on the H200 through
+/// `scripts/gpu-twins run`): the test itself takes every byte the device
+/// will give after context A scored its first frames. A's later frames need
+/// no new memory and go on, equal to the CPU as bits. A new context fails
+/// with an error naming the device and the driver's out-of-memory code: at
+/// creation (its streams) while nothing is left, and, once a few MiB are
+/// given back so that it can be made, at its first frame, naming the bytes
+/// it asked for. Once the memory is given back a new context C scores
+/// again, equal to the CPU. Holds [`GPU_MEMORY`] for writing: the other
+/// tests of this binary wait.
+#[test]
+fn cuda_out_of_memory_is_named_and_running_contexts_go_on() {
+    let _alone = GPU_MEMORY.write().unwrap_or_else(|e| e.into_inner());
+    if !present(DeviceKind::Cuda) {
+        return;
+    }
+    let api = cuda::driver().unwrap();
+    let check = |rc, call| cuda::result::check(api, rc, call).unwrap();
+    let (mut dev, mut ctx): (CUdevice, CUcontext) = (0, std::ptr::null_mut());
+    // SAFETY: device 0 exists (present); the retain is released at the end.
+    unsafe {
+        check((api.cuDeviceGet)(&mut dev, 0), "cuDeviceGet");
+        check((api.cuDevicePrimaryCtxRetain)(&mut ctx, dev), "cuDevicePrimaryCtxRetain");
+    }
+    let frames: Clip = synth::clip(Chroma::Yuv420, 10, 1920, 1080, 6, 0x00a1);
+    let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
+    let gpu = DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 };
+    let mut a = context(gpu, 0, 1);
+    contexts::add_features(&mut a, true).unwrap();
+    for (r, d) in &frames[..2] {
+        a.push(Arc::new(r.clone()), Arc::new(d.clone())).unwrap();
+    }
+    // Take everything: 1 GiB blocks, then 64 MiB, then 1 MiB ones.
+    let mut hog = Hog { api, ctx, blocks: Vec::new() };
+    for block in [1usize << 30, 64 << 20, 1 << 20] {
+        while hog.take(block) {}
+    }
+    println!("took {} blocks of device memory", hog.blocks.len());
+    let cfg = || ContextConfig { threads: 0, subsample: 1, device: gpu, ..Default::default() };
+    let named = |msg: &str| msg.contains("CUDA device 0") && msg.contains("OUT_OF_MEMORY");
+    let mut creation_refused = None;
+    // Give back the smallest blocks one by one until a context can be made.
+    let mut b = loop {
+        match Context::new(cfg()) {
+            Ok(b) => break b,
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(named(&msg), "context creation out of memory: {msg}");
+                creation_refused.get_or_insert(msg);
+                assert!(hog.give_back_one(), "a context could not be made even with all memory back");
+            }
+        }
+    };
+    let creation_refused = creation_refused.expect("with no memory left, a context was still made");
+    println!("out of memory at creation: {creation_refused}");
+    contexts::add_features(&mut b, true).unwrap();
+    let (r, d) = &frames[0];
+    let err = b.push(Arc::new(r.clone()), Arc::new(d.clone())).map(|_| ()).and_then(|_| b.flush());
+    let msg = err.expect_err("the first frame's memory cannot be had").to_string();
+    println!("out of memory at the first frame: {msg}");
+    assert!(named(&msg) && msg.contains("frame 0") && msg.contains("bytes: cuMemAlloc"), "{msg}");
+    drop(b);
+    for (r, d) in &frames[2..] {
+        a.push(Arc::new(r.clone()), Arc::new(d.clone())).expect("a context holding its memory goes on");
+    }
+    a.flush().unwrap();
+    assert_same(&cpu, &a, "the context that scored through the shortage");
+    drop(hog);
+    let c = score(context(gpu, 0, 1), &frames, true, host).unwrap();
+    assert_same(&cpu, &c, "a context after the memory came back");
+    // SAFETY: balances the retain above.
+    check(unsafe { (api.cuDevicePrimaryCtxRelease_v2)(dev) }, "cuDevicePrimaryCtxRelease");
+}
+
+/// Device memory held by a test, given back when dropped (also when the
+/// test panics, so the tests after it find the GPU as it was).
+struct Hog {
+    api: &'static CudaDriver,
+    ctx: CUcontext,
+    blocks: Vec<CUdeviceptr>,
+}
+
+impl Hog {
+    /// Takes one block of `bytes`; false when the driver has none left.
+    fn take(&mut self, bytes: usize) -> bool {
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: ctx is a retained primary context; the call writes one
+        // pointer, freed in give_back_one or drop.
+        let ok = unsafe {
+            let _guard = ContextGuard::push(self.api, self.ctx).unwrap();
+            (self.api.cuMemAlloc_v2)(&mut ptr, bytes) == CUDA_SUCCESS
+        };
+        if ok {
+            self.blocks.push(ptr);
+        }
+        ok
+    }
+
+    /// Frees the block taken last; false when none is held.
+    fn give_back_one(&mut self) -> bool {
+        let Some(ptr) = self.blocks.pop() else { return false };
+        // SAFETY: one of our blocks, freed once, in the context it came from.
+        unsafe {
+            let _guard = ContextGuard::push(self.api, self.ctx).unwrap();
+            (self.api.cuMemFree_v2)(ptr);
+        }
+        true
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        while self.give_back_one() {}
     }
 }

@@ -23,6 +23,20 @@ pub const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
 /// tests is final, whatever they said.
 const BOOTS: usize = 3;
 
+/// How much slower than normal the tests run: `VMAFX_TEST_TIME_SCALE`
+/// (default 1; scripts/valgrind sets 20, valgrind inside a TCG guest being
+/// that much slower). The tests' fence timeouts are multiplied by it, so a
+/// producer thread that signals after some milliseconds still comes first.
+pub fn time_scale() -> u32 {
+    std::env::var("VMAFX_TEST_TIME_SCALE").ok().and_then(|v| v.parse().ok()).filter(|&s| s >= 1).unwrap_or(1)
+}
+
+/// "gave up after 300ms" as vmafx words it for `ms` scaled by [`time_scale`]
+/// (the exact number only when unscaled).
+pub fn gave_up_after(ms: u64) -> String {
+    if time_scale() == 1 { format!("gave up after {ms}ms") } else { String::from("gave up after") }
+}
+
 /// True inside the VM; panics if the VM lacks one of `devices` (a broken bed
 /// must not pass as "skipped").
 pub fn in_vm(devices: &[&str]) -> bool {
