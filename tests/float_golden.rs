@@ -66,10 +66,18 @@ const CASES: [(Chroma, usize, usize); 5] = [
 ];
 
 fn check_everywhere(feature: &str, opts: &[(&str, &str)], min_largest: f64) {
+    check_everywhere_from(feature, opts, min_largest, 0);
+}
+
+/// `check_everywhere` on the cases at least `min_side` on each side.
+fn check_everywhere_from(feature: &str, opts: &[(&str, &str)], min_largest: f64, min_side: usize) {
     let mut k = 0u64;
     for bits in [8u8, 10, 12, 16] {
         for (chroma, w, h) in CASES {
             k += 1;
+            if w.min(h) < min_side {
+                continue;
+            }
             let frames = scene_cut(chroma, bits, w, h, 3, 70 + k);
             let what = format!("{feature} {opts:?} {bits}-bit {w}x{h} {chroma:?}");
             let largest = check(&frames, feature, opts, &what, 0);
@@ -199,4 +207,38 @@ fn float_vif_options() {
     assert!(e.to_string().contains("vif_kernelscale"), "{e}");
     let e = ours(&frames, "float_vif", &[("vif_prescale_method", "area")], 0).err().unwrap();
     assert!(e.to_string().contains("area"), "{e}");
+}
+
+#[test]
+fn float_adm_matches_libvmaf() {
+    check_everywhere_from("float_adm", &[], 0.5, 33);
+}
+
+#[test]
+fn float_adm_options() {
+    let frames = scene_cut(Chroma::Yuv420, 8, 96, 72, 2, 31);
+    let cases: &[&[(&str, &str)]] = &[
+        &[("debug", "true")],
+        &[("adm_enhn_gain_limit", "1.0")],
+        &[("adm_enhn_gain_limit", "1.2")],
+        &[("adm_norm_view_dist", "1.5"), ("adm_ref_display_height", "2160")],
+        &[("adm_noise_weight", "0.5")],
+        &[("adm_csf_mode", "1"), ("adm_csf_scale", "2"), ("adm_csf_diag_scale", "0.5")],
+        &[("adm_csf_mode", "2")],
+        &[("adm_csf_mode", "7")],
+        &[("adm_bypass_cm", "1")],
+        &[("adm_adm3_apply_hm", "true")],
+        &[("adm_p_norm", "2.5"), ("debug", "true")],
+        &[("adm_dlm_weight", "0.8")],
+        &[("adm_min_val", "0.9")],
+        &[("adm_f1s0", "0.1"), ("adm_f1s2", "2"), ("adm_f2s1", "0"), ("adm_f2s3", "5")],
+        &[("adm_skip_aim_scale", "0")],
+        &[("adm_skip_scale0", "true"), ("debug", "true")],
+    ];
+    for opts in cases {
+        check(&frames, "float_adm", opts, &format!("float_adm {opts:?}"), 0);
+    }
+    check(&synth::clip(Chroma::Yuv420, 8, 33, 33, 2, 4), "float_adm", &[], "float_adm 33x33", 0);
+    let e = ours(&synth::clip(Chroma::Yuv420, 8, 32, 40, 1, 1), "float_adm", &[], 0).err().unwrap();
+    assert!(e.to_string().contains("32x40"), "{e}");
 }

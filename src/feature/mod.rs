@@ -196,6 +196,7 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &float::moment::DESCRIPTOR,
     &float::motion::DESCRIPTOR,
     &float::vif::DESCRIPTOR,
+    &float::adm::DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.

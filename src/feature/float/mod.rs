@@ -9,6 +9,8 @@
 //! (Rust never contracts), and the same libm calls (`log10`, `pow`), so
 //! the values are its values as bits.
 
+pub mod adm;
+mod adm_rcp;
 pub mod ansnr;
 pub mod moment;
 pub mod motion;
