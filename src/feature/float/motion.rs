@@ -319,6 +319,9 @@ impl Extractor for FloatMotion {
             return Ok(());
         }
         let Some(prev) = frame.prev_reference else {
+            // libvmaf writes frame 0's motion2 (always 0) as it extracts
+            // it, before motion: the order its logs list them in.
+            out.push(&self.names[1], 0.0);
             out.push(&self.diff_name, 0.0);
             if self.debug {
                 out.push(&self.names[0], 0.0);
@@ -349,6 +352,7 @@ impl Extractor for FloatMotion {
         for i in self.settled..limit {
             let next = if i + 1 < committed { c.get(&self.diff_name, i + 1) } else { None };
             let (m2, m3) = if i == 0 {
+                // motion2 of frame 0 is written by `extract`.
                 (0.0, next.map_or(0.0, |d| self.blended(d)))
             } else {
                 let d = c.get(&self.diff_name, i).unwrap_or(0.0);
@@ -363,7 +367,9 @@ impl Extractor for FloatMotion {
             rows.push((i, m2, m3));
         }
         for (i, m2, m3) in rows {
-            c.append(&self.names[1], i, m2)?;
+            if i > 0 {
+                c.append(&self.names[1], i, m2)?;
+            }
             c.append(&self.names[2], i, m3)?;
             self.settled = i + 1;
         }
