@@ -19,7 +19,17 @@ use vmafx::simd::CpuLevel;
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
 fn ours(frames: &Clip, feature: &str, opts: &[(&str, &str)], threads: usize) -> vmafx::Result<Context> {
-    let cfg = ContextConfig { threads, cpu: CpuLevel::detect_host(), ..Default::default() };
+    ours_subsampled(frames, feature, opts, threads, 1)
+}
+
+fn ours_subsampled(
+    frames: &Clip,
+    feature: &str,
+    opts: &[(&str, &str)],
+    threads: usize,
+    subsample: u32,
+) -> vmafx::Result<Context> {
+    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host(), ..Default::default() };
     let mut ctx = Context::new(cfg)?;
     let specs = find_extractor(feature)?.options;
     let mut o = FeatureOptions::new();
@@ -37,11 +47,18 @@ fn ours(frames: &Clip, feature: &str, opts: &[(&str, &str)], threads: usize) -> 
 /// Scores `frames` with vmafx and libvmaf's C code and compares every
 /// value as bits; returns the largest value written.
 fn check(frames: &Clip, feature: &str, opts: &[(&str, &str)], what: &str, threads: usize) -> f64 {
-    let ctx = ours(frames, feature, opts, threads).unwrap_or_else(|e| panic!("{what}: vmafx: {e}"));
+    check_subsampled(frames, feature, opts, what, threads, 1)
+}
+
+/// `check` with libvmaf's frame subsampling (`n_subsample`).
+fn check_subsampled(frames: &Clip, feature: &str, opts: &[(&str, &str)], what: &str, threads: usize, subsample: u32) -> f64 {
+    let ctx =
+        ours_subsampled(frames, feature, opts, threads, subsample).unwrap_or_else(|e| panic!("{what}: vmafx: {e}"));
     let names: Vec<String> = ctx.collector().names().to_vec();
     assert!(!names.is_empty(), "{what}: nothing written");
     let spec = reference::RefSpec {
         features: vec![(feature.into(), opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())],
+        subsample,
         path: LibvmafPath::C,
         ..Default::default()
     };
@@ -241,4 +258,16 @@ fn float_adm_options() {
     check(&synth::clip(Chroma::Yuv420, 8, 33, 33, 2, 4), "float_adm", &[], "float_adm 33x33", 0);
     let e = ours(&synth::clip(Chroma::Yuv420, 8, 32, 40, 1, 1), "float_adm", &[], 0).err().unwrap();
     assert!(e.to_string().contains("32x40"), "{e}");
+}
+
+/// Subsampling: the spatial extractors score every third frame only;
+/// float_motion (temporal in libvmaf) every frame.
+#[test]
+fn subsampled_as_libvmaf() {
+    let frames = scene_cut(Chroma::Yuv420, 8, 64, 48, 4, 51);
+    for feature in ["float_psnr", "float_ansnr", "float_moment", "float_motion", "float_vif", "float_adm"] {
+        for threads in [0, 2] {
+            check_subsampled(&frames, feature, &[], &format!("{feature} subsample 3, {threads} threads"), threads, 3);
+        }
+    }
 }

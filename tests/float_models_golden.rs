@@ -118,3 +118,46 @@ fn float_models_match_libvmaf_on_synthetic_clips() {
     let frames = synth::clip(Chroma::Yuv420, 10, 96, 64, 8, 7);
     check("float models, 3 threads", &frames, &MODELS, 3);
 }
+
+/// The speed of the float models against libvmaf's, in this process, as a
+/// ratio (never asserted): `cargo test --test float_models_golden --
+/// --ignored --nocapture speed`. Both on one thread; libvmaf on its C code
+/// and on its best SIMD (its float convolutions have an AVX path).
+#[test]
+#[ignore]
+fn speed_ratio_against_libvmaf() {
+    use std::time::Instant;
+    let clip = clips::all().into_iter().max_by_key(|c| c.width * c.height * c.frames).unwrap();
+    let frames = clips::read_pairs(&clip);
+    let (w, h) = (frames[0].0.width(), frames[0].0.height());
+    let model = ["vmaf_float_v0.6.1"];
+    let spec = |path| reference::RefSpec {
+        models: vec![(model[0].into(), model[0].into())],
+        path,
+        ..Default::default()
+    };
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for _ in 0..3 {
+        let t = Instant::now();
+        ours(&frames, &model, 0).unwrap();
+        times[0].push(t.elapsed().as_secs_f64());
+        for (k, path) in [(1, reference::LibvmafPath::C), (2, reference::LibvmafPath::Avx512)] {
+            let t = Instant::now();
+            reference::run(&frames, &spec(path), &[]);
+            times[k].push(t.elapsed().as_secs_f64());
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [a, b, c] = times.map(|mut v| median(&mut v));
+    eprintln!(
+        "{} ({w}x{h}, {} frames), vmaf_float_v0.6.1, 1 thread: vmafx {a:.3}s, libvmaf C {b:.3}s ({:.2}x), \
+         libvmaf best SIMD {c:.3}s ({:.2}x)",
+        clip.name,
+        frames.len(),
+        b / a,
+        c / a
+    );
+}
