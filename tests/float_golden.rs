@@ -271,3 +271,36 @@ fn subsampled_as_libvmaf() {
         }
     }
 }
+
+/// Whether libvmaf's own SIMD (its AVX float convolutions, used by
+/// float_vif and float_motion on CPUs with AVX2) gives its C code's bits,
+/// surveyed on this CPU; prints the departures, asserts nothing about
+/// them: `cargo test --test float_golden -- --ignored --nocapture survey`.
+#[test]
+#[ignore]
+fn survey_libvmaf_float_simd_against_its_c() {
+    let paths: Vec<LibvmafPath> = LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()).collect();
+    for feature in ["float_vif", "float_motion", "float_adm", "float_ansnr"] {
+        let mut departs: Vec<String> = Vec::new();
+        for (w, h) in [(33, 33), (64, 48), (77, 45), (176, 144), (352, 288)] {
+            let frames = synth::clip(Chroma::Yuv420, 8, w, h, 3, w as u64);
+            let ctx = ours(&frames, feature, &[], 0).unwrap();
+            let names: Vec<String> = ctx.collector().names().to_vec();
+            let run = |path| {
+                let spec = reference::RefSpec {
+                    features: vec![(feature.into(), vec![])],
+                    path,
+                    ..Default::default()
+                };
+                reference::run(&frames, &spec, &names).values
+            };
+            let c = run(LibvmafPath::C);
+            for &p in &paths[1..] {
+                if run(p) != c {
+                    departs.push(format!("{} at {w}x{h}", p.name()));
+                }
+            }
+        }
+        eprintln!("libvmaf {feature}: SIMD departs from C: {departs:?} (paths run here: {paths:?})");
+    }
+}
