@@ -297,6 +297,7 @@ fn inner_region(w: usize, h: usize) -> (usize, usize, usize, usize) {
 
 /// `adm_decouple_s`: the distorted bands split into the part restored
 /// from the reference (`r`) and the additive impairment (`a`).
+#[allow(clippy::too_many_arguments)]
 fn decouple(reference: &Bands, distorted: &Bands, r: &mut Hvd, a: &mut Hvd, w: usize, h: usize, stride: usize, egl: f64) {
     let cos_1deg = (1.0 * PI / 180.0).cos();
     let cos_1deg_sq = (cos_1deg * cos_1deg) as f32;
@@ -315,6 +316,8 @@ fn decouple(reference: &Bands, distorted: &Bands, r: &mut Hvd, a: &mut Hvd, w: u
         }
         rst
     };
+    // C's comparisons, as written (a NaN passes through).
+    #[allow(clippy::manual_clamp)]
     let clip = |k: f32| if k < 0.0 { 0.0 } else if k > 1.0 { 1.0 } else { k };
     for i in top..bottom {
         for o in i * stride + left..i * stride + right {
@@ -472,6 +475,7 @@ struct AdmScores {
 }
 
 /// libvmaf's `compute_adm` on a `w` x `h` pair.
+#[allow(clippy::needless_range_loop)] // `scale` is libvmaf's scale index
 fn compute(r: &FloatPlane, d: &FloatPlane, s: &mut AdmScratch, p: &AdmParams) -> AdmScores {
     let (mut w, mut h) = (r.width, r.height);
     let stride = w.div_ceil(2);

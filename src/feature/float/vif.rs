@@ -367,6 +367,7 @@ pub fn statistic(
 /// `stride`, overwritten by the decimated scales): each scale's
 /// (num, den) as the floats libvmaf stores in doubles; scale 0 is `None`
 /// when skipped.
+#[allow(clippy::needless_range_loop)] // `scale` is libvmaf's scale index
 pub fn compute(
     s: &mut VifScratch,
     mut w: usize,
@@ -461,8 +462,8 @@ impl Extractor for FloatVif {
             out.push(&self.debug_names[0], vif);
             out.push(&self.debug_names[1], num_total);
             out.push(&self.debug_names[2], den_total);
-            for s in 0..4 {
-                let (n, d) = match scores[s] {
+            for (s, score) in scores.iter().enumerate() {
+                let (n, d) = match *score {
                     Some((n, d)) => (n as f64, d as f64),
                     None => (0.0, -1.0),
                 };
