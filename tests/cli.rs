@@ -443,6 +443,8 @@ fn version_and_help() {
     assert_has(&out, &["vmafx", "3.2.0"]);
     let out = ok(&["--help"]);
     assert_has(&out, &["--reference", "--pixel_format", "--no_prediction", "--cpu-level"]);
+    // Every extractor and built-in model, as the library lists them.
+    assert_has(&out, &["float_adm", "float_moment", "speed_temporal", "vmaf_float_4k_v0.6.1", "vmaf_v1.0.16_hfr_5d0h"]);
 }
 
 // ---- errors --------------------------------------------------------------

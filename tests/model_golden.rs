@@ -387,8 +387,7 @@ fn models_resolve_to_extractors() {
 }
 
 /// libvmaf 3.2.0's built-in models, in its order (`model.c`,
-/// `built_in_models[]`, as vmaf-head-sys builds it: without the float
-/// features, so without the `vmaf_float_*` models).
+/// `built_in_models[]`), after the float ones (`LIBVMAF_FLOAT_BUILTINS`).
 const LIBVMAF_BUILTINS: [&str; 13] = [
     "vmaf_v0.6.1",
     "vmaf_b_v0.6.3",
@@ -406,20 +405,25 @@ const LIBVMAF_BUILTINS: [&str; 13] = [
 ];
 /// The bootstrap collection among them, which vmafx refuses (docs/cli.md).
 const LIBVMAF_COLLECTION: &str = "vmaf_b_v0.6.3";
+/// The models libvmaf builds in first when built with its float features
+/// (`-Denable_float=true`, the reference's `float` feature), in its order;
+/// `vmaf_float_b_v0.6.3` is a bootstrap collection.
+const LIBVMAF_FLOAT_BUILTINS: [&str; 4] =
+    ["vmaf_float_v0.6.1", "vmaf_float_b_v0.6.3", "vmaf_float_v0.6.1neg", "vmaf_float_4k_v0.6.1"];
 
 /// Every libvmaf built-in is one of ours, in libvmaf's order, but the
-/// collection, which is refused by name.
+/// collections (`vmaf_b_v0.6.3`, `vmaf_float_b_v0.6.3`), refused by name.
 #[test]
 fn builtin_list_is_libvmafs() {
     let _libvmaf = common::reference::libvmaf_lock();
-    for version in LIBVMAF_BUILTINS {
+    for version in LIBVMAF_FLOAT_BUILTINS.into_iter().chain(LIBVMAF_BUILTINS) {
         let cv = CString::new(version).unwrap();
         // SAFETY: cv and the config outlive the calls; each handle libvmaf
         // gives back is destroyed once.
         let loaded = unsafe {
             let mut mcfg = sys::VmafModelConfig { name: ptr::null(), flags: 0 };
             let mut model = ptr::null_mut();
-            if version == LIBVMAF_COLLECTION {
+            if version.contains("_b_v0.6.3") {
                 let mut collection = ptr::null_mut();
                 let rc = sys::vmaf_model_collection_load(&mut model, &mut collection, &mut mcfg, cv.as_ptr());
                 if rc == 0 {
@@ -437,15 +441,19 @@ fn builtin_list_is_libvmafs() {
         };
         assert!(loaded, "libvmaf has no built-in {version}");
     }
-    // The check above can fail: a name libvmaf lacks (float models are off).
+    // The check above can fail: a name libvmaf lacks.
     // SAFETY: cv and the config outlive the call; a failed load gives no handle.
     unsafe {
-        let cv = CString::new("vmaf_float_v0.6.1").unwrap();
+        let cv = CString::new("vmaf_float_v9").unwrap();
         let mut mcfg = sys::VmafModelConfig { name: ptr::null(), flags: 0 };
         let mut model = ptr::null_mut();
-        assert_ne!(sys::vmaf_model_load(&mut model, &mut mcfg, cv.as_ptr()), 0, "libvmaf loaded vmaf_float_v0.6.1");
+        assert_ne!(sys::vmaf_model_load(&mut model, &mut mcfg, cv.as_ptr()), 0, "libvmaf loaded vmaf_float_v9");
     }
-    let want: Vec<&str> = LIBVMAF_BUILTINS.into_iter().filter(|v| *v != LIBVMAF_COLLECTION).collect();
+    let want: Vec<&str> = LIBVMAF_FLOAT_BUILTINS
+        .into_iter()
+        .chain(LIBVMAF_BUILTINS)
+        .filter(|v| !v.contains("_b_v0.6.3"))
+        .collect();
     assert_eq!(Model::builtin_versions(), want.as_slice());
     for version in want {
         assert!(ModelDefinition::builtin(version, LoadFlags::default()).is_ok(), "{version}");

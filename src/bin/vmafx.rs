@@ -66,10 +66,10 @@ struct Cli {
     /// Model, colon-delimited: version=NAME (built-in) or path=FILE (JSON),
     /// [name=LABEL] [enable_transform] [disable_clip]; repeatable.
     /// Default: version=vmaf_v0.6.1
-    #[arg(short = 'm', long, value_name = "PARAMS")]
+    #[arg(short = 'm', long, value_name = "PARAMS", long_help = model_long_help())]
     model: Vec<String>,
     /// Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false, cambi=full_ref=true); repeatable
-    #[arg(long, value_name = "NAME[=OPTS]")]
+    #[arg(long, value_name = "NAME[=OPTS]", long_help = feature_long_help())]
     feature: Vec<String>,
 
     /// Output (log) file
@@ -571,4 +571,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--help`'s text for --model, with the built-in models as the library
+/// lists them.
+fn model_long_help() -> String {
+    format!(
+        "Model, colon-delimited: version=NAME (built-in) or path=FILE (JSON), [name=LABEL] \
+         [enable_transform] [disable_clip]; repeatable. Default: version=vmaf_v0.6.1\n\
+         Built-in: {}",
+        vmafx::model::Model::builtin_versions().join(", ")
+    )
+}
+
+/// `--help`'s text for --feature, with every extractor of the registry.
+fn feature_long_help() -> String {
+    let names: Vec<&str> = vmafx::feature::REGISTRY.iter().map(|d| d.name).collect();
+    format!(
+        "Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false, \
+         cambi=full_ref=true); repeatable\n\
+         Extractors: {}",
+        names.join(", ")
+    )
 }

@@ -14,6 +14,7 @@
 
 pub mod adm;
 pub mod cambi;
+pub mod float;
 pub mod motion;
 pub mod naming;
 pub mod options;
@@ -190,6 +191,12 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &cambi::DESCRIPTOR,
     &speed::CHROMA_DESCRIPTOR,
     &speed::TEMPORAL_DESCRIPTOR,
+    &float::psnr::DESCRIPTOR,
+    &float::ansnr::DESCRIPTOR,
+    &float::moment::DESCRIPTOR,
+    &float::motion::DESCRIPTOR,
+    &float::vif::DESCRIPTOR,
+    &float::adm::DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.

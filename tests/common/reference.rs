@@ -130,11 +130,11 @@ pub const OUR_POOLS: [vmafx::score::PoolMethod; 4] = {
 /// with it that their content moves the score).
 #[allow(dead_code)]
 pub fn assert_context_equals(ctx: &vmafx::engine::Context, theirs: &RefScores, names: &[String], what: &str) -> f64 {
-    let (mut a, mut b) = (names.to_vec(), theirs.log_names.clone());
-    a.sort();
+    let mut b = theirs.log_names.clone();
     b.sort();
     // Our collector keeps libvmaf's internal name; its log prints the alias.
-    let printed: Vec<String> = a.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
+    let mut printed: Vec<String> = names.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
+    printed.sort();
     assert_eq!(printed, b, "{what}: feature names");
     let n = theirs.frames;
     let mut largest = 0.0f64;

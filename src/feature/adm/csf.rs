@@ -13,7 +13,7 @@ pub const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
 pub const CSF_MODE_BARTEN_WATSON_BLEND_MAE: i32 = 3;
 
 /// DEFAULT_ADM_CSF_LUM (cd/m2).
-const DEFAULT_CSF_LUM: f64 = 100.0;
+pub(crate) const DEFAULT_CSF_LUM: f64 = 100.0;
 
 /// Watson's 7-9 wavelet threshold model for luma (`dwt_7_9_YCbCr_threshold[0]`).
 struct DwtModel {
@@ -50,7 +50,7 @@ fn display_resolution(nvd: f64, rdh: i32) -> f32 {
 }
 
 /// `dwt_quant_step`: Watson's quantisation step of band `theta` at `lambda`.
-fn dwt_quant_step(lambda: usize, theta: usize, nvd: f64, rdh: i32) -> f32 {
+pub(crate) fn dwt_quant_step(lambda: usize, theta: usize, nvd: f64, rdh: i32) -> f32 {
     let p = &DWT_7_9_Y;
     let r = display_resolution(nvd, rdh);
     let temp = (2f64.powf((lambda + 1) as f64) * p.f0 as f64 * p.g[theta] as f64 / r as f64).log10() as f32;
@@ -92,7 +92,7 @@ fn barten_mtf(sf: f32) -> f32 {
 }
 
 /// `barten_csf` of `barten_csf_tools.h`.
-fn barten_csf(lambda: usize, nvd: f64, rdh: i32, lum: f64, csf_scale: f64) -> f32 {
+pub(crate) fn barten_csf(lambda: usize, nvd: f64, rdh: i32, lum: f64, csf_scale: f64) -> f32 {
     let r = display_resolution(nvd, rdh);
     let sf = (r as f64 / 2f64.powf((lambda + 1) as f64)) as f32;
     let (lo, hi) = (BARTEN_ANCHORS[0] as f64, BARTEN_ANCHORS[5] as f64);
