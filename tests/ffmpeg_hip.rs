@@ -18,7 +18,8 @@
 //!   each plane of a pool frame lies (pitches multiples of 256, inside one
 //!   allocation), each uploaded row at its pitch in device memory the
 //!   moment the upload returns, the download equal, an unsupported
-//!   sw_format and a transfer from another format refused.
+//!   sw_format and a transfer from another format refused;
+//! - vmafx, which does not read HIP frames yet, refuses them at negotiation.
 //!
 //! A missing build makes each test say SKIPPED; with VMAFX_REQUIRE_FFMPEG=1
 //! it fails instead.
@@ -245,6 +246,31 @@ fn hwframes_check_passes(line: &'static str) {
     assert!(report.contains("0 failures"), "{}: hwframes_check did not finish:\n{report}", line.name);
 }
 
+/// vmafx does not read HIP frames yet (docs/ffmpeg.md, "HIP frames"): its
+/// inputs do not offer `hip`, so a graph that feeds it HIP frames fails to
+/// negotiate and nothing is scored, rather than device pointers being read
+/// as host memory.
+fn vmafx_refuses_hip_frames(line: &'static str) {
+    let (Some(line), Some(fake)) = (Line::find(line), fake()) else { return };
+    let out = line.ffmpeg(&fake, &[
+        "-init_hw_device", "hip=h:0", "-filter_hw_device", "h",
+        "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+        "-frames:v", "2", "-lavfi", "[0:v]hwupload[d];[d][1:v]vmafx", "-f", "null", "-",
+    ]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "{}: vmafx took HIP frames:\n{log}", line.name);
+    assert!(log.contains("Impossible to convert between the formats"), "{}: not refused at negotiation:\n{log}", line.name);
+    assert!(!log.contains("VMAF score"), "{}: frames were scored:\n{log}", line.name);
+}
+
+#[test]
+fn ffmpeg71_vmafx_refuses_hip_frames_until_it_reads_them() {
+    vmafx_refuses_hip_frames("7.1");
+}
+#[test]
+fn ffmpeg90_vmafx_refuses_hip_frames_until_it_reads_them() {
+    vmafx_refuses_hip_frames("9.0");
+}
 #[test]
 fn ffmpeg71_init_hw_device_list_names_hip() {
     device_list_names_hip("7.1");
