@@ -19,6 +19,16 @@
 // VMAFX_FAKE_HIP_LAUNCHES=N does the same for kernel launches with
 // hipErrorLaunchFailure. Unset: no fault.
 //
+// VMAFX_FAKE_HIP_LAZY=1 makes queued copies wait for a synchronisation
+// (hipStreamSynchronize, an event query or wait) instead of running at
+// once, as a GPU's copy engine would: a caller that reads a download, or
+// reuses an upload's source, before synchronising sees the difference
+// (tests/ffmpeg_hip.rs: FFmpeg's HIP hwcontext).
+//
+// One device, index 0, at PCI bus id 0000:03:00.0 (hipDeviceGetByPCIBusId).
+// hipMemcpy2DAsync checks only the device side(s) of a copy by its kind:
+// host memory is not an allocation.
+//
 // VMAFX_FAKE_HIP_VERSION (HIP_VERSION, default 70000000) picks the ROCm it
 // acts as: below 60000000 the ROCm 5 structs (no reserved tails) and ROCm
 // 5.2's mapping that ignores the offset. Built by tests/dmabuf_hip.rs (and tests/common/fake_hip.rs for tests/faults.rs) as
@@ -31,6 +41,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +65,7 @@ struct Op {
     int value;
     uintptr_t event;
     uint64_t generation;
+    int copy_kind = 3;  // hipMemcpyKind of a Copy: 1 host to device, 2 device to host, 3 device to device
 };
 
 struct Event {
@@ -134,7 +146,9 @@ void run(State &s, uintptr_t stream, const Op &op) {
     case Op::Copy:
         for (size_t y = 0; y < op.rows; y++) {
             uintptr_t d = op.dst + y * op.dpitch, f = op.src + y * op.spitch;
-            if (!valid(s, d, op.row) || !valid(s, f, op.row)) {
+            bool dst_ok = op.copy_kind == 2 || valid(s, d, op.row);  // 2: the destination is host memory
+            bool src_ok = op.copy_kind == 1 || valid(s, f, op.row);  // 1: the source is host memory
+            if (!dst_ok || !src_ok) {
                 say(s, "VIOLATION copy of " + std::to_string(op.row) + " bytes " + hex(f) + " -> " + hex(d) + " outside every allocation");
                 return;
             }
@@ -187,13 +201,20 @@ void pump(State &s) {
     }
 }
 
+bool lazy() {
+    static const bool on = [] { const char *v = getenv("VMAFX_FAKE_HIP_LAZY"); return v && *v == '1'; }();
+    return on;
+}
+
 int queue(State &s, void *stream, Op op) {
     auto it = s.streams.find((uintptr_t)stream);
     if (it == s.streams.end()) return INVALID_VALUE;
     it->second.push_back(op);
-    pump(s);
+    if (!lazy()) pump(s);
     return OK;
 }
+
+thread_local int current_device = 0;
 
 }  // namespace
 
@@ -239,6 +260,7 @@ API const char *hipGetErrorName(int code) {
     case NOT_READY: return "hipErrorNotReady";
     case NOT_SUPPORTED: return "hipErrorNotSupported";
     case 2: return "hipErrorOutOfMemory";
+    case 101: return "hipErrorInvalidDevice";
     case 719: return "hipErrorLaunchFailure";
     default: return "hipErrorUnknown";
     }
@@ -247,7 +269,17 @@ API const char *hipGetErrorString(int code) {
     return code == UNKNOWN ? "fake HIP: the call would wait forever (a stream is stuck behind an event nobody signals)" : "fake HIP";
 }
 API int hipGetDeviceCount(int *n) { *n = 1; return OK; }
-API int hipSetDevice(int d) { return d == 0 ? OK : 101; }
+API int hipSetDevice(int d) {
+    if (d != 0) return 101;  // hipErrorInvalidDevice
+    current_device = d;
+    return OK;
+}
+API int hipGetDevice(int *d) { *d = current_device; return OK; }
+API int hipDeviceGetByPCIBusId(int *d, const char *bus_id) {
+    if (strcasecmp(bus_id, "0000:03:00.0") != 0 && strcasecmp(bus_id, "03:00.0") != 0) return 101;
+    *d = 0;
+    return OK;
+}
 API int hipDeviceGetName(char *name, int len, int) {
     snprintf(name, len, "vmafx fake HIP device (kernel emulator)");
     return OK;
@@ -362,10 +394,11 @@ API int hipMemsetAsync(uintptr_t dst, int value, size_t n, void *stream) {
     std::lock_guard<std::mutex> g(s.lock);
     return queue(s, stream, Op{Op::Set, dst, 0, 0, 0, n, 1, value, 0, 0});
 }
-API int hipMemcpy2DAsync(uintptr_t dst, size_t dpitch, uintptr_t src, size_t spitch, size_t width, size_t height, unsigned, void *stream) {
+API int hipMemcpy2DAsync(uintptr_t dst, size_t dpitch, uintptr_t src, size_t spitch, size_t width, size_t height, unsigned kind, void *stream) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    return queue(s, stream, Op{Op::Copy, dst, src, dpitch, spitch, width, height, 0, 0, 0});
+    if (kind < 1 || kind > 4 || width > dpitch || width > spitch) return INVALID_VALUE;
+    return queue(s, stream, Op{Op::Copy, dst, src, dpitch, spitch, width, height, 0, 0, 0, kind == 4 ? 3 : (int)kind});
 }
 
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned, unsigned, unsigned, unsigned, unsigned, void *stream, void **args, void **) {
