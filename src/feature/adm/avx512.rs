@@ -1,13 +1,17 @@
-//! AVX-512 twins of the integer ADM's scale-0 row kernels (libvmaf 3.2.0
+//! AVX-512 twins of the integer ADM's scale-0 row kernels and of the
+//! scales 1-3 decouple (libvmaf 3.2.0
 //! `feature/x86/adm_avx512.c` is the speed bar), built on `avx2.rs`: read
 //! that module's doc first. The same integer operations lane by lane on
 //! twice the columns (32 for the 16-bit DWT passes, 16 for the others),
 //! with mask registers where the AVX2 code blends; bit-identical to the
 //! scalar kernels (`tests/checkasm_adm.rs`). Sums take the row end as
 //! masked loads (a masked-off lane reads 0, whose masked cube is 0), the
-//! per-element kernels as one more block overlapping the last. Rows too
-//! short for one block, and the kernels not here (scales 1-3, the 9- to
-//! 16-bit vertical pass, thresholds, the den cube sums), are the AVX2 ones.
+//! per-element kernels as one more block overlapping the last. The scales
+//! 1-3 decouple works in i64 lanes in pixel order (native 64-bit shifts,
+//! min/max, saturating narrowing, and `vcvtqq2ps` for C's int64 -> float).
+//! Rows too short for one block, and the kernels not here (the scales 1-3
+//! DWT, CSF and masking, the 9- to 16-bit vertical pass, thresholds, the
+//! den cube sums), are the AVX2 ones.
 //!
 //! Each public kernel checks nothing about the CPU: `super::kernels` hands
 //! them out only after runtime detection of AVX-512 F/BW/DQ/VL (and so
@@ -29,7 +33,7 @@ pub const KERNELS: Kernels = Kernels {
     cm_s0: cm_s0_row,
     cube_sum_s0: avx2::KERNELS.cube_sum_s0,
     dwt_s123: avx2::KERNELS.dwt_s123,
-    decouple_s123: avx2::KERNELS.decouple_s123,
+    decouple_s123: decouple_s123_row,
     csf_s123: avx2::KERNELS.csf_s123,
     cm_s123: avx2::KERNELS.cm_s123,
 };
@@ -371,4 +375,140 @@ unsafe fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: C
         j += 16;
     }
     acc.map(|a| _mm512_reduce_add_epi64(a))
+}
+
+// ---------------------------------------------------------------- decouple, scales 1-3
+
+pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
+    if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
+        return decouple::decouple_s123_row(o, t, r, a, egl);
+    }
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { decouple_s123_avx512(o, t, r, a, egl as i32) }
+}
+
+/// The low and high 8 i32 lanes of x, sign-extended to i64 (in order).
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn widen(x: __m512i) -> (__m512i, __m512i) {
+    (_mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(x)))
+}
+
+/// 16 i32 lanes from the low 32 bits of two sets of 8 i64 lanes, in order.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn narrow(lo: __m512i, hi: __m512i) -> __m512i {
+    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi))
+}
+
+/// `angle_flag` of 8 pixels from their i64 h and v values; C's `(float)` of
+/// the int64 sums is `vcvtqq2ps` (round to nearest even, as C converts).
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+unsafe fn angle_mask_s123(oh: __m512i, ov: __m512i, th: __m512i, tv: __m512i) -> __mmask8 {
+    // Wrapping like libvmaf's int64 sum (only all-MIN inputs wrap).
+    let dot = |a: __m512i, b: __m512i, c: __m512i, d: __m512i| {
+        _mm512_add_epi64(_mm512_mul_epi32(a, b), _mm512_mul_epi32(c, d))
+    };
+    let fd = _mm512_cvtepi64_ps(dot(oh, th, ov, tv));
+    let fo = _mm512_cvtepi64_ps(dot(oh, oh, ov, ov));
+    let ft = _mm512_cvtepi64_ps(dot(th, th, tv, tv));
+    angle_mask_pd(fd, fo, ft)
+}
+
+/// k of `adm_decouple_s123` for 8 pixels as i64 lanes: the reciprocal `q`,
+/// t, o's sign and the rounding term and shift of its 15 leading bits.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn k_s123(q: __m512i, t: __m512i, negative: __mmask8, round: __m512i, shift: __m512i) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let prod = _mm512_mul_epi32(q, t);
+    let prod = _mm512_mask_sub_epi64(prod, negative, zero, prod);
+    let tmp = _mm512_srav_epi64(_mm512_add_epi64(prod, round), _mm512_add_epi64(shift, _mm512_set1_epi64(15)));
+    _mm512_min_epi64(_mm512_max_epi64(tmp, zero), _mm512_set1_epi64(32768))
+}
+
+/// Restored and additive values of one band at scales 1-3, 16 lanes.
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+unsafe fn decouple_band_s123(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, div: &[i32; 65537]) -> (__m512i, __m512i) {
+    let zero = _mm512_setzero_si512();
+    let one = _mm512_set1_epi32(1);
+    // |o| as unsigned (|i32::MIN| = 2^31). libvmaf keeps the 15 leading
+    // bits of |o| >= 2^15, rounded: the shift is the number of powers
+    // 2^15..2^31 that |o| reaches.
+    let abs = _mm512_abs_epi32(o);
+    let mut shift = zero;
+    for m in 15..32 {
+        let reaches = _mm512_cmpge_epu32_mask(abs, _mm512_set1_epi32((1u32 << m) as i32));
+        shift = _mm512_mask_add_epi32(shift, reaches, shift, one);
+    }
+    let half = _mm512_srli_epi32::<1>(_mm512_sllv_epi32(one, shift));
+    let msb = _mm512_srlv_epi32(_mm512_add_epi32(abs, half), shift);
+    // SAFETY (of the gather): msb <= 2^15, so msb + 32768 lies inside div.
+    let q = _mm512_i32gather_epi32::<4>(_mm512_add_epi32(msb, _mm512_set1_epi32(32768)), div.as_ptr() as *const _);
+    // C's (1 << (14 + shift)) is an int: 2^31 wraps to -2^31.
+    let round = _mm512_sllv_epi32(one, _mm512_add_epi32(shift, _mm512_set1_epi32(14)));
+    let negative = _mm512_cmplt_epi32_mask(o, zero);
+    let (q, t64, round, shift64, o64) = (widen(q), widen(t), widen(round), widen(shift), widen(o));
+    let k_lo = k_s123(q.0, t64.0, negative as __mmask8, round.0, shift64.0);
+    let k_hi = k_s123(q.1, t64.1, (negative >> 8) as __mmask8, round.1, shift64.1);
+    let o_zero = _mm512_cmpeq_epi32_mask(o, zero);
+    let c32768 = _mm512_set1_epi64(32768);
+    let k_lo = _mm512_mask_mov_epi64(k_lo, o_zero as __mmask8, c32768);
+    let k_hi = _mm512_mask_mov_epi64(k_hi, (o_zero >> 8) as __mmask8, c32768);
+    // rst = (k * o + 16384) >> 15 in 64 bits (fits i32 again).
+    let r16 = _mm512_set1_epi64(16384);
+    let rst_lo = _mm512_srai_epi64::<15>(_mm512_add_epi64(_mm512_mul_epi32(k_lo, o64.0), r16));
+    let rst_hi = _mm512_srai_epi64::<15>(_mm512_add_epi64(_mm512_mul_epi32(k_hi, o64.1), r16));
+    // rst * egl saturated to i32, then compared with t as libvmaf compares
+    // the exact double product.
+    let gained = _mm512_inserti64x4::<1>(
+        _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(_mm512_mul_epi32(rst_lo, egl))),
+        _mm512_cvtsepi64_epi32(_mm512_mul_epi32(rst_hi, egl)),
+    );
+    let rst = narrow(rst_lo, rst_hi);
+    let k_zero = _mm512_cmpeq_epi64_mask(k_lo, _mm512_setzero_si512()) as __mmask16
+        | (_mm512_cmpeq_epi64_mask(k_hi, _mm512_setzero_si512()) as __mmask16) << 8;
+    let positive = _mm512_cmpgt_epi32_mask(o, zero);
+    let limited = _mm512_mask_blend_epi32(positive, _mm512_max_epi32(gained, t), _mm512_min_epi32(gained, t));
+    let apply = angle & !o_zero & !k_zero;
+    let rst = _mm512_mask_blend_epi32(apply, rst, limited);
+    (rst, _mm512_sub_epi32(t, rst))
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
+    let n = o[0].len();
+    let o = [&o[0][..n], &o[1][..n], &o[2][..n]];
+    let t = [&t[0][..n], &t[1][..n], &t[2][..n]];
+    let [rh, rv, rd] = r;
+    let [ah, av, ad] = a;
+    let (rh, rv, rd, ah, av, ad) = (&mut rh[..n], &mut rv[..n], &mut rd[..n], &mut ah[..n], &mut av[..n], &mut ad[..n]);
+    if n < 16 {
+        return avx2::decouple_s123_row(o, t, [rh, rv, rd], [ah, av, ad], egl as f64);
+    }
+    let div = decouple::div_lookup();
+    let eglv = _mm512_set1_epi64(egl as i64);
+    let load = |s: &[i32], j: usize| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 16);
+        // SAFETY: j + 16 <= n for every slice.
+        let ov = [load(o[0], j), load(o[1], j), load(o[2], j)];
+        let tv = [load(t[0], j), load(t[1], j), load(t[2], j)];
+        let (oh, ovv, th, tvv) = (widen(ov[0]), widen(ov[1]), widen(tv[0]), widen(tv[1]));
+        let lo8 = angle_mask_s123(oh.0, ovv.0, th.0, tvv.0);
+        let hi8 = angle_mask_s123(oh.1, ovv.1, th.1, tvv.1);
+        let angle = lo8 as __mmask16 | (hi8 as __mmask16) << 8;
+        let outs_r: [&mut [i32]; 3] = [&mut *rh, &mut *rv, &mut *rd];
+        let outs_a: [&mut [i32]; 3] = [&mut *ah, &mut *av, &mut *ad];
+        for (b, (rr, aa)) in outs_r.into_iter().zip(outs_a).enumerate() {
+            let (x, y) = decouple_band_s123(ov[b], tv[b], angle, eglv, div);
+            store16_i32(rr, j, x);
+            store16_i32(aa, j, y);
+        }
+        j0 += 16;
+    }
 }
