@@ -1,5 +1,5 @@
 //! AVX-512 twins of the integer ADM's scale-0 row kernels and of the
-//! scales 1-3 decouple (libvmaf 3.2.0
+//! scales 1-3 decouple and vertical DWT pass (libvmaf 3.2.0
 //! `feature/x86/adm_avx512.c` is the speed bar), built on `avx2.rs`: read
 //! that module's doc first. The same integer operations lane by lane on
 //! twice the columns (32 for the 16-bit DWT passes, 16 for the others),
@@ -9,9 +9,10 @@
 //! per-element kernels as one more block overlapping the last. The scales
 //! 1-3 decouple works in i64 lanes in pixel order (native 64-bit shifts,
 //! min/max, saturating narrowing, and `vcvtqq2ps` for C's int64 -> float).
-//! Rows too short for one block, and the kernels not here (the scales 1-3
-//! DWT, CSF and masking, the 9- to 16-bit vertical pass, thresholds, the
-//! den cube sums), are the AVX2 ones.
+//! The scales 1-3 DWT's vertical pass is here too. Rows too short for one
+//! block, and the kernels not here (the scales 1-3 horizontal pass, CSF and
+//! masking, the 9- to 16-bit vertical pass, thresholds, the den cube sums),
+//! are the AVX2 ones.
 //!
 //! Each public kernel checks nothing about the CPU: `super::kernels` hands
 //! them out only after runtime detection of AVX-512 F/BW/DQ/VL (and so
@@ -32,7 +33,7 @@ pub const KERNELS: Kernels = Kernels {
     thresholds: avx2::KERNELS.thresholds,
     cm_s0: cm_s0_row,
     cube_sum_s0: avx2::KERNELS.cube_sum_s0,
-    dwt_s123: avx2::KERNELS.dwt_s123,
+    dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: avx2::KERNELS.dwt_s123.horizontal },
     decouple_s123: decouple_s123_row,
     csf_s123: avx2::KERNELS.csf_s123,
     cm_s123: avx2::KERNELS.cm_s123,
@@ -509,6 +510,60 @@ unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3
             store16_i32(rr, j, x);
             store16_i32(aa, j, y);
         }
+        j0 += 16;
+    }
+}
+
+// ---------------------------------------------------------------- DWT, scales 1-3
+
+pub fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { vertical_s123_avx512(rows, add, shift, lo, hi) }
+}
+
+/// Puts the low 32 bits of the even (`e`) and odd (`o`) i64 lane results
+/// back into 16 i32 lanes in order.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn merge_even_odd(e: __m512i, o: __m512i) -> __m512i {
+    _mm512_mask_blend_epi32(0xAAAA, e, _mm512_slli_epi64::<32>(o))
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+    let w = lo.len();
+    let hi = &mut hi[..w];
+    let r = [&rows[0][..w], &rows[1][..w], &rows[2][..w], &rows[3][..w]];
+    if w < 16 {
+        return avx2::vertical_s123(r, add, shift, lo, hi);
+    }
+    let lc = LO.map(|c| _mm512_set1_epi32(c));
+    let hc = HI.map(|c| _mm512_set1_epi32(c));
+    let addv = _mm512_set1_epi64(add);
+    let cnt = _mm_cvtsi32_si128(shift as i32);
+    // The low 32 bits of (v + add) >> shift: a logical shift gives those
+    // of the arithmetic one (shift <= 16).
+    let round_shift = |v: __m512i| _mm512_srl_epi64(_mm512_add_epi64(v, addv), cnt);
+    let load = |s: &[i32], j: usize| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
+    let mut j0 = 0;
+    while j0 < w {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(w - 16);
+        // SAFETY: j + 16 <= w for every row and output.
+        let s = [load(r[0], j), load(r[1], j), load(r[2], j), load(r[3], j)];
+        let so = s.map(|x| _mm512_srli_epi64::<32>(x));
+        let mut le = _mm512_mul_epi32(lc[0], s[0]);
+        let mut lo_ = _mm512_mul_epi32(lc[0], so[0]);
+        let mut he = _mm512_mul_epi32(hc[0], s[0]);
+        let mut ho = _mm512_mul_epi32(hc[0], so[0]);
+        for k in 1..4 {
+            le = _mm512_add_epi64(le, _mm512_mul_epi32(lc[k], s[k]));
+            lo_ = _mm512_add_epi64(lo_, _mm512_mul_epi32(lc[k], so[k]));
+            he = _mm512_add_epi64(he, _mm512_mul_epi32(hc[k], s[k]));
+            ho = _mm512_add_epi64(ho, _mm512_mul_epi32(hc[k], so[k]));
+        }
+        store16_i32(lo, j, merge_even_odd(round_shift(le), round_shift(lo_)));
+        store16_i32(hi, j, merge_even_odd(round_shift(he), round_shift(ho)));
         j0 += 16;
     }
 }
