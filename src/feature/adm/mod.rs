@@ -25,6 +25,8 @@ pub mod den;
 pub mod dwt;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod avx512;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use crate::picture::PlaneView;
@@ -243,8 +245,14 @@ pub const SCALAR_KERNELS: Kernels = Kernels {
 /// The kernels for `cpu` (the best at or below it).
 pub fn kernels(cpu: CpuLevel) -> Kernels {
     #[cfg(target_arch = "x86_64")]
-    if cpu >= CpuLevel::Avx2 && CpuLevel::detect_host() >= CpuLevel::Avx2 {
-        return avx2::KERNELS;
+    {
+        let host = CpuLevel::detect_host();
+        if cpu >= CpuLevel::Avx512 && host >= CpuLevel::Avx512 {
+            return avx512::KERNELS;
+        }
+        if cpu >= CpuLevel::Avx2 && host >= CpuLevel::Avx2 {
+            return avx2::KERNELS;
+        }
     }
     let _ = cpu;
     SCALAR_KERNELS

@@ -12,6 +12,8 @@
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use super::{
@@ -111,8 +113,13 @@ pub type SadFn = fn(&crate::picture::PlaneView, &crate::picture::PlaneView, u32,
 /// The SAD kernel for `cpu` (the best at or below it).
 pub fn sad_fn(cpu: CpuLevel) -> SadFn {
     #[cfg(target_arch = "x86_64")]
-    if cpu >= CpuLevel::Avx2 {
-        return avx2::sad;
+    {
+        if cpu >= CpuLevel::Avx512 {
+            return avx512::sad;
+        }
+        if cpu >= CpuLevel::Avx2 {
+            return avx2::sad;
+        }
     }
     let _ = cpu;
     scalar::sad
