@@ -281,6 +281,31 @@ fn v1016_models_by_version_equal_libvmaf() {
     assert_has(&err, &["cambi", "216"]);
 }
 
+/// The bootstrap collection: libvmaf's tool prints member 0's score, then
+/// the collection's pooled bagging score, 95% interval and stddev.
+#[test]
+fn bootstrap_model_by_version_equals_libvmaf() {
+    let p = pair("bootstrap", Chroma::Yuv420, 10, 98, 66, 5);
+    let spec = reference::RefSpec { models: vec![("vmaf_b_v0.6.3".into(), "vmaf".into())], ..Default::default() };
+    let r = reference::run(&p.frames, &spec, &["vmaf_bagging".into(), "vmaf_ci_p95_lo".into(), "vmaf_ci_p95_hi".into(), "vmaf_stddev".into()]);
+    let mean = |n: &str| r.pooled[n][0].unwrap();
+    let want = format!(
+        "vmaf_b_v0.6.3: {:.6}\nvmaf_b_v0.6.3: {:.6}, ci.p95: [{:.6}, {:.6}], stddev: {:.6}\n",
+        mean("vmaf"),
+        mean("vmaf_bagging"),
+        mean("vmaf_ci_p95_lo"),
+        mean("vmaf_ci_p95_hi"),
+        mean("vmaf_stddev")
+    );
+    let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+    let log = dir().join("bootstrap.json");
+    let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--threads", "2", "-m", "version=vmaf_b_v0.6.3", "--json", "-o", s(&log)]);
+    assert_eq!(out, want);
+    let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(frames, ref_frames, "per-frame metrics differ from libvmaf's log");
+    assert_eq!(pooled, ref_pooled, "pooled metrics differ from libvmaf's log");
+}
+
 #[test]
 fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);

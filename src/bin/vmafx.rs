@@ -329,7 +329,8 @@ fn score(
             (None, None) => unreachable!("parse_model requires version or path"),
         }
         .map_err(|e| prefixed(e, &format!("loading model {}", spec.label)))?;
-        labels.push((spec.label.clone(), model.name().to_owned()));
+        let bootstrap = model.bootstrap_names().count() > 0;
+        labels.push((spec.label.clone(), model.name().to_owned(), bootstrap));
         ctx.use_model(model)?;
     }
     for (name, options) in features {
@@ -374,9 +375,17 @@ fn score(
     let print_scores = !cli.no_prediction && (!cli.quiet || cli.output.is_none());
     if print_scores {
         let mut out = std::io::stdout().lock();
-        for (label, name) in &labels {
+        for (label, name, _) in &labels {
             let score = ctx.pooled(name, PoolMethod::Mean, 0, frames - 1)?;
             writeln!(out, "{label}: {score:.6}").map_err(|e| Error::io("<stdout>", e))?;
+        }
+        // Then each model collection's pooled statistics, as libvmaf's tool.
+        for (label, name, _) in labels.iter().filter(|l| l.2) {
+            let pooled = |suffix: &str| ctx.pooled(&format!("{name}{suffix}"), PoolMethod::Mean, 0, frames - 1);
+            let (bagging, lo, hi) = (pooled("_bagging")?, pooled("_ci_p95_lo")?, pooled("_ci_p95_hi")?);
+            let stddev = pooled("_stddev")?;
+            writeln!(out, "{label}: {bagging:.6}, ci.p95: [{lo:.6}, {hi:.6}], stddev: {stddev:.6}")
+                .map_err(|e| Error::io("<stdout>", e))?;
         }
     }
 

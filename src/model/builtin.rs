@@ -5,6 +5,8 @@
 /// (version, JSON text), in libvmaf's order.
 pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
+    // A bootstrap collection: member 0 and twenty resampled members.
+    ("vmaf_b_v0.6.3", include_str!("../../models/vmaf_b_v0.6.3.json")),
     ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
     ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
     // vmaf_v0.6.1neg's features (enhancement gain limits 1.0) with
@@ -25,6 +27,7 @@ pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
 /// Versions, for listings and error messages.
 pub(crate) static BUILTIN_VERSIONS: &[&str] = &[
     "vmaf_v0.6.1",
+    "vmaf_b_v0.6.3",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
     "vmaf_4k_v0.6.1neg",
