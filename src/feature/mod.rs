@@ -19,6 +19,7 @@ pub mod naming;
 pub mod options;
 pub mod psnr;
 pub mod speed;
+pub mod ssim;
 pub mod vif;
 
 use crate::device::gpu::GpuDevice;
@@ -190,6 +191,8 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &cambi::DESCRIPTOR,
     &speed::CHROMA_DESCRIPTOR,
     &speed::TEMPORAL_DESCRIPTOR,
+    &ssim::SSIM_DESCRIPTOR,
+    &ssim::MS_SSIM_DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.
