@@ -556,6 +556,13 @@ impl Context {
         if self.uses.is_empty() {
             return Err(Error::invalid("no model and no feature to compute"));
         }
+        if self.config.threads > 0 {
+            // libvmaf with a thread pool runs its TEMPORAL extractors on the
+            // calling thread before the pool's job for the frame, so their
+            // features come first in its collector and logs; ours follow
+            // the order of `uses`.
+            self.uses.sort_by_key(|u| !u.descriptor.libvmaf_temporal());
+        }
         let base = ExtractorConfig {
             width: geometry.width,
             height: geometry.height,

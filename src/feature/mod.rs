@@ -175,7 +175,17 @@ impl ExtractorDescriptor {
     pub fn provides(&self, provided: &str) -> bool {
         self.provided_features.contains(&provided)
     }
+
+    /// Whether libvmaf flags this extractor `VMAF_FEATURE_EXTRACTOR_TEMPORAL`
+    /// (which orders its features first in a threaded context's logs).
+    pub fn libvmaf_temporal(&self) -> bool {
+        LIBVMAF_TEMPORAL.contains(&self.name)
+    }
 }
+
+/// libvmaf 3.2.0's extractors flagged TEMPORAL (`integer_psnr.c`,
+/// `speed.c`, `float_motion.c`; integer motion is PREV_REF only).
+const LIBVMAF_TEMPORAL: [&str; 3] = ["psnr", "speed_temporal", "float_motion"];
 
 /// `needs_two_back` of the extractors that never look two frames back.
 pub fn never_two_back(_: &FeatureOptions) -> bool {
