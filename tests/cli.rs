@@ -468,6 +468,11 @@ fn version_and_help() {
     assert_has(&out, &["vmafx", "3.2.0"]);
     let out = ok(&["--help"]);
     assert_has(&out, &["--reference", "--pixel_format", "--no_prediction", "--cpu-level"]);
+    // Every built-in model and every extractor, with its options.
+    let mut listed: Vec<&str> = vmafx::model::Model::builtin_versions().to_vec();
+    listed.extend(vmafx::feature::REGISTRY.iter().map(|d| d.name));
+    listed.extend(["vmaf_b_v0.6.3", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero"]);
+    assert_has(&out, &listed);
 }
 
 // ---- errors --------------------------------------------------------------
@@ -618,7 +623,7 @@ fn bad_options_are_refused() {
         &["--bitdepth 9"],
     );
     assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "nv12", "-b", "8"], 1), &["nv12"]);
-    assert_has(&fails(&["-r", r, "-d", d, "--feature", "float_ssim"], 1), &["float_ssim"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "float_nope"], 1), &["float_nope", "float_ssim"]);
     // CAMBI refuses pictures under 216 pixels on both sides, as libvmaf.
     assert_has(&fails(&["-r", r, "-d", d, "-n", "--feature", "cambi"], 1), &["cambi", "216"]);
     assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi=eotf=pq:window_size=7"], 1), &["window_size"]);

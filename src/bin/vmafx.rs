@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use vmafx::engine::{Context, ContextConfig, DeviceChoice};
@@ -547,12 +547,49 @@ fn stop_requested() -> Option<&'static str> {
         .map(|(_, (_, name))| name)
 }
 
+/// The built-in models and feature extractors, with each extractor's
+/// options, for `--help` (from the library's own lists, so always current).
+fn catalogue() -> String {
+    let mut text = String::from("Built-in models (--model version=NAME):\n");
+    text.push_str(&wrapped("  ", Model::builtin_versions(), 2));
+    text.push_str("\nFeatures (--feature NAME[=opt=val:...]) and their options:\n");
+    for d in vmafx::feature::REGISTRY {
+        let options: Vec<&str> = d.options.iter().map(|o| o.name).collect();
+        text.push_str(&wrapped(&format!("  {:<15} ", d.name), &options, 18));
+    }
+    text
+}
+
+/// `words` comma-separated after `first`, lines kept within 100 columns,
+/// continuation lines indented by `indent`.
+fn wrapped(first: &str, words: &[&str], indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_owned();
+    for (i, w) in words.iter().enumerate() {
+        let piece = if i + 1 < words.len() { format!("{w},") } else { (*w).to_owned() };
+        if line.len() + piece.len() + 1 > 100 && !line.trim().is_empty() && i > 0 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+        }
+        line.push_str(&piece);
+        line.push(' ');
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 fn main() -> ExitCode {
     if let Err(e) = catch_stop_signals() {
         eprintln!("vmafx: error: {e}");
         return ExitCode::FAILURE;
     }
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .after_help(catalogue())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
