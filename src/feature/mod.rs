@@ -14,6 +14,7 @@
 
 pub mod adm;
 pub mod cambi;
+pub mod ciede;
 pub mod motion;
 pub mod naming;
 pub mod options;
@@ -203,6 +204,7 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &speed::TEMPORAL_DESCRIPTOR,
     &ssim::SSIM_DESCRIPTOR,
     &ssim::MS_SSIM_DESCRIPTOR,
+    &ciede::DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.
