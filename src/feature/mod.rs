@@ -19,6 +19,7 @@ pub mod motion;
 pub mod naming;
 pub mod options;
 pub mod psnr;
+pub mod psnr_hvs;
 pub mod speed;
 pub mod ssim;
 pub mod vif;
@@ -205,6 +206,7 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &ssim::SSIM_DESCRIPTOR,
     &ssim::MS_SSIM_DESCRIPTOR,
     &ciede::DESCRIPTOR,
+    &psnr_hvs::DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.
