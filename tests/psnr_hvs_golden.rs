@@ -53,6 +53,16 @@ fn psnr_hvs_matches_libvmaf_across_depths_layouts_and_sizes() {
     }
 }
 
+/// A chroma plane under 8 pixels on a side holds no block: libvmaf divides
+/// 0 by 0, and so does vmafx (NaN, bit for bit).
+#[test]
+fn psnr_hvs_without_a_chroma_block_is_nan_as_in_libvmaf() {
+    let frames = synth::clip(Chroma::Yuv420, 8, 14, 30, 2, 9);
+    let ctx = ours(&frames, 0).unwrap();
+    assert!(ctx.score_at("psnr_hvs_cb", 0).unwrap().is_nan());
+    check(&frames, "psnr_hvs 14x30 4:2:0", 0);
+}
+
 #[test]
 fn psnr_hvs_on_the_golden_clips_and_a_scene_cut() {
     for clip in clips::all() {

@@ -66,9 +66,12 @@ impl Extractor for PsnrHvs {
     }
 }
 
-/// `convert_score_db(score, 1.0)`.
+/// `convert_score_db(score, 1.0)`: `10 * (-1 * log10(1.0 * score))`, whose
+/// `-1 *` the C compiler folds into a negation (which flips a NaN's sign,
+/// where a multiplication by -1 keeps it). LLVM would fold `10 * -x` into
+/// `x * -10`, keeping it: `black_box` keeps the negation a negation.
 fn convert_score_db(score: f64) -> f64 {
-    10.0 * (-1.0 * (1.0 * score).log10())
+    10.0 * std::hint::black_box(-score.log10())
 }
 
 /// `OD_DCT_RSHIFT`: a right shift rounding towards zero.
