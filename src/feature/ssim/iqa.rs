@@ -46,6 +46,18 @@ fn filter_pixel(img: &Image, x: usize, y: usize, kernel: &[f32], k: usize) -> Re
     let even = (k % 2 == 0) as isize;
     let mut sum = 0.0f64;
     let mut k_offset = 0;
+    let (xi, yi) = (x as isize, y as isize);
+    if xi >= c && yi >= c && xi < img.width as isize - c && yi < img.height as isize - c {
+        // Inside: no reflection (libvmaf's non-edge path; the same taps).
+        for v in -c..=c - even {
+            let row = &img.data[(yi + v) as usize * img.width..];
+            for u in -c..=c - even {
+                sum += (row[(xi + u) as usize] * kernel[k_offset]) as f64;
+                k_offset += 1;
+            }
+        }
+        return Ok(sum as f32);
+    }
     for v in -c..=c - even {
         for u in -c..=c - even {
             let (sx, sy) = (symmetric(x as isize + u, img.width), symmetric(y as isize + v, img.height));
