@@ -556,6 +556,13 @@ impl Context {
         if self.uses.is_empty() {
             return Err(Error::invalid("no model and no feature to compute"));
         }
+        if self.config.threads > 0 {
+            // libvmaf with a thread pool runs its TEMPORAL extractors on the
+            // calling thread before the pool's job for the frame, so their
+            // features come first in its collector and logs; ours follow
+            // the order of `uses`.
+            self.uses.sort_by_key(|u| !u.descriptor.libvmaf_temporal());
+        }
         let base = ExtractorConfig {
             width: geometry.width,
             height: geometry.height,
@@ -769,20 +776,27 @@ impl Context {
         if self.config.subsample > 1 && index % self.config.subsample != 0 {
             return Ok(());
         }
-        {
-            for model in &self.models {
-                let mut values = Vec::with_capacity(model.features().len());
-                for f in model.features() {
-                    values.push(self.collector.get(&f.feature, index).ok_or_else(|| {
-                        Error::Internal(format!(
-                            "model {}: feature {} missing at frame {index}",
-                            model.name(),
-                            f.feature
-                        ))
-                    })?);
-                }
-                let score = model.score(&values)?;
-                self.collector.append(model.name(), index, score)?;
+        // Every model's score first, then the collections' members and
+        // statistics: libvmaf's tool pools the models before the
+        // collections, which fixes the order of names in its logs.
+        let mut inputs = Vec::with_capacity(self.models.len());
+        for model in &self.models {
+            let mut values = Vec::with_capacity(model.features().len());
+            for f in model.features() {
+                values.push(self.collector.get(&f.feature, index).ok_or_else(|| {
+                    Error::Internal(format!("model {}: feature {} missing at frame {index}", model.name(), f.feature))
+                })?);
+            }
+            let score = model.score(&values)?;
+            self.collector.append(model.name(), index, score)?;
+            inputs.push(values);
+        }
+        let mut extra = Vec::new();
+        for (model, values) in self.models.iter().zip(&inputs) {
+            extra.clear();
+            model.bootstrap_scores(values, &mut extra)?;
+            for (name, &value) in model.bootstrap_names().zip(&extra) {
+                self.collector.append(name, index, value)?;
             }
         }
         Ok(())

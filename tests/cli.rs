@@ -281,6 +281,31 @@ fn v1016_models_by_version_equal_libvmaf() {
     assert_has(&err, &["cambi", "216"]);
 }
 
+/// The bootstrap collection: libvmaf's tool prints member 0's score, then
+/// the collection's pooled bagging score, 95% interval and stddev.
+#[test]
+fn bootstrap_model_by_version_equals_libvmaf() {
+    let p = pair("bootstrap", Chroma::Yuv420, 10, 98, 66, 5);
+    let spec = reference::RefSpec { models: vec![("vmaf_b_v0.6.3".into(), "vmaf".into())], ..Default::default() };
+    let r = reference::run(&p.frames, &spec, &["vmaf_bagging".into(), "vmaf_ci_p95_lo".into(), "vmaf_ci_p95_hi".into(), "vmaf_stddev".into()]);
+    let mean = |n: &str| r.pooled[n][0].unwrap();
+    let want = format!(
+        "vmaf_b_v0.6.3: {:.6}\nvmaf_b_v0.6.3: {:.6}, ci.p95: [{:.6}, {:.6}], stddev: {:.6}\n",
+        mean("vmaf"),
+        mean("vmaf_bagging"),
+        mean("vmaf_ci_p95_lo"),
+        mean("vmaf_ci_p95_hi"),
+        mean("vmaf_stddev")
+    );
+    let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+    let log = dir().join("bootstrap.json");
+    let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--threads", "2", "-m", "version=vmaf_b_v0.6.3", "--json", "-o", s(&log)]);
+    assert_eq!(out, want);
+    let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(frames, ref_frames, "per-frame metrics differ from libvmaf's log");
+    assert_eq!(pooled, ref_pooled, "pooled metrics differ from libvmaf's log");
+}
+
 #[test]
 fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);
@@ -443,8 +468,11 @@ fn version_and_help() {
     assert_has(&out, &["vmafx", "3.2.0"]);
     let out = ok(&["--help"]);
     assert_has(&out, &["--reference", "--pixel_format", "--no_prediction", "--cpu-level"]);
-    // Every extractor and built-in model, as the library lists them.
-    assert_has(&out, &["float_adm", "float_moment", "speed_temporal", "vmaf_float_4k_v0.6.1", "vmaf_v1.0.16_hfr_5d0h"]);
+    // Every built-in model and every extractor, with its options.
+    let mut listed: Vec<&str> = vmafx::model::Model::builtin_versions().to_vec();
+    listed.extend(vmafx::feature::REGISTRY.iter().map(|d| d.name));
+    listed.extend(["vmaf_b_v0.6.3", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
+    assert_has(&out, &listed);
 }
 
 // ---- errors --------------------------------------------------------------
@@ -595,7 +623,7 @@ fn bad_options_are_refused() {
         &["--bitdepth 9"],
     );
     assert_has(&fails(&["-r", r, "-d", d, "-w", "32", "-h", "16", "-p", "nv12", "-b", "8"], 1), &["nv12"]);
-    assert_has(&fails(&["-r", r, "-d", d, "--feature", "float_ssim"], 1), &["float_ssim"]);
+    assert_has(&fails(&["-r", r, "-d", d, "--feature", "float_nope"], 1), &["float_nope", "float_ssim"]);
     // CAMBI refuses pictures under 216 pixels on both sides, as libvmaf.
     assert_has(&fails(&["-r", r, "-d", d, "-n", "--feature", "cambi"], 1), &["cambi", "216"]);
     assert_has(&fails(&["-r", r, "-d", d, "--feature", "cambi=eotf=pq:window_size=7"], 1), &["window_size"]);

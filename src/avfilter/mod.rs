@@ -816,6 +816,27 @@ mod tests {
         }
     }
 
+    /// The filter takes every extractor and built-in model by libvmaf's
+    /// names and options (the values are the engine's: tests/*_golden.rs).
+    #[test]
+    fn every_extractor_and_the_bootstrap_collection_are_accepted() {
+        let raw = RawOptions {
+            model: Some("version=vmaf_b_v0.6.3:name=b"),
+            feature: Some("name=float_ssim:enable_lcs=true:scale=2|name=float_ms_ssim:enable_db=true:clip_db=true|name=ciede|name=psnr_hvs"),
+            n_subsample: 1,
+            ..Default::default()
+        };
+        let f = Filter::new(&raw).unwrap();
+        let names: Vec<&str> = f.context.models()[0].bootstrap_names().collect();
+        assert_eq!((names.len(), names[0], names[23]), (24, "b_0001", "b_ci_p95_hi"));
+        let names: Vec<&str> = f.extractors.iter().map(|(d, _)| d.name).collect();
+        assert_eq!(names, ["float_ssim", "float_ms_ssim", "ciede", "psnr_hvs"]);
+        for bad in ["name=float_ssim:scale=11", "name=float_ms_ssim:enable_lcs=maybe", "name=ciede:nope=1"] {
+            let raw = RawOptions { model: None, feature: Some(bad), n_subsample: 1, ..Default::default() };
+            assert!(Filter::new(&raw).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn cuda_frame_on_a_software_input_is_refused() {
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use vmafx::engine::{Context, ContextConfig, DeviceChoice};
@@ -329,7 +329,8 @@ fn score(
             (None, None) => unreachable!("parse_model requires version or path"),
         }
         .map_err(|e| prefixed(e, &format!("loading model {}", spec.label)))?;
-        labels.push((spec.label.clone(), model.name().to_owned()));
+        let bootstrap = model.bootstrap_names().count() > 0;
+        labels.push((spec.label.clone(), model.name().to_owned(), bootstrap));
         ctx.use_model(model)?;
     }
     for (name, options) in features {
@@ -374,9 +375,17 @@ fn score(
     let print_scores = !cli.no_prediction && (!cli.quiet || cli.output.is_none());
     if print_scores {
         let mut out = std::io::stdout().lock();
-        for (label, name) in &labels {
+        for (label, name, _) in &labels {
             let score = ctx.pooled(name, PoolMethod::Mean, 0, frames - 1)?;
             writeln!(out, "{label}: {score:.6}").map_err(|e| Error::io("<stdout>", e))?;
+        }
+        // Then each model collection's pooled statistics, as libvmaf's tool.
+        for (label, name, _) in labels.iter().filter(|l| l.2) {
+            let pooled = |suffix: &str| ctx.pooled(&format!("{name}{suffix}"), PoolMethod::Mean, 0, frames - 1);
+            let (bagging, lo, hi) = (pooled("_bagging")?, pooled("_ci_p95_lo")?, pooled("_ci_p95_hi")?);
+            let stddev = pooled("_stddev")?;
+            writeln!(out, "{label}: {bagging:.6}, ci.p95: [{lo:.6}, {hi:.6}], stddev: {stddev:.6}")
+                .map_err(|e| Error::io("<stdout>", e))?;
         }
     }
 
@@ -538,12 +547,49 @@ fn stop_requested() -> Option<&'static str> {
         .map(|(_, (_, name))| name)
 }
 
+/// The built-in models and feature extractors, with each extractor's
+/// options, for `--help` (from the library's own lists, so always current).
+fn catalogue() -> String {
+    let mut text = String::from("Built-in models (--model version=NAME):\n");
+    text.push_str(&wrapped("  ", Model::builtin_versions(), 2));
+    text.push_str("\nFeatures (--feature NAME[=opt=val:...]) and their options:\n");
+    for d in vmafx::feature::REGISTRY {
+        let options: Vec<&str> = d.options.iter().map(|o| o.name).collect();
+        text.push_str(&wrapped(&format!("  {:<15} ", d.name), &options, 18));
+    }
+    text
+}
+
+/// `words` comma-separated after `first`, lines kept within 100 columns,
+/// continuation lines indented by `indent`.
+fn wrapped(first: &str, words: &[&str], indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_owned();
+    for (i, w) in words.iter().enumerate() {
+        let piece = if i + 1 < words.len() { format!("{w},") } else { (*w).to_owned() };
+        if line.len() + piece.len() + 1 > 100 && !line.trim().is_empty() && i > 0 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+        }
+        line.push_str(&piece);
+        line.push(' ');
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 fn main() -> ExitCode {
     if let Err(e) = catch_stop_signals() {
         eprintln!("vmafx: error: {e}");
         return ExitCode::FAILURE;
     }
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .after_help(catalogue())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

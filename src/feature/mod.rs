@@ -14,12 +14,15 @@
 
 pub mod adm;
 pub mod cambi;
+pub mod ciede;
 pub mod float;
 pub mod motion;
 pub mod naming;
 pub mod options;
 pub mod psnr;
+pub mod psnr_hvs;
 pub mod speed;
+pub mod ssim;
 pub mod vif;
 
 use crate::device::gpu::GpuDevice;
@@ -175,7 +178,17 @@ impl ExtractorDescriptor {
     pub fn provides(&self, provided: &str) -> bool {
         self.provided_features.contains(&provided)
     }
+
+    /// Whether libvmaf flags this extractor `VMAF_FEATURE_EXTRACTOR_TEMPORAL`
+    /// (which orders its features first in a threaded context's logs).
+    pub fn libvmaf_temporal(&self) -> bool {
+        LIBVMAF_TEMPORAL.contains(&self.name)
+    }
 }
+
+/// libvmaf 3.2.0's extractors flagged TEMPORAL (`integer_psnr.c`,
+/// `speed.c`, `float_motion.c`; integer motion is PREV_REF only).
+const LIBVMAF_TEMPORAL: [&str; 3] = ["psnr", "speed_temporal", "float_motion"];
 
 /// `needs_two_back` of the extractors that never look two frames back.
 pub fn never_two_back(_: &FeatureOptions) -> bool {
@@ -197,6 +210,10 @@ pub static REGISTRY: &[&ExtractorDescriptor] = &[
     &float::motion::DESCRIPTOR,
     &float::vif::DESCRIPTOR,
     &float::adm::DESCRIPTOR,
+    &ssim::SSIM_DESCRIPTOR,
+    &ssim::MS_SSIM_DESCRIPTOR,
+    &ciede::DESCRIPTOR,
+    &psnr_hvs::DESCRIPTOR,
 ];
 
 /// Looks an extractor up by its libvmaf name.

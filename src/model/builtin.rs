@@ -11,6 +11,8 @@ pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
     ("vmaf_float_v0.6.1neg", include_str!("../../models/vmaf_float_v0.6.1neg.json")),
     ("vmaf_float_4k_v0.6.1", include_str!("../../models/vmaf_float_4k_v0.6.1.json")),
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
+    // A bootstrap collection: member 0 and twenty resampled members.
+    ("vmaf_b_v0.6.3", include_str!("../../models/vmaf_b_v0.6.3.json")),
     ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
     ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
     // vmaf_v0.6.1neg's features (enhancement gain limits 1.0) with
@@ -34,6 +36,7 @@ pub(crate) static BUILTIN_VERSIONS: &[&str] = &[
     "vmaf_float_v0.6.1neg",
     "vmaf_float_4k_v0.6.1",
     "vmaf_v0.6.1",
+    "vmaf_b_v0.6.3",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
     "vmaf_4k_v0.6.1neg",

@@ -136,13 +136,19 @@ impl ModelDefinition {
     /// Parses a libvmaf JSON model (`vmaf_read_json_model_from_buffer`).
     pub fn from_json(text: &str, flags: LoadFlags) -> Result<ModelDefinition> {
         let doc = json::parse(text).map_err(|e| invalid(format!("model is not valid JSON: {e}")))?;
-        let top = object(&doc, "model file")?;
+        Self::from_json_value(&doc, flags)
+    }
+
+    /// `vmaf_read_json_model` on a parsed document: an object holding a
+    /// `model_dict` (a model file, or one member of a model collection).
+    pub(crate) fn from_json_value(doc: &Json, flags: LoadFlags) -> Result<ModelDefinition> {
+        let top = object(doc, "model file")?;
         let dict = match top.iter().find(|(k, _)| k == "model_dict") {
             Some((_, d)) => d,
             None if top.iter().any(|(k, _)| k == "0") => {
                 return Err(Error::NotSupported(
-                    "model collections (bootstrap models with members \"0\", \"1\", ...) are not supported; \
-                     load a single model"
+                    "a model collection (bootstrap members \"0\", \"1\", ...) is not one model; \
+                     load it with Model, which scores collections"
                         .into(),
                 ))
             }
@@ -281,6 +287,14 @@ impl ModelDefinition {
     /// order of [`Self::features`]: libvmaf's `vmaf_predict_score_at_index`
     /// with flags 0 (as `vmaf_score_at_index` calls it).
     pub fn score(&self, values: &[f64]) -> Result<f64> {
+        let prediction = self.raw_score(values)?;
+        Ok(self.clip(self.apply_transform(prediction)))
+    }
+
+    /// The prediction before transform and clip: `vmaf_predict_score_at_index`
+    /// with `VMAF_MODEL_FLAG_DISABLE_CLIP | VMAF_MODEL_FLAG_DISABLE_TRANSFORM`
+    /// (what a bootstrap collection's statistics are computed on).
+    pub fn raw_score(&self, values: &[f64]) -> Result<f64> {
         if values.len() != self.features.len() {
             return Err(Error::invalid(format!(
                 "model takes {} feature values, got {}",
@@ -297,10 +311,8 @@ impl ModelDefinition {
         if let Some(c) = self.chroma_correction {
             self.correct_chroma_from_luma(&mut node, c);
         }
-        let mut prediction = self.svm.predict(&node);
-        prediction = self.denormalize(self.slope, self.intercept, prediction);
-        prediction = self.apply_transform(prediction);
-        Ok(self.clip(prediction))
+        let prediction = self.svm.predict(&node);
+        Ok(self.denormalize(self.slope, self.intercept, prediction))
     }
 
     /// `normalize`.

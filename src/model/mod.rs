@@ -12,9 +12,12 @@
 //!   name its values have in the collector (`vmaf_feature_name_from_options`,
 //!   e.g. "integer_adm2_egl_1" for `adm_enhn_gain_limit: 1.0`).
 //!
-//! Model collections (bootstrap models, files with members "0", "1", ...)
-//! are refused with [`Error::NotSupported`].
+//! A model collection (a bootstrap model such as `vmaf_b_v0.6.3`: members
+//! "0", "1", ...) is one [`Model`] too: member 0 scores under the model's
+//! name, and [`Model::bootstrap_names`] lists what the others add
+//! (`bootstrap.rs`).
 
+mod bootstrap;
 mod builtin;
 pub mod definition;
 pub mod json;
@@ -71,6 +74,8 @@ pub struct Model {
     name: String,
     features: Vec<ModelFeature>,
     definition: ModelDefinition,
+    /// Members 1.. of a model collection (`None` for a single model).
+    bootstrap: Option<bootstrap::Bootstrap>,
 }
 
 impl ModelDefinition {
@@ -104,17 +109,56 @@ impl ModelDefinition {
 impl Model {
     /// Built-in model by version ("vmaf_v0.6.1", "vmaf_4k_v0.6.1neg", ...: `builtin_versions`).
     pub fn builtin(version: &str, cfg: &ModelConfig) -> Result<Model> {
+        if let Some(model) = builtin::find(version).map(|text| Model::collection(text, cfg)).transpose()?.flatten() {
+            return Ok(model);
+        }
         Model::from_definition(ModelDefinition::builtin(version, cfg.flags())?, cfg)
     }
 
-    /// Model from a libvmaf JSON model file.
+    /// Model from a libvmaf JSON model file (a model collection too).
     pub fn from_path(path: &std::path::Path, cfg: &ModelConfig) -> Result<Model> {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if let Some(model) = Model::collection(&text, cfg)
+                .map_err(|e| match e {
+                    Error::Model(m) => Error::Model(format!("{}: {m}", path.display())),
+                    other => other,
+                })?
+            {
+                return Ok(model);
+            }
+        }
         Model::from_definition(ModelDefinition::from_path(path, cfg.flags())?, cfg)
     }
 
-    /// Model from the text of a libvmaf JSON model.
+    /// Model from the text of a libvmaf JSON model (a model collection too).
     pub fn from_json(text: &str, cfg: &ModelConfig) -> Result<Model> {
+        if let Some(model) = Model::collection(text, cfg)? {
+            return Ok(model);
+        }
         Model::from_definition(ModelDefinition::from_json(text, cfg.flags())?, cfg)
+    }
+
+    /// `text` as a model collection, `None` when it is a single model.
+    fn collection(text: &str, cfg: &ModelConfig) -> Result<Option<Model>> {
+        let name = cfg.name.as_deref().unwrap_or(DEFAULT_MODEL_NAME);
+        let Some((model0, bootstrap)) = bootstrap::parse_text(text, name, cfg.flags())? else {
+            return Ok(None);
+        };
+        let mut model = Model::from_definition(model0, cfg)?;
+        // vmafx extracts member 0's features once for every member; libvmaf
+        // lets members read other features, which no collection it ships does.
+        for (member, def) in &bootstrap.members {
+            let features = resolve_features(def, crate::feature::find_provider)?;
+            let same = features.len() == model.features.len()
+                && features.iter().zip(&model.features).all(|(a, b)| a.feature == b.feature);
+            if !same {
+                return Err(Error::NotSupported(format!(
+                    "model collection member {member} reads other features than member 0"
+                )));
+            }
+        }
+        model.bootstrap = Some(bootstrap);
+        Ok(Some(model))
     }
 
     /// Ties a parsed model to vmafx's extractors. `cfg`'s flags must be the
@@ -125,7 +169,7 @@ impl Model {
         if name.is_empty() {
             return Err(Error::invalid("model name is empty"));
         }
-        Ok(Model { name, features, definition })
+        Ok(Model { name, features, definition, bootstrap: None })
     }
 
     /// Versions of the built-in models.
@@ -149,6 +193,24 @@ impl Model {
     /// order: libvmaf's `vmaf_score_at_index` for the same values.
     pub fn score(&self, values: &[f64]) -> Result<f64> {
         self.definition.score(values)
+    }
+
+    /// What a model collection writes per frame besides [`Model::name`], in
+    /// libvmaf's order: each member's score ("vmaf_0001", ...), then
+    /// "vmaf_bagging", "vmaf_stddev", "vmaf_ci_p95_lo", "vmaf_ci_p95_hi".
+    /// Empty for a single model.
+    pub fn bootstrap_names(&self) -> impl Iterator<Item = &str> {
+        self.bootstrap.iter().flat_map(|b| b.names())
+    }
+
+    /// The values named by [`Model::bootstrap_names`] for one frame (from
+    /// the values of `features()`), appended to `out`: libvmaf's
+    /// `vmaf_bootstrap_predict_score_at_index`.
+    pub fn bootstrap_scores(&self, values: &[f64], out: &mut Vec<f64>) -> Result<()> {
+        match &self.bootstrap {
+            Some(b) => b.score(values, out),
+            None => Ok(()),
+        }
     }
 }
 
@@ -281,7 +343,7 @@ mod tests {
 
     #[test]
     fn builtins_load() {
-        for v in Model::builtin_versions() {
+        for v in Model::builtin_versions().iter().filter(|v| !v.starts_with("vmaf_b_")) {
             let def = ModelDefinition::builtin(v, LoadFlags::default()).unwrap();
             // v1.0.16: cambi, speed_chroma_uv, adm3, motion3.
             let features = if v.starts_with("vmaf_v1.0.16") { 4 } else { 6 };

@@ -13,7 +13,11 @@ use vmafx::picture::{Chroma, OwnedPicture};
 #[derive(Clone, Debug, Default)]
 pub struct RefSpec {
     /// Built-in model versions ("vmaf_v0.6.1"), scored under the given name
-    /// (`(version, name)`).
+    /// (`(version, name)`). A model collection ("vmaf_b_v0.6.3") is loaded
+    /// and scored as libvmaf's tool does: where `vmaf_model_load` refuses
+    /// the version, member 0 as a model in its place, and the collection
+    /// (`vmaf_score_pooled_model_collection`) after every model; the names
+    /// it writes are read back like `query`'s.
     pub models: Vec<(String, String)>,
     /// Extra extractors: (name, [(option, value)]).
     pub features: Vec<(String, Vec<(String, String)>)>,
@@ -111,6 +115,8 @@ pub struct RefScores {
     pub log_names: Vec<String>,
     /// The JSON log itself.
     pub log_json: String,
+    /// The XML, CSV and subtitle logs, in that order.
+    pub log_others: [String; 3],
     pub frames: u32,
     /// Pooled over all frames, for every model and queried name:
     /// `[mean, harmonic_mean, min, max]` (libvmaf's `vmaf_score_pooled`,
@@ -225,13 +231,21 @@ pub fn try_run(
         let mut ctx = ptr::null_mut();
         assert_eq!(sys::vmaf_init(&mut ctx, config(spec.threads, spec.subsample, spec.path)), 0);
         let mut models = Vec::new();
+        let mut collections = Vec::new();
         for (version, name) in &spec.models {
             let cname = CString::new(name.as_str()).unwrap();
             let cver = CString::new(version.as_str()).unwrap();
             let mut mcfg = sys::VmafModelConfig { name: cname.as_ptr(), flags: 0 };
             let mut model = ptr::null_mut();
-            assert_eq!(sys::vmaf_model_load(&mut model, &mut mcfg, cver.as_ptr()), 0, "load {version}");
-            assert_eq!(sys::vmaf_use_features_from_model(ctx, model), 0);
+            if sys::vmaf_model_load(&mut model, &mut mcfg, cver.as_ptr()) == 0 {
+                assert_eq!(sys::vmaf_use_features_from_model(ctx, model), 0);
+            } else {
+                let mut collection = ptr::null_mut();
+                let err = sys::vmaf_model_collection_load(&mut model, &mut collection, &mut mcfg, cver.as_ptr());
+                assert_eq!(err, 0, "load {version} (as a model, then as a collection)");
+                assert_eq!(sys::vmaf_use_features_from_model_collection(ctx, collection), 0);
+                collections.push(collection);
+            }
             models.push((model, cname));
         }
         for (name, opts) in &spec.features {
@@ -260,6 +274,9 @@ pub fn try_run(
             for (model, _) in models {
                 sys::vmaf_model_destroy(model);
             }
+            for c in collections {
+                sys::vmaf_model_collection_destroy(c);
+            }
             sys::vmaf_close(ctx);
             return Err(e);
         }
@@ -281,6 +298,20 @@ pub fn try_run(
                 *slot = if err == 0 { Some(s) } else { None };
             }
             out.pooled.insert(cname.to_str().unwrap().to_owned(), pooled);
+        }
+        for &c in &collections {
+            // Scores every frame once; a second scoring would fail (libvmaf
+            // never overwrites a value), so the names are read back below.
+            let mut score: sys::VmafModelCollectionScore = std::mem::zeroed();
+            let err = sys::vmaf_score_pooled_model_collection(
+                ctx,
+                c,
+                sys::VmafPoolingMethod_VMAF_POOL_METHOD_MEAN,
+                &mut score,
+                0,
+                n.saturating_sub(1),
+            );
+            assert_eq!(err, 0, "vmaf_score_pooled_model_collection");
         }
         for name in query {
             let cname = CString::new(name.as_str()).unwrap();
@@ -310,6 +341,17 @@ pub fn try_run(
             0
         );
         out.log_json = std::fs::read_to_string(&path).unwrap();
+        let others = [
+            sys::VmafOutputFormat_VMAF_OUTPUT_FORMAT_XML,
+            sys::VmafOutputFormat_VMAF_OUTPUT_FORMAT_CSV,
+            sys::VmafOutputFormat_VMAF_OUTPUT_FORMAT_SUB,
+        ];
+        for (slot, fmt) in out.log_others.iter_mut().zip(others) {
+            let path = dir.join("ref.other");
+            let cpath = CString::new(path.to_str().unwrap()).unwrap();
+            assert_eq!(sys::vmaf_write_output(ctx, cpath.as_ptr(), fmt), 0);
+            *slot = std::fs::read_to_string(&path).unwrap();
+        }
         let _ = std::fs::remove_dir_all(&dir);
         let v: serde_json::Value = serde_json::from_str(&out.log_json).unwrap();
         if let Some(m) = v["frames"][0]["metrics"].as_object() {
@@ -318,6 +360,9 @@ pub fn try_run(
 
         for (model, _) in models {
             sys::vmaf_model_destroy(model);
+        }
+        for c in collections {
+            sys::vmaf_model_collection_destroy(c);
         }
         sys::vmaf_close(ctx);
         Ok(out)
