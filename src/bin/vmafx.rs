@@ -36,17 +36,19 @@ const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
     name = "vmafx",
     about = "VMAF and companion metrics, bit-exact with libvmaf 3.2.0",
     long_about = "Scores a distorted video against its reference with VMAF models and features, \
-                  computing exactly the numbers libvmaf 3.2.0 computes. Inputs are .y4m, or raw \
-                  planar .yuv given --width, --height, --pixel_format and --bitdepth.",
+                  computing exactly the numbers libvmaf 3.2.0 computes. Inputs are .y4m, raw \
+                  planar .yuv given --width, --height, --pixel_format and --bitdepth, or (feature \
+                  `decode`) any file FFmpeg's libraries decode (.mp4, .mkv, ...).",
     disable_help_flag = true,
     disable_version_flag = true,
     max_term_width = 100
 )]
 struct Cli {
-    /// Reference video, .y4m or raw .yuv (`-` reads standard input)
+    /// Reference video: .y4m, raw .yuv, or (built with feature `decode`)
+    /// any file FFmpeg decodes (`-` reads y4m from standard input)
     #[arg(short = 'r', long, value_name = "PATH")]
     reference: Option<PathBuf>,
-    /// Distorted video, .y4m or raw .yuv
+    /// Distorted video, as the reference
     #[arg(short = 'd', long, value_name = "PATH")]
     distorted: Option<PathBuf>,
 
@@ -424,8 +426,8 @@ fn feed(
         if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
             return Ok(frames);
         }
-        let r = ref_in.read_frame()?;
-        let d = dist_in.read_frame()?;
+        let r = ref_in.read_source()?;
+        let d = dist_in.read_source()?;
         let (r, d) = match (r, d) {
             (None, None) => return Ok(frames),
             (Some(r), Some(d)) => (r, d),
@@ -435,7 +437,7 @@ fn feed(
         if let Some(signal) = stop_requested() {
             return Err(Error::Interrupted(format!("{signal} after {frames} frames")));
         }
-        ctx.push(Arc::new(r), Arc::new(d))?;
+        ctx.push(r, d)?;
         frames += 1;
         log_final_frames(ctx, log.as_deref_mut())?;
         progress.show(frames, ctx.frames_committed(), false);
