@@ -24,6 +24,7 @@ use vmafx::feature::FeatureOptions;
 use vmafx::io::{self, FrameReader, RawFormat};
 use vmafx::model::Model;
 use vmafx::score::log::{LogFormat, LogStream};
+use vmafx::score::plot::{self, PlotSpec};
 use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 use vmafx::cli::{parse_c_unsigned, parse_device, parse_feature, parse_model, prefixed, ModelArg};
@@ -89,6 +90,11 @@ struct Cli {
     /// Write the log as subtitles
     #[arg(long, overrides_with_all = ["xml", "json", "csv"])]
     sub: bool,
+    /// Also draw per-frame scores and the --feature values as an SVG
+    /// (worst frames and pooled values marked); keeps every frame's values
+    /// in memory until the end
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
 
     /// Worker threads (0: score on the reading thread)
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -387,7 +393,17 @@ fn score(
         let head = (ref_in.width(), ref_in.height(), Some(fps));
         log.finish(ctx.collector(), ctx.running_pools(), head, None)?;
     }
+    if let Some(path) = &cli.plot {
+        let models: Vec<String> = labels.iter().map(|(_, name)| name.clone()).collect();
+        let features = plot::default_features(ctx.collector(), &models);
+        let spec = PlotSpec { models: &models, features: &features, frames, subsample: config_subsample(cli), worst: 5 };
+        std::fs::write(path, plot::render_svg(ctx.collector(), &spec)).map_err(|e| Error::io(path, e))?;
+    }
     Ok(())
+}
+
+fn config_subsample(cli: &Cli) -> u32 {
+    cli.subsample.max(1)
 }
 
 /// Frames whose values are dropped at once, once logged.
@@ -396,7 +412,7 @@ const RETIRE_BATCH: u32 = 64;
 /// Logs the frames whose values became final, then drops their values
 /// from the context (in batches): memory stays flat over a long stream.
 /// Pooled values stay available ([`Context::pooled`] over all frames).
-fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<(), Error> {
+fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>, keep_all: bool) -> Result<(), Error> {
     let releasable = match log {
         Some(log) => {
             log.write_frames(ctx.collector(), ctx.frames_final())?;
@@ -404,7 +420,7 @@ fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<()
         }
         None => ctx.frames_final(),
     };
-    if releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
+    if !keep_all && releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
         ctx.retire_before(releasable);
     }
     Ok(())
@@ -439,7 +455,7 @@ fn feed(
         }
         ctx.push(r, d)?;
         frames += 1;
-        log_final_frames(ctx, log.as_deref_mut())?;
+        log_final_frames(ctx, log.as_deref_mut(), cli.plot.is_some())?;
         progress.show(frames, ctx.frames_committed(), false);
     }
 }
