@@ -24,6 +24,7 @@ use vmafx::io;
 use vmafx::model::Model;
 use vmafx::picture::{OwnedPicture, Picture, PixelFormat, PlaneView};
 use vmafx::score::log::{log_name, render_log, LogFormat, LogInput};
+use vmafx::score::plot::{self, PlotSpec};
 use vmafx::score::pool::{pool_frames, PoolMethod};
 use vmafx::score::FeatureCollector;
 use vmafx::simd::CpuLevel;
@@ -97,6 +98,8 @@ struct Result {
     width: usize,
     height: usize,
     fps: Option<f64>,
+    /// Collector names of the model scores.
+    models: Vec<String>,
 }
 
 impl Result {
@@ -108,6 +111,7 @@ impl Result {
             width,
             height,
             fps: Some(frames as f64 / seconds.max(1e-9)),
+            models: ctx.models().iter().map(|m| m.name().to_owned()).collect(),
         }
     }
 
@@ -208,6 +212,26 @@ impl Result {
     fn sub(&self) -> String {
         self.log(LogFormat::Sub)
     }
+    /// Draws the per-frame scores (and `features`, libvmaf names; by
+    /// default those added beside the models' own) into an SVG at `path`,
+    /// as `vmafx --plot` does.
+    #[pyo3(signature = (path, features=None, worst=5))]
+    fn plot(&self, path: PathBuf, features: Option<Vec<String>>, worst: usize) -> PyResult<()> {
+        let features = match features {
+            None => plot::default_features(&self.collector, &self.models),
+            Some(wanted) => {
+                let mut names = Vec::new();
+                for w in wanted {
+                    let found = self.collector.names().iter().find(|n| log_name(n) == w || **n == w);
+                    names.push(found.cloned().ok_or_else(|| Error::new_err(format!("no feature '{w}' in this result")))?);
+                }
+                names
+            }
+        };
+        let spec = PlotSpec { models: &self.models, features: &features, frames: self.frames, subsample: self.subsample, worst };
+        std::fs::write(&path, plot::render_svg(&self.collector, &spec)).map_err(|e| py_err(vmafx::Error::io(&path, e)))
+    }
+
     fn __repr__(&self) -> String {
         format!("<vmafx.Result: {} frames, {}x{}>", self.frames, self.width, self.height)
     }
