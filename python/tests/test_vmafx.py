@@ -171,8 +171,12 @@ def test_the_gil_is_released_while_scoring(tmp_path):
             r.write(b"FRAME\n" + luma.tobytes() + chroma + chroma)
             d.write(b"FRAME\n" + (luma // 2 * 2).tobytes() + chroma + chroma)
     took = []
+    go = threading.Event()
 
     def run():
+        # Starts scoring only once this thread's loop below runs: a stall
+        # inside worker.start() would go unmeasured.
+        go.wait()
         start = time.monotonic()
         vmafx.score(str(tmp_path / "ref.y4m"), str(tmp_path / "dist.y4m"), features=["psnr"])
         took.append(time.monotonic() - start)
@@ -180,6 +184,7 @@ def test_the_gil_is_released_while_scoring(tmp_path):
     worker = threading.Thread(target=run)
     worker.start()
     last, longest_gap = time.monotonic(), 0.0
+    go.set()
     while worker.is_alive():
         now = time.monotonic()
         longest_gap, last = max(longest_gap, now - last), now
