@@ -389,6 +389,23 @@ impl OwnedPicture {
         Ok(())
     }
 
+    /// An owned copy of `picture` (its samples row by row, into this
+    /// type's padded rows).
+    pub fn copy_of(picture: &Picture<'_>) -> Result<Self> {
+        let mut owned = OwnedPicture::new(picture.format(), picture.width(), picture.height())?;
+        for i in 0..picture.plane_count() {
+            let src = picture.plane(i);
+            let row = src.width() * src.bytes_per_sample();
+            let stride = owned.strides[i];
+            let dst = owned.plane_bytes_mut(i);
+            for y in 0..src.height() {
+                let from = &src.data()[y * src.stride()..y * src.stride() + row];
+                dst[y * stride..y * stride + row].copy_from_slice(from);
+            }
+        }
+        Ok(owned)
+    }
+
     /// Borrowed view of this picture.
     pub fn view(&self) -> Picture<'_> {
         let bps = self.format.bytes_per_sample();

@@ -24,6 +24,7 @@ use vmafx::feature::FeatureOptions;
 use vmafx::io::{self, FrameReader, RawFormat};
 use vmafx::model::Model;
 use vmafx::score::log::{LogFormat, LogStream};
+use vmafx::score::plot::{self, PlotSpec};
 use vmafx::score::PoolMethod;
 use vmafx::simd::CpuLevel;
 use vmafx::cli::{parse_c_unsigned, parse_device, parse_feature, parse_model, prefixed, ModelArg};
@@ -36,17 +37,19 @@ const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
     name = "vmafx",
     about = "VMAF and companion metrics, bit-exact with libvmaf 3.2.0",
     long_about = "Scores a distorted video against its reference with VMAF models and features, \
-                  computing exactly the numbers libvmaf 3.2.0 computes. Inputs are .y4m, or raw \
-                  planar .yuv given --width, --height, --pixel_format and --bitdepth.",
+                  computing exactly the numbers libvmaf 3.2.0 computes. Inputs are .y4m, raw \
+                  planar .yuv given --width, --height, --pixel_format and --bitdepth, or (feature \
+                  `decode`) any file FFmpeg's libraries decode (.mp4, .mkv, ...).",
     disable_help_flag = true,
     disable_version_flag = true,
     max_term_width = 100
 )]
 struct Cli {
-    /// Reference video, .y4m or raw .yuv (`-` reads standard input)
+    /// Reference video: .y4m, raw .yuv, or (built with feature `decode`)
+    /// any file FFmpeg decodes (`-` reads y4m from standard input)
     #[arg(short = 'r', long, value_name = "PATH")]
     reference: Option<PathBuf>,
-    /// Distorted video, .y4m or raw .yuv
+    /// Distorted video, as the reference
     #[arg(short = 'd', long, value_name = "PATH")]
     distorted: Option<PathBuf>,
 
@@ -87,6 +90,11 @@ struct Cli {
     /// Write the log as subtitles
     #[arg(long, overrides_with_all = ["xml", "json", "csv"])]
     sub: bool,
+    /// Also draw per-frame scores and the --feature values as an SVG
+    /// (worst frames and pooled values marked); keeps every frame's values
+    /// in memory until the end
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
 
     /// Worker threads (0: score on the reading thread)
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -394,7 +402,17 @@ fn score(
         let head = (ref_in.width(), ref_in.height(), Some(fps));
         log.finish(ctx.collector(), ctx.running_pools(), head, None)?;
     }
+    if let Some(path) = &cli.plot {
+        let models: Vec<String> = labels.iter().map(|(_, name)| name.clone()).collect();
+        let features = plot::default_features(ctx.collector(), &models);
+        let spec = PlotSpec { models: &models, features: &features, frames, subsample: config_subsample(cli), worst: 5 };
+        std::fs::write(path, plot::render_svg(ctx.collector(), &spec)).map_err(|e| Error::io(path, e))?;
+    }
     Ok(())
+}
+
+fn config_subsample(cli: &Cli) -> u32 {
+    cli.subsample.max(1)
 }
 
 /// Frames whose values are dropped at once, once logged.
@@ -403,7 +421,7 @@ const RETIRE_BATCH: u32 = 64;
 /// Logs the frames whose values became final, then drops their values
 /// from the context (in batches): memory stays flat over a long stream.
 /// Pooled values stay available ([`Context::pooled`] over all frames).
-fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<(), Error> {
+fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>, keep_all: bool) -> Result<(), Error> {
     let releasable = match log {
         Some(log) => {
             log.write_frames(ctx.collector(), ctx.frames_final())?;
@@ -411,7 +429,7 @@ fn log_final_frames(ctx: &mut Context, log: Option<&mut LogStream>) -> Result<()
         }
         None => ctx.frames_final(),
     };
-    if releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
+    if !keep_all && releasable >= ctx.collector().first_kept() + RETIRE_BATCH {
         ctx.retire_before(releasable);
     }
     Ok(())
@@ -433,8 +451,8 @@ fn feed(
         if cli.frame_cnt.is_some_and(|n| n > 0 && frames >= n) {
             return Ok(frames);
         }
-        let r = ref_in.read_frame()?;
-        let d = dist_in.read_frame()?;
+        let r = ref_in.read_source()?;
+        let d = dist_in.read_source()?;
         let (r, d) = match (r, d) {
             (None, None) => return Ok(frames),
             (Some(r), Some(d)) => (r, d),
@@ -444,9 +462,9 @@ fn feed(
         if let Some(signal) = stop_requested() {
             return Err(Error::Interrupted(format!("{signal} after {frames} frames")));
         }
-        ctx.push(Arc::new(r), Arc::new(d))?;
+        ctx.push(r, d)?;
         frames += 1;
-        log_final_frames(ctx, log.as_deref_mut())?;
+        log_final_frames(ctx, log.as_deref_mut(), cli.plot.is_some())?;
         progress.show(frames, ctx.frames_committed(), false);
     }
 }

@@ -1,6 +1,7 @@
 //! Video files in, pictures out: YUV4MPEG2 (`y4m`) and raw planar yuv
 //! (`yuv`), the two inputs of libvmaf's `vmaf` tool (`tools/y4m_input.c`,
-//! `tools/yuv_input.c`).
+//! `tools/yuv_input.c`), and with feature `decode` any file FFmpeg's
+//! libraries decode (`decode.rs`, docs/decode.md).
 //!
 //! Both readers stream: one frame is read per call, into an
 //! [`OwnedPicture`], so memory stays flat whatever the clip's length. Errors
@@ -11,6 +12,8 @@
 //! libvmaf tool reads floor and loses framing), and 16-bit and 4:0:0 inputs
 //! are read too.
 
+#[cfg(feature = "decode")]
+pub mod decode;
 pub mod y4m;
 pub mod yuv;
 
@@ -18,9 +21,14 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use crate::engine::PictureSource;
 use crate::picture::{OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 
+#[cfg(feature = "decode")]
+pub use decode::DecodeReader;
 pub use y4m::{Y4mHeader, Y4mReader, Y4mWriter};
 pub use yuv::{RawFormat, YuvReader};
 
@@ -37,6 +45,13 @@ pub trait FrameReader: Send {
     /// Frames returned so far.
     fn frames_read(&self) -> u32;
 
+    /// The next frame as the engine takes it: in place where the reader
+    /// can (decoded frames), else the picture [`FrameReader::read_frame`]
+    /// returns.
+    fn read_source(&mut self) -> Result<Option<Arc<dyn PictureSource>>> {
+        Ok(self.read_frame()?.map(|p| Arc::new(p) as Arc<dyn PictureSource>))
+    }
+
     /// Reads and drops up to `n` frames; returns how many were there.
     fn skip_frames(&mut self, n: u32) -> Result<u32> {
         for i in 0..n {
@@ -48,14 +63,28 @@ pub trait FrameReader: Send {
     }
 }
 
-/// Opens `path` for reading: as raw yuv of `raw` when given, otherwise as
-/// y4m. A path of `-` reads standard input.
+/// Opens `path` for reading: as raw yuv of `raw` when given; as y4m when
+/// it starts with y4m's signature (or is `-`, standard input); otherwise,
+/// with feature `decode`, through FFmpeg's libraries (and without it as
+/// y4m, whose reader then says what the file is not).
 pub fn open(path: &Path, raw: Option<RawFormat>) -> Result<Box<dyn FrameReader>> {
-    let source = open_source(path)?;
-    match raw {
-        Some(raw) => Ok(Box::new(YuvReader::new(source, path, raw)?)),
-        None => Ok(Box::new(Y4mReader::new(source, path)?)),
+    if let Some(raw) = raw {
+        return Ok(Box::new(YuvReader::new(open_source(path)?, path, raw)?));
     }
+    #[cfg(feature = "decode")]
+    if path.as_os_str() != "-" && !starts_with_y4m_signature(path)? {
+        return Ok(Box::new(DecodeReader::open(path)?));
+    }
+    Ok(Box::new(Y4mReader::new(open_source(path)?, path)?))
+}
+
+/// Whether the file begins with "YUV4MPEG2" (y4m's fast reader takes it).
+#[cfg(feature = "decode")]
+fn starts_with_y4m_signature(path: &Path) -> Result<bool> {
+    let mut head = [0u8; 9];
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let n = read_full(&mut file, &mut head, path)?;
+    Ok(&head[..n] == b"YUV4MPEG2")
 }
 
 /// A buffered byte source for `path` (`-` is standard input).

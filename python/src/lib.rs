@@ -1,0 +1,516 @@
+//! `vmafx._vmafx`: the vmafx core for Python (docs/python.md).
+//!
+//! `score` scores two files (any format `vmafx::io::open` reads: y4m, or
+//! anything FFmpeg decodes); `Context` scores frames pushed as arrays
+//! (anything with the buffer protocol: numpy uint8/uint16, read in place
+//! when each row's samples are contiguous); both hand back a `Result`
+//! whose logs are the CLI's text. Errors raise `vmafx.Error` with the
+//! core's message. Scoring runs with the GIL released.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use vmafx::avfilter::frame::HostFormat;
+use vmafx::cli::{parse_device, parse_feature, parse_model, prefixed};
+use vmafx::engine::{Context as CoreContext, ContextConfig, PictureSource};
+use vmafx::io;
+use vmafx::model::Model;
+use vmafx::picture::{OwnedPicture, Picture, PixelFormat, PlaneView};
+use vmafx::score::log::{log_name, render_log, LogFormat, LogInput};
+use vmafx::score::plot::{self, PlotSpec};
+use vmafx::score::pool::{pool_frames, PoolMethod};
+use vmafx::score::FeatureCollector;
+use vmafx::simd::CpuLevel;
+
+create_exception!(_vmafx, Error, PyException, "An error from the vmafx core; the message says what and why.");
+
+fn py_err(e: vmafx::Error) -> PyErr {
+    Error::new_err(e.to_string())
+}
+
+/// What to compute: the models (`model`: a built-in name, a JSON path, a
+/// CLI `--model` string, or a list of them; None for none) and features
+/// (CLI `--feature` strings).
+struct Plan {
+    models: Vec<Model>,
+    features: Vec<(String, vmafx::feature::FeatureOptions)>,
+    config: ContextConfig,
+}
+
+fn model_arg(text: &str) -> vmafx::Result<vmafx::cli::ModelArg> {
+    if text.contains('=') {
+        parse_model(text)
+    } else if text.ends_with(".json") {
+        parse_model(&format!("path={text}"))
+    } else {
+        parse_model(&format!("version={text}"))
+    }
+}
+
+impl Plan {
+    fn new(names: Vec<String>, features: Vec<String>, threads: usize, device: &str, subsample: u32) -> PyResult<Plan> {
+        let mut models = Vec::new();
+        for text in &names {
+            let spec = model_arg(text).map_err(py_err)?;
+            let model = match (&spec.version, &spec.path) {
+                (Some(v), _) => Model::builtin(v, &spec.config),
+                (None, Some(p)) => Model::from_path(p, &spec.config),
+                (None, None) => unreachable!("parse_model requires version or path"),
+            }
+            .map_err(|e| py_err(prefixed(e, &format!("loading model {}", spec.label))))?;
+            models.push(model);
+        }
+        let features =
+            features.iter().map(|f| parse_feature(f)).collect::<vmafx::Result<Vec<_>>>().map_err(py_err)?;
+        if models.is_empty() && features.is_empty() {
+            return Err(Error::new_err("nothing to compute: no model and no feature"));
+        }
+        let device = parse_device(device).map_err(py_err)?;
+        let config = ContextConfig { threads, subsample: subsample.max(1), cpu: CpuLevel::detect(), device };
+        Ok(Plan { models, features, config })
+    }
+
+    fn context(&self) -> vmafx::Result<CoreContext> {
+        let mut ctx = CoreContext::new(self.config.clone())?;
+        for m in &self.models {
+            ctx.use_model(m.clone())?;
+        }
+        for (name, options) in &self.features {
+            ctx.use_feature(name, options.clone())?;
+        }
+        Ok(ctx)
+    }
+}
+
+/// The scores of a run: per-frame values, pooled values and the logs.
+#[pyclass(frozen, module = "vmafx")]
+struct Result {
+    collector: FeatureCollector,
+    frames: u32,
+    subsample: u32,
+    width: usize,
+    height: usize,
+    fps: Option<f64>,
+    /// Collector names of the model scores.
+    models: Vec<String>,
+}
+
+impl Result {
+    fn from_context(ctx: &CoreContext, frames: u32, width: usize, height: usize, seconds: f64) -> Result {
+        Result {
+            collector: ctx.collector().clone(),
+            frames,
+            subsample: ctx.config().subsample,
+            width,
+            height,
+            fps: Some(frames as f64 / seconds.max(1e-9)),
+            models: ctx.models().iter().map(|m| m.name().to_owned()).collect(),
+        }
+    }
+
+    fn log(&self, format: LogFormat) -> String {
+        render_log(
+            format,
+            &LogInput {
+                collector: &self.collector,
+                frames: self.frames,
+                subsample: self.subsample,
+                width: self.width,
+                height: self.height,
+                fps: self.fps,
+                incomplete: None,
+            },
+        )
+    }
+
+    /// Names with at least one value, as the logs list them.
+    fn names(&self) -> Vec<&str> {
+        let c = &self.collector;
+        c.names()
+            .iter()
+            .map(String::as_str)
+            .filter(|n| c.column(n).is_some_and(|col| col.iter().any(Option::is_some)))
+            .collect()
+    }
+}
+
+#[pymethods]
+impl Result {
+    /// One dict per frame: libvmaf's metric name -> value (frames left
+    /// out by `subsample` are empty dicts).
+    #[getter]
+    fn frames<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        let names = self.names();
+        for i in 0..self.collector.frame_count() {
+            let d = PyDict::new(py);
+            for name in &names {
+                if let Some(v) = self.collector.get(name, i) {
+                    d.set_item(log_name(name), v)?;
+                }
+            }
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// libvmaf's name -> {"min", "max", "mean", "harmonic_mean"} over every
+    /// frame scored, as the logs pool them.
+    #[getter]
+    fn pooled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        let last = self.frames.wrapping_sub(1);
+        for name in self.names() {
+            let d = PyDict::new(py);
+            for m in PoolMethod::ALL {
+                let v = pool_frames(|i| self.collector.get(name, i), m, 0, last, self.subsample).map_err(py_err)?;
+                d.set_item(m.name(), v)?;
+            }
+            out.set_item(log_name(name), d)?;
+        }
+        Ok(out)
+    }
+
+    /// Whole-stream values (e.g. `apsnr_y`), by libvmaf's name.
+    #[getter]
+    fn aggregates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (name, v) in self.collector.aggregates() {
+            out.set_item(name, *v)?;
+        }
+        Ok(out)
+    }
+
+    #[getter]
+    fn frame_count(&self) -> u32 {
+        self.frames
+    }
+    #[getter]
+    fn fps(&self) -> Option<f64> {
+        self.fps
+    }
+    /// The JSON log, as `vmafx --json` writes it.
+    fn json(&self) -> String {
+        self.log(LogFormat::Json)
+    }
+    /// The XML log, as `vmafx --xml` writes it.
+    fn xml(&self) -> String {
+        self.log(LogFormat::Xml)
+    }
+    /// The CSV log, as `vmafx --csv` writes it.
+    fn csv(&self) -> String {
+        self.log(LogFormat::Csv)
+    }
+    /// The subtitle log, as `vmafx --sub` writes it.
+    fn sub(&self) -> String {
+        self.log(LogFormat::Sub)
+    }
+    /// Draws the per-frame scores (and `features`, libvmaf names; by
+    /// default those added beside the models' own) into an SVG at `path`,
+    /// as `vmafx --plot` does.
+    #[pyo3(signature = (path, features=None, worst=5))]
+    fn plot(&self, path: PathBuf, features: Option<Vec<String>>, worst: usize) -> PyResult<()> {
+        let features = match features {
+            None => plot::default_features(&self.collector, &self.models),
+            Some(wanted) => {
+                let mut names = Vec::new();
+                for w in wanted {
+                    let found = self.collector.names().iter().find(|n| log_name(n) == w || **n == w);
+                    names.push(found.cloned().ok_or_else(|| Error::new_err(format!("no feature '{w}' in this result")))?);
+                }
+                names
+            }
+        };
+        let spec = PlotSpec { models: &self.models, features: &features, frames: self.frames, subsample: self.subsample, worst };
+        std::fs::write(&path, plot::render_svg(&self.collector, &spec)).map_err(|e| py_err(vmafx::Error::io(&path, e)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<vmafx.Result: {} frames, {}x{}>", self.frames, self.width, self.height)
+    }
+}
+
+/// Scores `reference` against `distorted` (paths: y4m, or any file FFmpeg
+/// decodes); `vmafx.score` gives the defaults.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn score(
+    py: Python<'_>,
+    reference: PathBuf,
+    distorted: PathBuf,
+    models: Vec<String>,
+    features: Vec<String>,
+    threads: usize,
+    device: &str,
+    subsample: u32,
+) -> PyResult<Result> {
+    let plan = Plan::new(models, features, threads, device, subsample)?;
+    py.allow_threads(|| score_files(&plan, &reference, &distorted)).map_err(py_err)
+}
+
+fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::Path) -> vmafx::Result<Result> {
+    let mut r = io::open(reference, None)?;
+    let mut d = io::open(distorted, None)?;
+    if (r.width(), r.height(), r.format()) != (d.width(), d.height(), d.format()) {
+        return Err(vmafx::Error::Mismatch(format!(
+            "reference {} ({}x{} {}) and distorted {} ({}x{} {}) differ in size or format",
+            r.path().display(),
+            r.width(),
+            r.height(),
+            r.format(),
+            d.path().display(),
+            d.width(),
+            d.height(),
+            d.format()
+        )));
+    }
+    let mut ctx = plan.context()?;
+    let start = Instant::now();
+    let mut frames = 0u32;
+    loop {
+        match (r.read_source()?, d.read_source()?) {
+            (Some(a), Some(b)) => ctx.push(a, b)?,
+            (None, None) => break,
+            (a, _) => {
+                let (short, long) = if a.is_none() { (&r, &d) } else { (&d, &r) };
+                return Err(vmafx::Error::Mismatch(format!(
+                    "{} ended after {frames} frames, but {} has a frame {frames} (frame counts differ)",
+                    short.path().display(),
+                    long.path().display()
+                )));
+            }
+        }
+        frames += 1;
+    }
+    if frames == 0 {
+        return Err(vmafx::Error::input(r.path(), "no frames to score"));
+    }
+    ctx.flush()?;
+    Ok(Result::from_context(&ctx, frames, r.width(), r.height(), start.elapsed().as_secs_f64()))
+}
+
+/// One plane of a pushed picture, held by its Python buffer (never read:
+/// holding it keeps the array's memory exported and in place).
+#[allow(dead_code)]
+enum HeldBuffer {
+    U8(PyBuffer<u8>),
+    U16(PyBuffer<u16>),
+    /// A copy, rows packed, of an array whose rows are not contiguous.
+    CopiedU8(Vec<u8>),
+    CopiedU16(Vec<u16>),
+}
+
+/// A picture whose planes are Python buffers, read in place. The buffers
+/// are released (under the GIL, by PyBuffer's drop) when the engine drops
+/// the picture.
+struct BufferPicture {
+    format: PixelFormat,
+    width: usize,
+    height: usize,
+    /// (address, bytes spanned, row stride) of each plane.
+    planes: Vec<(usize, usize, usize)>,
+    _buffers: Vec<HeldBuffer>,
+}
+
+impl PictureSource for BufferPicture {
+    fn host(&self) -> Option<Picture<'_>> {
+        let bps = self.format.bytes_per_sample();
+        let views: Vec<PlaneView<'_>> = self
+            .planes
+            .iter()
+            .enumerate()
+            .map(|(i, &(addr, len, stride))| {
+                let (w, h) = self.format.plane_size(i, self.width, self.height);
+                // SAFETY: `addr..addr + len` lies in the buffer `_buffers[i]`
+                // holds (its shape and strides checked in `plane_of`): an
+                // exported Python buffer, whose memory stays put while
+                // exported, or our copy, whose heap block never moves.
+                let data = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+                PlaneView::new(data, stride, w, h, bps).expect("plane checked in plane_of")
+            })
+            .collect();
+        Picture::new(self.format, self.width, self.height, &views).ok()
+    }
+}
+
+/// Plane `i` of a picture of `format` as a held buffer: 2-D, `h` rows of
+/// `w` samples of the format's width. Read in place when each row's
+/// samples are contiguous and rows do not overlap, else copied.
+fn plane_of(
+    obj: &Bound<'_, PyAny>,
+    format: PixelFormat,
+    (w, h): (usize, usize),
+    i: usize,
+) -> PyResult<(HeldBuffer, (usize, usize, usize))> {
+    let py = obj.py();
+    let bps = format.bytes_per_sample();
+    let expect = |shape: &[usize]| -> PyResult<()> {
+        if shape != [h, w] {
+            return Err(Error::new_err(format!("plane {i}: shape {shape:?}, expected ({h}, {w}) for {format}")));
+        }
+        Ok(())
+    };
+    let in_place = |strides: &[isize]| strides[1] == bps as isize && strides[0] >= (w * bps) as isize;
+    let packed = (w * bps, (h - 1) * w * bps + w * bps);
+    if bps == 1 {
+        let b = PyBuffer::<u8>::get(obj)
+            .map_err(|e| Error::new_err(format!("plane {i}: expected a uint8 array ({e})")))?;
+        expect(b.shape())?;
+        if in_place(b.strides()) {
+            let (addr, stride) = (b.buf_ptr() as usize, b.strides()[0] as usize);
+            return Ok((HeldBuffer::U8(b), (addr, (h - 1) * stride + w * bps, stride)));
+        }
+        let copy = b.to_vec(py)?;
+        let addr = copy.as_ptr() as usize;
+        Ok((HeldBuffer::CopiedU8(copy), (addr, packed.1, packed.0)))
+    } else {
+        let b = PyBuffer::<u16>::get(obj)
+            .map_err(|e| Error::new_err(format!("plane {i}: expected a uint16 array ({e})")))?;
+        expect(b.shape())?;
+        if in_place(b.strides()) {
+            let (addr, stride) = (b.buf_ptr() as usize, b.strides()[0] as usize);
+            return Ok((HeldBuffer::U16(b), (addr, (h - 1) * stride + w * bps, stride)));
+        }
+        let copy = b.to_vec(py)?;
+        let addr = copy.as_ptr() as usize;
+        Ok((HeldBuffer::CopiedU16(copy), (addr, packed.1, packed.0)))
+    }
+}
+
+/// Scores frames pushed as arrays, one context per stream.
+#[pyclass(module = "vmafx")]
+struct Context {
+    /// The core context until `flush`; behind a mutex because Python
+    /// objects may be touched from any thread.
+    inner: Mutex<Option<CoreContext>>,
+    format: PixelFormat,
+    width: usize,
+    height: usize,
+    frames: u32,
+    seconds: f64,
+}
+
+impl Context {
+    fn picture(&self, planes: &Bound<'_, PyAny>, which: &str) -> PyResult<Arc<dyn PictureSource>> {
+        let planes: Vec<Bound<'_, PyAny>> = planes.extract()?;
+        let n = self.format.chroma.plane_count();
+        if planes.len() != n {
+            return Err(Error::new_err(format!("{which}: {} needs {n} planes, got {}", self.format, planes.len())));
+        }
+        let mut buffers = Vec::with_capacity(n);
+        let mut spans = Vec::with_capacity(n);
+        for (i, obj) in planes.iter().enumerate() {
+            let size = self.format.plane_size(i, self.width, self.height);
+            let (b, span) = plane_of(obj, self.format, size, i)
+                .map_err(|e| Error::new_err(format!("{which}: {}", e)))?;
+            buffers.push(b);
+            spans.push(span);
+        }
+        let picture =
+            BufferPicture { format: self.format, width: self.width, height: self.height, planes: spans, _buffers: buffers };
+        // Samples beyond the bit depth would be scored as garbage: check
+        // them, as the file readers do, by copying into a checked picture.
+        let view = picture.host().ok_or_else(|| Error::new_err("picture has no planes"))?;
+        if self.format.bits > 8 && self.format.bits < 16 {
+            check_depth(&view).map_err(|e| Error::new_err(format!("{which}: {e}")))?;
+        }
+        Ok(Arc::new(picture))
+    }
+}
+
+fn check_depth(p: &Picture<'_>) -> std::result::Result<(), String> {
+    let bits = p.bits();
+    for i in 0..p.plane_count() {
+        let plane = p.plane(i);
+        for y in 0..plane.height() {
+            if let Some(x) = plane.row_u16(y).iter().position(|v| (*v as u32) >> bits != 0) {
+                return Err(format!("plane {i} sample ({x},{y}) = {} exceeds {bits} bits", plane.row_u16(y)[x]));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl Context {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        width: usize,
+        height: usize,
+        pix_fmt: &str,
+        models: Vec<String>,
+        features: Vec<String>,
+        threads: usize,
+        device: &str,
+        subsample: u32,
+    ) -> PyResult<Context> {
+        let host = HostFormat::by_name(pix_fmt).map_err(py_err)?;
+        if host.layout != vmafx::avfilter::frame::Layout::Planar {
+            return Err(Error::new_err(format!("pix_fmt {pix_fmt}: push planar formats (one array per plane)")));
+        }
+        OwnedPicture::new(host.core_format(true), width, height).map_err(py_err)?;
+        let plan = Plan::new(models, features, threads, device, subsample)?;
+        let inner = plan.context().map_err(py_err)?;
+        Ok(Context { inner: Mutex::new(Some(inner)), format: host.core_format(true), width, height, frames: 0, seconds: 0.0 })
+    }
+
+    /// Queues one frame pair: a list of arrays each (one per plane: Y, or
+    /// Y, U, V), uint8 for 8 bits, uint16 above. Arrays are read in place
+    /// until scored: do not change them before `flush`.
+    fn push(&mut self, py: Python<'_>, reference: &Bound<'_, PyAny>, distorted: &Bound<'_, PyAny>) -> PyResult<()> {
+        let r = self.picture(reference, "reference")?;
+        let d = self.picture(distorted, "distorted")?;
+        let start = Instant::now();
+        py.allow_threads(|| match self.inner.lock().expect("context lock").as_mut() {
+            Some(ctx) => ctx.push(r, d),
+            None => Err(vmafx::Error::invalid("frame pushed after flush")),
+        })
+        .map_err(py_err)?;
+        self.seconds += start.elapsed().as_secs_f64();
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Scores what is queued and returns the result; the context is done.
+    fn flush(&mut self, py: Python<'_>) -> PyResult<Result> {
+        let taken = self.inner.lock().expect("context lock").take();
+        let mut ctx = taken.ok_or_else(|| Error::new_err("flush called twice"))?;
+        let start = Instant::now();
+        let done = py.allow_threads(|| ctx.flush().map(|_| ctx));
+        let ctx = done.map_err(py_err)?;
+        self.seconds += start.elapsed().as_secs_f64();
+        let result = Result::from_context(&ctx, self.frames, self.width, self.height, self.seconds);
+        // Workers release pictures (Python buffers, under the GIL) as they
+        // stop: drop the context with the GIL released.
+        py.allow_threads(move || drop(ctx));
+        Ok(result)
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        if let Some(ctx) = self.inner.get_mut().ok().and_then(Option::take) {
+            // As in flush: workers may still hold buffers whose release
+            // takes the GIL.
+            Python::with_gil(|py| py.allow_threads(move || drop(ctx)));
+        }
+    }
+}
+
+#[pymodule]
+fn _vmafx(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_class::<Context>()?;
+    m.add_class::<Result>()?;
+    m.add("Error", m.py().get_type::<Error>())?;
+    m.add("LIBVMAF_VERSION", vmafx::REFERENCE_LIBVMAF_VERSION)?;
+    Ok(())
+}
