@@ -145,6 +145,10 @@ pub enum FrameMemory {
     /// CUDA: `data[]` are device pointers in the `CUcontext` `context`, the
     /// format given with them the hw frames context's sw_format.
     Cuda { context: u64 },
+    /// HIP (`AV_PIX_FMT_HIP`): `data[]` are device pointers of the HIP
+    /// device the input was declared on, the format given with them the hw
+    /// frames context's sw_format.
+    Hip,
 }
 
 /// Planes of one host frame as `VmafxFrame` describes them.
