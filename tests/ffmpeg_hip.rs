@@ -298,7 +298,7 @@ const H2: usize = 41;
 /// vmafx's closing line: (pairs scored, host copies, GPU frames).
 fn counters(run: &VmafxRun) -> (u64, u64, u64) {
     let line = run.log.lines().find(|l| l.contains(" frame pairs scored, ")).unwrap_or_else(|| panic!("no counters line:\n{}", run.log));
-    let n: Vec<u64> = line.split(']').last().unwrap().split(|c: char| !c.is_ascii_digit()).filter(|t| !t.is_empty()).map(|t| t.parse().unwrap()).collect();
+    let n: Vec<u64> = line.rsplit(']').next().unwrap().split(|c: char| !c.is_ascii_digit()).filter(|t| !t.is_empty()).map(|t| t.parse().unwrap()).collect();
     (n[0], n[1], n[2])
 }
 

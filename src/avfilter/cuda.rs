@@ -304,6 +304,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     static FREED: AtomicUsize = AtomicUsize::new(0);
+    /// The tests count released frames in one counter: one test at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     unsafe extern "C" fn count_free(_: *mut c_void) {
         FREED.fetch_add(1, Ordering::SeqCst);
     }
@@ -326,6 +328,7 @@ mod tests {
 
     #[test]
     fn planar_frames_are_read_in_place() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let before = FREED.load(Ordering::SeqCst);
         // FFmpeg's yuv420p of odd width: chroma ceil(w/2).
         let r = raw([0x1000, 0x9000, 0xa000, 0], [2048, 1024, 1024, 0], 1919, 1081);
@@ -351,6 +354,7 @@ mod tests {
 
     #[test]
     fn semi_planar_luma_in_place_without_chroma_readers() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         for (fmt, bits) in [("nv12", 8), ("p016le", 16)] {
             let r = raw([0x2000, 0x8000, 0, 0], [4096, 4096, 0, 0], 1920, 1080);
             let pic = wrap(&r, fmt, false).unwrap();
@@ -362,6 +366,7 @@ mod tests {
 
     #[test]
     fn what_needs_device_work_goes_through_the_importer() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let f = |name| HostFormat::by_name(name).unwrap();
         // p010 always (shift); semi-planar chroma when read (split).
         assert!(needs_device_work(f("p010le"), false));
@@ -381,6 +386,7 @@ mod tests {
 
     #[test]
     fn bad_planes_are_refused_by_name() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let r = raw([0x2000, 0, 0, 0], [-64, 0, 0, 0], 64, 64);
         assert!(wrap(&r, "gray", false).err().unwrap().to_string().contains("bottom-up"));
         let r = raw([0x2000, 0, 0, 0], [32, 0, 0, 0], 64, 64);

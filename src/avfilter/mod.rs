@@ -131,8 +131,8 @@ pub struct Filter {
     cuda_import: Option<CudaImport>,
     /// Converts the HIP frames that need it, as `cuda_import` does.
     hip_import: Option<HipImport>,
-    /// CUDA frames handed to the context in place, and DRM_PRIME frames
-    /// imported on the HIP device.
+    /// CUDA and HIP frames handed to the context (in place or converted
+    /// on the device), and DRM_PRIME frames imported on the HIP device.
     device_frames: u64,
     read_chroma: bool,
     geometry: Option<Geometry>,
@@ -715,7 +715,7 @@ impl Filter {
     pub fn host_copies(&self) -> u64 {
         self.host_copies
     }
-    /// CUDA frames scored in place on the device, and DRM_PRIME frames
+    /// CUDA and HIP frames scored on their device, and DRM_PRIME frames
     /// imported on the HIP device.
     pub fn device_frames(&self) -> u64 {
         self.device_frames
