@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define VMAFX_FILTER_API_VERSION 4
+#define VMAFX_FILTER_API_VERSION 5
 
 /* Return codes. */
 #define VMAFX_OK            0
@@ -93,6 +93,13 @@ typedef struct VmafxFilterOptions {
  * that device's stream; the handle stays referenced until that reading is
  * done.
  *
+ * A HIP frame (API version 5; AV_PIX_FMT_HIP of the HIP hwcontext): pix_fmt
+ * "hip", data[]/linesize[] the device pointers and pitches of its
+ * sw_format's planes, sw_format as for CUDA; its input must have been
+ * declared with vmafx_filter_set_hip_device. Read in place on that HIP
+ * device (p010, and nv12/p016 chroma when read, converted there first),
+ * after the work queued on the device context's stream.
+ *
  * sw_format is ignored for software frames, hw_context for all but CUDA
  * frames. */
 typedef struct VmafxFrame {
@@ -132,6 +139,18 @@ int vmafx_filter_configure(VmafxFilter *f,
  * when the CUDA driver cannot be loaded. */
 int vmafx_filter_set_cuda_device(VmafxFilter *f, int input,
                                  void *cuda_ctx, void *stream);
+
+/* Declares an input (0: main, 1: reference) as HIP frames (API version
+ * 5): `device` and `stream` are its device's AVHIPDeviceContext fields
+ * (the HIP device ordinal, a hipStream_t; NULL is the null stream), the
+ * stream outliving the filter. As for CUDA, call before
+ * vmafx_filter_configure, which then scores on that HIP device, each frame
+ * after the work queued on that stream; a software input mixed with it is
+ * copied to the device. Both inputs HIP: the same device and stream. HIP
+ * frames beside CUDA frames, or with options.device "hip", are refused at
+ * configure, as is a HIP runtime that cannot be loaded. */
+int vmafx_filter_set_hip_device(VmafxFilter *f, int input,
+                                int device, void *stream);
 
 /* Queues one frame pair for scoring. `main` and `ref` hand over their
  * handles (also on error: vmafx releases them). `output` is the frame to
@@ -181,11 +200,12 @@ const char *vmafx_filter_last_error(const VmafxFilter *f);
 
 /* Frames scored so far, and host copies made (nv12/p010 chroma
  * deinterleaving, p010 luma shifts, negative line sizes): a debug counter.
- * CUDA frames are read in place: they never count. */
+ * CUDA and HIP frames are read on their device: they never count. */
 uint64_t vmafx_filter_frames_scored(const VmafxFilter *f);
 uint64_t vmafx_filter_host_copies(const VmafxFilter *f);
 /* CUDA frames handed to the GPU scoring context in place (API version 3),
- * and DRM_PRIME frames imported on the HIP device (API version 4). */
+ * DRM_PRIME frames imported on the HIP device (API version 4), and HIP
+ * frames (API version 5), in place or converted on the device. */
 uint64_t vmafx_filter_device_frames(const VmafxFilter *f);
 
 /* Releases everything, queued frames included. NULL is a no-op. */

@@ -19,7 +19,15 @@
 //!   allocation), each uploaded row at its pitch in device memory the
 //!   moment the upload returns, the download equal, an unsupported
 //!   sw_format and a transfer from another format refused;
-//! - vmafx, which does not read HIP frames yet, refuses them at negotiation.
+//! - vmafx reads HIP frames (`hwupload` to HIP; the fake's kernel
+//!   emulator runs vmafx's kernels): per-frame metadata equal as text (so
+//!   as bits, `%.17g`) to the same graph on software frames, for planar
+//!   frames read in place, nv12 / p016 luma in place, p010 and nv12 chroma
+//!   (PSNR) converted on the device, and a HIP input beside a software one;
+//!   no host copy for HIP frames, every one scored on the device; formats
+//!   that differ refused;
+//! - the filter refuses HIP inputs on two devices or two streams, beside
+//!   CUDA frames, or on an input not declared HIP (the Rust API, no ffmpeg).
 //!
 //! A missing build makes each test say SKIPPED; with VMAFX_REQUIRE_FFMPEG=1
 //! it fails instead.
@@ -31,7 +39,7 @@ mod hip_fake;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ffmpeg_support::{find_tool, workdir};
+use ffmpeg_support::{find_tool, read_metadata, workdir};
 
 /// One FFmpeg line's HIP-enabled build.
 struct Line {
@@ -246,31 +254,184 @@ fn hwframes_check_passes(line: &'static str) {
     assert!(report.contains("0 failures"), "{}: hwframes_check did not finish:\n{report}", line.name);
 }
 
-/// vmafx does not read HIP frames yet (docs/ffmpeg.md, "HIP frames"): its
-/// inputs do not offer `hip`, so a graph that feeds it HIP frames fails to
-/// negotiate and nothing is scored, rather than device pointers being read
-/// as host memory.
-fn vmafx_refuses_hip_frames(line: &'static str) {
+/// One vmafx run on the fake: its metadata (`metadata=print`) and stderr.
+struct VmafxRun {
+    ok: bool,
+    metadata: String,
+    log: String,
+}
+
+/// Runs `graph` (inputs 0 and 1 into vmafx, as [`input`] makes them) over
+/// a blurred copy (main) of a noisy W2 x H2 clip (reference), with vmafx's own HIP loader
+/// pointed at the fake, and prints the metadata.
+fn run_vmafx(line: &Line, fake: &Path, dir: &Path, name: &str, graph: &str) -> VmafxRun {
+    let meta = dir.join(format!("{name}.meta"));
+    let _ = std::fs::remove_file(&meta);
+    let src = format!("testsrc2=size=176x100:rate=25,scale={W2}:{H2},noise=alls=30:allf=t+u,trim=end_frame={FRAMES}");
+    let graph = format!("{graph},metadata=mode=print:file={}", meta.display());
+    let mut cmd = line.command(&line.ffmpeg, fake);
+    for (k, v) in hip_fake::fake_env(fake, hip_fake::ROCM7) {
+        if k != "LD_LIBRARY_PATH" {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd
+        .args(["-nostdin", "-hide_banner", "-nostats", "-y", "-v", "verbose"])
+        .args(["-init_hw_device", "hip=h:0", "-filter_hw_device", "h"])
+        .args(["-f", "lavfi", "-i", &format!("{src},gblur=sigma=1.5"), "-f", "lavfi", "-i", &src])
+        .args(["-lavfi", &graph, "-f", "null", "-"])
+        .output()
+        .expect("running ffmpeg");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(out.status.signal().is_none(), "{}: ffmpeg crashed on {graph}:\n{}", line.name, stderr(&out));
+    }
+    VmafxRun { ok: out.status.success(), metadata: std::fs::read_to_string(&meta).unwrap_or_default(), log: stderr(&out) }
+}
+
+/// An odd size: each HIP plane's pitch (rows rounded up to 256 bytes) is
+/// then wider than its row.
+const W2: usize = 67;
+const H2: usize = 41;
+
+/// vmafx's closing line: (pairs scored, host copies, GPU frames).
+fn counters(run: &VmafxRun) -> (u64, u64, u64) {
+    let line = run.log.lines().find(|l| l.contains(" frame pairs scored, ")).unwrap_or_else(|| panic!("no counters line:\n{}", run.log));
+    let n: Vec<u64> = line.rsplit(']').next().unwrap().split(|c: char| !c.is_ascii_digit()).filter(|t| !t.is_empty()).map(|t| t.parse().unwrap()).collect();
+    (n[0], n[1], n[2])
+}
+
+/// Each case: the format, which inputs are uploaded to HIP, and vmafx
+/// with its options.
+struct Case {
+    format: &'static str,
+    main_hip: bool,
+    ref_hip: bool,
+    options: &'static str,
+}
+
+fn cases() -> Vec<Case> {
+    let c = |format, main_hip, ref_hip, options| Case { format, main_hip, ref_hip, options };
+    vec![
+        // Planar, read in place: VMAF's features.
+        c("yuv420p", true, true, "vmafx"),
+        c("yuv444p10le", true, true, "vmafx=model=version=vmaf_v0.6.1:feature=name=psnr"),
+        // nv12 luma in place; p016 too.
+        c("nv12", true, true, "vmafx"),
+        c("p016le", true, true, "vmafx"),
+        // Through the importer on the device: p010's shift, nv12 chroma.
+        c("p010le", true, true, "vmafx"),
+        c("nv12", true, true, "vmafx=feature=name=psnr"),
+        // HIP beside software, each way round.
+        c("yuv420p10le", true, false, "vmafx=feature=name=psnr"),
+        c("p010le", false, true, "vmafx=feature=name=psnr"),
+    ]
+}
+
+fn input(label: &str, index: usize, format: &str, hip: bool) -> String {
+    format!("[{index}:v]format={format}{}[{label}]", if hip { ",hwupload" } else { "" })
+}
+
+/// HIP frames scored by vmafx equal the software frames scored by vmafx,
+/// every metadata value as text (`%.17g`: the same double).
+fn hip_frames_score_as_software(line: &'static str) {
     let (Some(line), Some(fake)) = (Line::find(line), fake()) else { return };
-    let out = line.ffmpeg(&fake, &[
-        "-init_hw_device", "hip=h:0", "-filter_hw_device", "h",
-        "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
-        "-frames:v", "2", "-lavfi", "[0:v]hwupload[d];[d][1:v]vmafx", "-f", "null", "-",
-    ]);
-    let log = stderr(&out);
-    assert!(!out.status.success(), "{}: vmafx took HIP frames:\n{log}", line.name);
-    assert!(log.contains("Impossible to convert between the formats"), "{}: not refused at negotiation:\n{log}", line.name);
-    assert!(!log.contains("VMAF score"), "{}: frames were scored:\n{log}", line.name);
+    let dir = workdir(&format!("hip-vmafx-{}", line.name));
+    for (i, case) in cases().iter().enumerate() {
+        let fmt = case.format;
+        let software = format!("{};{};[d][r]{}", input("d", 0, fmt, false), input("r", 1, fmt, false), case.options);
+        let on_hip = format!("{};{};[d][r]{}", input("d", 0, fmt, case.main_hip), input("r", 1, fmt, case.ref_hip), case.options);
+        let cpu = run_vmafx(&line, &fake, &dir, &format!("{i}-cpu"), &software);
+        assert!(cpu.ok, "{}: {software} failed:\n{}", line.name, cpu.log);
+        let gpu = run_vmafx(&line, &fake, &dir, &format!("{i}-hip"), &on_hip);
+        assert!(gpu.ok, "{}: {on_hip} failed:\n{}", line.name, gpu.log);
+        assert!(gpu.log.contains("HIP frames read on their HIP device"), "{}: {on_hip}: not read as HIP frames:\n{}", line.name, gpu.log);
+
+        let (frames, _, cpu_values) = read_metadata(&dir.join(format!("{i}-cpu.meta")), "lavfi.vmafx.");
+        let (hip_frames, _, hip_values) = read_metadata(&dir.join(format!("{i}-hip.meta")), "lavfi.vmafx.");
+        assert_eq!((frames, hip_frames), (FRAMES as u32, FRAMES as u32), "{}: {on_hip}: frames out", line.name);
+        let keys = cpu_values.get(&0).map_or(0, |k| k.len());
+        assert!(keys >= 1, "{}: {software}: no vmafx metadata:\n{}", line.name, cpu.metadata);
+        if case.options.contains("psnr") {
+            assert!(cpu_values[&0].contains_key("psnr_cb"), "{}: {software}: no chroma PSNR", line.name);
+        }
+        assert_eq!(hip_values, cpu_values, "{}: {on_hip}: HIP frames scored differently from software frames", line.name);
+
+        let (pairs, copies, device) = counters(&gpu);
+        let hip_inputs = case.main_hip as u64 + case.ref_hip as u64;
+        assert_eq!(pairs, FRAMES as u64, "{}: {on_hip}", line.name);
+        assert_eq!(device, hip_inputs * FRAMES as u64, "{}: {on_hip}: HIP frames not all on the device", line.name);
+        // Only a software p010 input beside a HIP one is copied on the host
+        // (its shift, as on the CPU path).
+        let software_p010 = fmt == "p010le" && hip_inputs == 1;
+        assert_eq!(copies, if software_p010 { FRAMES as u64 } else { 0 }, "{}: {on_hip}: host copies\n{}", line.name, gpu.log);
+    }
+}
+
+/// Inputs vmafx cannot pair are refused by name, nothing scored.
+fn hip_format_mismatch_refused(line: &'static str) {
+    let (Some(line), Some(fake)) = (Line::find(line), fake()) else { return };
+    let dir = workdir(&format!("hip-vmafx-refused-{}", line.name));
+    let graph = format!("{};{};[d][r]vmafx", input("d", 0, "nv12", true), input("r", 1, "yuv420p", true));
+    let run = run_vmafx(&line, &fake, &dir, "mismatch", &graph);
+    assert!(!run.ok, "{}: {graph} was accepted:\n{}", line.name, run.log);
+    assert!(run.log.contains("input pixel formats differ: main is nv12, reference is yuv420p"), "{}: {graph}:\n{}", line.name, run.log);
+    assert!(!run.log.contains("VMAF score"), "{}: frames were scored:\n{}", line.name, run.log);
 }
 
 #[test]
-fn ffmpeg71_vmafx_refuses_hip_frames_until_it_reads_them() {
-    vmafx_refuses_hip_frames("7.1");
+fn ffmpeg71_vmafx_scores_hip_frames_as_software_frames() {
+    hip_frames_score_as_software("7.1");
 }
 #[test]
-fn ffmpeg90_vmafx_refuses_hip_frames_until_it_reads_them() {
-    vmafx_refuses_hip_frames("9.0");
+fn ffmpeg90_vmafx_scores_hip_frames_as_software_frames() {
+    hip_frames_score_as_software("9.0");
 }
+#[test]
+fn ffmpeg71_vmafx_refuses_hip_inputs_of_different_formats() {
+    hip_format_mismatch_refused("7.1");
+}
+#[test]
+fn ffmpeg90_vmafx_refuses_hip_inputs_of_different_formats() {
+    hip_format_mismatch_refused("9.0");
+}
+
+/// The filter's checks on HIP inputs, before any runtime is needed: two
+/// devices, two streams, HIP beside CUDA, a bad input index, a HIP frame on
+/// an input not declared HIP.
+#[test]
+fn filter_refuses_hip_inputs_it_cannot_pair() {
+    use vmafx::avfilter::cuda::CudaInput;
+    use vmafx::avfilter::hip::HipInput;
+    use vmafx::avfilter::options::RawOptions;
+    use vmafx::avfilter::Filter;
+    let raw = RawOptions { model: None, feature: Some("name=psnr"), n_subsample: 1, ..Default::default() };
+    let configure = |f: &mut Filter| f.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
+
+    let mut f = Filter::new(&raw).unwrap();
+    f.set_hip_device(0, HipInput { device: 0, stream: 0 }).unwrap();
+    f.set_hip_device(1, HipInput { device: 1, stream: 0 }).unwrap();
+    let err = configure(&mut f);
+    assert!(err.contains("the main and reference HIP frames are on different HIP devices (0, 1)"), "{err}");
+
+    let mut f = Filter::new(&raw).unwrap();
+    f.set_hip_device(0, HipInput { device: 0, stream: 0x51 }).unwrap();
+    f.set_hip_device(1, HipInput { device: 0, stream: 0x52 }).unwrap();
+    let err = configure(&mut f);
+    assert!(err.contains("different streams of HIP device 0 (0x51, 0x52)"), "{err}");
+
+    let mut f = Filter::new(&raw).unwrap();
+    f.set_hip_device(0, HipInput { device: 0, stream: 0 }).unwrap();
+    f.set_cuda_device(1, CudaInput { context: 0xc1, stream: 0 }).unwrap();
+    let err = configure(&mut f);
+    assert!(err.contains("the main input is HIP frames and the reference input CUDA frames"), "{err}");
+
+    let mut f = Filter::new(&raw).unwrap();
+    assert!(f.set_hip_device(2, HipInput { device: 0, stream: 0 }).is_err());
+    assert_eq!(f.scoring_on(), vmafx::engine::DeviceChoice::Cpu);
+}
+
 #[test]
 fn ffmpeg71_init_hw_device_list_names_hip() {
     device_list_names_hip("7.1");

@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include <vmafx.h>
-#if VMAFX_FILTER_API_VERSION < 4
-#error "libvmafx too old: the vmafx filter needs vmafx.h API version 4 (the device option)"
+#if VMAFX_FILTER_API_VERSION < 5
+#error "libvmafx too old: the vmafx filter needs vmafx.h API version 5 (HIP frames)"
 #endif
 
 #include "config.h"
@@ -42,6 +42,15 @@
  * no CUDA call is made here. */
 #include <ffnvcodec/dynlink_cuda.h>
 #include "libavutil/hwcontext_cuda.h"
+#endif
+/* The HIP hwcontext comes with the 7.1 and 9.0 series (--enable-hip);
+ * other lines have no CONFIG_HIP at all. AVHIPDeviceContext only: its
+ * device ordinal and stream go to vmafx as they are. */
+#if defined(CONFIG_HIP) && CONFIG_HIP
+#define VMAFX_HIP 1
+#include "libavutil/hwcontext_hip.h"
+#else
+#define VMAFX_HIP 0
 #endif
 #include "avfilter.h"
 #include "filters.h"
@@ -62,9 +71,9 @@ typedef struct VMAFXContext {
     char *model_cfg;
     char *feature_cfg;
     VmafxFilter *vx;
-    /* The CUDA inputs' devices, held until vmafx is freed: its scoring
-     * context runs on their CUcontext and stream. */
-    AVBufferRef *cuda_device[2];
+    /* The CUDA or HIP inputs' devices, held until vmafx is freed: its
+     * scoring context runs on their context (device) and stream. */
+    AVBufferRef *hw_device[2];
     int events;
     int finished;
 } VMAFXContext;
@@ -101,6 +110,10 @@ static const enum AVPixelFormat pix_fmts[] = {
     /* CUDA frames (NVDEC, CUDA filters), read in place on the GPU; the
      * layout is the link's hw_frames_ctx sw_format. */
     AV_PIX_FMT_CUDA,
+#if VMAFX_HIP
+    /* HIP frames (hwupload to HIP), read in place on that HIP device. */
+    AV_PIX_FMT_HIP,
+#endif
     AV_PIX_FMT_NONE
 };
 
@@ -149,10 +162,14 @@ static void log_warnings(AVFilterContext *ctx)
 
 static int is_hw_format(int format)
 {
-    return format == AV_PIX_FMT_DRM_PRIME || format == AV_PIX_FMT_CUDA;
+    return format == AV_PIX_FMT_DRM_PRIME || format == AV_PIX_FMT_CUDA
+#if VMAFX_HIP
+        || format == AV_PIX_FMT_HIP
+#endif
+        ;
 }
 
-/* The format vmafx reads from a link: its own, or for DRM_PRIME and CUDA
+/* The format vmafx reads from a link: its own, or for DRM_PRIME, CUDA and HIP
  * the sw_format of its hw_frames_ctx (NULL when it has none). */
 static const char *link_format_name(AVFilterLink *link)
 {
@@ -179,7 +196,22 @@ static void *cuda_context_of(AVBufferRef *hw_frames_ctx, void **stream)
     return NULL;
 }
 
-/* DRM_PRIME frames: data[0] is the AVDRMFrameDescriptor; CUDA frames:
+/* The device ordinal of a HIP frames context's device, and its stream
+ * (-1 if none). */
+static int hip_device_of(AVBufferRef *hw_frames_ctx, void **stream)
+{
+#if VMAFX_HIP
+    AVHWFramesContext *fc = hw_frames_ctx ? (AVHWFramesContext *)hw_frames_ctx->data : NULL;
+    if (fc && fc->device_ctx->type == AV_HWDEVICE_TYPE_HIP) {
+        AVHIPDeviceContext *hw = fc->device_ctx->hwctx;
+        *stream = hw->stream;
+        return hw->device;
+    }
+#endif
+    return -1;
+}
+
+/* DRM_PRIME frames: data[0] is the AVDRMFrameDescriptor; CUDA and HIP frames:
  * data[] are device pointers. Both take the sw format from the frame's own
  * hw_frames_ctx; CUDA frames also name their CUcontext. */
 static void fill_frame(VmafxFrame *dst, AVFrame *src)
@@ -323,12 +355,29 @@ static int config_input_ref(AVFilterLink *inlink)
     int err;
 
     if (!mf || !rf) {
-        av_log(ctx, AV_LOG_ERROR, "a drm_prime or cuda input has no hw_frames_ctx (no sw_format to read it as)\n");
+        av_log(ctx, AV_LOG_ERROR, "a drm_prime, cuda or hip input has no hw_frames_ctx (no sw_format to read it as)\n");
         return AVERROR(EINVAL);
     }
     for (int i = 0; i < 2; i++) {
         AVFilterLink *link = ctx->inputs[i];
         void *cuda_ctx, *stream = NULL;
+        if (!strcmp(av_get_pix_fmt_name(link->format), "hip")) {
+            int device = hip_device_of(ff_filter_link(link)->hw_frames_ctx, &stream);
+            if (device < 0) {
+                av_log(ctx, AV_LOG_ERROR, "the %s input is hip but its frames context has no HIP device\n",
+                       i ? "reference" : "main");
+                return AVERROR(EINVAL);
+            }
+            av_buffer_unref(&s->hw_device[i]);
+            s->hw_device[i] = av_buffer_ref(
+                ((AVHWFramesContext *)ff_filter_link(link)->hw_frames_ctx->data)->device_ref);
+            if (!s->hw_device[i])
+                return AVERROR(ENOMEM);
+            err = vmafx_filter_set_hip_device(s->vx, i, device, stream);
+            if (err < 0)
+                return vmafx_error(ctx, err);
+            continue;
+        }
         if (link->format != AV_PIX_FMT_CUDA)
             continue;
         cuda_ctx = cuda_context_of(ff_filter_link(link)->hw_frames_ctx, &stream);
@@ -337,10 +386,10 @@ static int config_input_ref(AVFilterLink *inlink)
                    i ? "reference" : "main", CONFIG_CUDA ? "" : " (this FFmpeg was built without CUDA)");
             return AVERROR(EINVAL);
         }
-        av_buffer_unref(&s->cuda_device[i]);
-        s->cuda_device[i] = av_buffer_ref(
+        av_buffer_unref(&s->hw_device[i]);
+        s->hw_device[i] = av_buffer_ref(
             ((AVHWFramesContext *)ff_filter_link(link)->hw_frames_ctx->data)->device_ref);
-        if (!s->cuda_device[i])
+        if (!s->hw_device[i])
             return AVERROR(ENOMEM);
         err = vmafx_filter_set_cuda_device(s->vx, i, cuda_ctx, stream);
         if (err < 0)
@@ -354,6 +403,8 @@ static int config_input_ref(AVFilterLink *inlink)
                is_hw_format(r->format) ? "/" : "", rf,
                m->format == AV_PIX_FMT_CUDA || r->format == AV_PIX_FMT_CUDA ?
                    "CUDA frames read in place on the GPU" :
+               !strcmp(av_get_pix_fmt_name(m->format), "hip") || !strcmp(av_get_pix_fmt_name(r->format), "hip") ?
+                   "HIP frames read on their HIP device" :
                s->device && !strncmp(s->device, "hip", 3) ?
                    "dma-bufs imported on the HIP device" : "dma-bufs read in place on the CPU");
     err = vmafx_filter_configure(s->vx, m->w, m->h, mf, r->w, r->h, rf);
@@ -377,7 +428,7 @@ static int config_output(AVFilterLink *outlink)
     outlink->time_base = mainlink->time_base;
     outlink->sample_aspect_ratio = mainlink->sample_aspect_ratio;
     ol->frame_rate = il->frame_rate;
-    /* DRM_PRIME or CUDA output (main passes through): libavfilter gives the output
+    /* DRM_PRIME, CUDA or HIP output (main passes through): libavfilter gives the output
      * main's hw_frames_ctx itself, after this, for a filter that is not
      * FF_FILTER_FLAG_HWFRAME_AWARE, and asserts that the filter set none
      * (setting it here aborted every graph with a real DRM frames context:
@@ -446,8 +497,8 @@ static av_cold void uninit(AVFilterContext *ctx)
     }
     vmafx_filter_free(s->vx);
     s->vx = NULL;
-    av_buffer_unref(&s->cuda_device[0]);
-    av_buffer_unref(&s->cuda_device[1]);
+    av_buffer_unref(&s->hw_device[0]);
+    av_buffer_unref(&s->hw_device[1]);
 }
 
 static const AVFilterPad vmafx_inputs[] = {

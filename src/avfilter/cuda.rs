@@ -5,7 +5,7 @@
 //! after the decoder's copies into the frame without any host wait.
 //!
 //! Two paths, chosen per format at configure ([`needs_device_work`]):
-//! - In place ([`CudaPicture`]): every plane of a planar sw_format
+//! - In place ([`DevicePicture`]): every plane of a planar sw_format
 //!   (yuv420p, yuv420p10le, yuv444p16le, gray, ...), and the luma of nv12 /
 //!   p016 when no extractor reads chroma (the VMAF models read only luma;
 //!   the picture is then 4:0:0, as for software nv12). Nothing is queued.
@@ -27,7 +27,7 @@ use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
 use crate::device::gpu::lane::Event;
-use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
+use crate::device::{DeviceFrame, DeviceMemoryId};
 use crate::engine::PictureSource;
 use crate::import::gpu::{GpuImportStats, GpuImporter};
 use crate::import::{AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
@@ -42,15 +42,16 @@ pub struct CudaInput {
     pub stream: u64,
 }
 
-/// A CUDA frame wrapped for the engine: its planes in device memory and the
-/// AVFrame that owns them, released when the engine drops the picture (the
-/// context drops it only once its reads on the device are done).
-pub struct CudaPicture {
+/// A device frame (CUDA, or HIP: src/avfilter/hip.rs) wrapped for the
+/// engine: its planes in device memory and the AVFrame that owns them,
+/// released when the engine drops the picture (the context drops it only
+/// once its reads on the device are done).
+pub struct DevicePicture {
     frame: DeviceFrame,
     _handle: FrameHandle,
 }
 
-impl PictureSource for CudaPicture {
+impl PictureSource for DevicePicture {
     fn host(&self) -> Option<Picture<'_>> {
         None
     }
@@ -59,30 +60,31 @@ impl PictureSource for CudaPicture {
     }
 }
 
-impl CudaPicture {
-    /// Wraps a CUDA frame whose planes `raw` (device pointers and pitches,
-    /// as in the AVFrame) have the layout `format` (the frames context's
-    /// sw_format), in `context`. `label` names the frame in errors
-    /// ("main frame 3 (cuda nv12)").
+impl DevicePicture {
+    /// Wraps a device frame whose planes `raw` (device pointers and
+    /// pitches, as in the AVFrame) have the layout `format` (the frames
+    /// context's sw_format), in device memory `memory` (a CUcontext, or a
+    /// HIP device). `label` names the frame in errors ("main frame 3 (cuda
+    /// nv12)").
     ///
     /// Safe: nothing is dereferenced here; the pointers are checked for
     /// presence and the pitches for length, and are read later by the GPU
-    /// context in `context`, where an invalid one is a device error.
+    /// context on that memory, where an invalid one is a device error.
     pub fn wrap(
         handle: FrameHandle,
         raw: &RawPlanes,
         format: &HostFormat,
         read_chroma: bool,
-        context: u64,
+        memory: DeviceMemoryId,
         label: &str,
-    ) -> Result<CudaPicture> {
+    ) -> Result<DevicePicture> {
         let (width, height) = (raw.width, raw.height);
         if width == 0 || height == 0 {
             return Err(Error::invalid(format!("{label}: empty frame {width}x{height}")));
         }
         if needs_device_work(format, read_chroma) {
             return Err(Error::Internal(format!(
-                "{label}: {} needs conversion on the device; it goes through CudaImport",
+                "{label}: {} needs conversion on the device; it goes through the GPU importer",
                 format.name
             )));
         }
@@ -101,7 +103,7 @@ impl CudaPicture {
             }
             if pitch < 0 {
                 return Err(Error::NotSupported(format!(
-                    "{label}: plane {i} is bottom-up (line size {pitch}); CUDA frames are read in place, top-down"
+                    "{label}: plane {i} is bottom-up (line size {pitch}); device frames are read in place, top-down"
                 )));
             }
             let pitch = pitch as usize;
@@ -117,15 +119,16 @@ impl CudaPicture {
             }
             planes.push(DevPlane { ptr, pitch, width: w, height: h, bytes_per_sample });
         }
-        Ok(CudaPicture {
+        Ok(DevicePicture {
             frame: DeviceFrame {
-                memory: DeviceMemoryId { kind: DeviceKind::Cuda, context },
+                memory,
                 format: core,
                 width,
                 height,
                 planes,
-                // The context queues its work on the frames' own stream
-                // (CudaInput::stream), behind the decoder's copies.
+                // The context's lanes follow the frames' own stream
+                // (CudaInput::stream, HipInput::stream) by event, behind
+                // the producer's copies.
                 ready: None,
             },
             _handle: handle,
@@ -136,12 +139,12 @@ impl CudaPicture {
 /// Whether frames of `format` need work on the device before the core can
 /// read them: MSB-aligned samples (p010) always, semi-planar chroma when an
 /// extractor reads it. Those go through [`CudaImport`]; the others are read
-/// in place ([`CudaPicture`]).
+/// in place ([`DevicePicture`]).
 pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
     format.msb_aligned || (format.layout == Layout::SemiPlanar && read_chroma)
 }
 
-/// The import descriptor of a semi-planar CUDA frame (nv12, p010le,
+/// The import descriptor of a semi-planar CUDA or HIP frame (nv12, p010le,
 /// p016le): two objects, the AVFrame's `data[0]` (Y) and `data[1]` (UV) at
 /// their line sizes, no fences (the caller adds the acquire event). Public
 /// for the emulator tests (tests/device_emu.rs), which import it as the
@@ -171,11 +174,12 @@ pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<F
             }
             if pitch < 0 {
                 return Err(Error::NotSupported(format!(
-                    "{label}: plane {i} is bottom-up (line size {pitch}); CUDA frames are read top-down"
+                    "{label}: plane {i} is bottom-up (line size {pitch}); device frames are read top-down"
                 )));
             }
             // Object sizes unknown here: the importer asks the driver for
-            // the allocations' extents (cuMemGetAddressRange).
+            // the allocations' extents (cuMemGetAddressRange,
+            // hipMemGetAddressRange).
             desc.objects.push(Object { memory: Memory::DevicePointer(ptr), size: 0, modifier: DrmModifier::Linear });
             planes.push(PlaneRef { object: i, offset: 0, pitch: pitch as u64 });
         }
@@ -295,10 +299,13 @@ pub fn check_driver(which: &str, format: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::DeviceKind;
     use std::ffi::c_void;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     static FREED: AtomicUsize = AtomicUsize::new(0);
+    /// The tests count released frames in one counter: one test at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     unsafe extern "C" fn count_free(_: *mut c_void) {
         FREED.fetch_add(1, Ordering::SeqCst);
     }
@@ -314,13 +321,14 @@ mod tests {
         }
     }
 
-    fn wrap(r: &RawPlanes, fmt: &str, read_chroma: bool) -> Result<CudaPicture> {
+    fn wrap(r: &RawPlanes, fmt: &str, read_chroma: bool) -> Result<DevicePicture> {
         let handle = unsafe { FrameHandle::new(8 as *mut c_void, count_free) };
-        CudaPicture::wrap(handle, r, HostFormat::by_name(fmt).unwrap(), read_chroma, 0xc0, "main frame 0 (cuda test)")
+        DevicePicture::wrap(handle, r, HostFormat::by_name(fmt).unwrap(), read_chroma, DeviceMemoryId { kind: DeviceKind::Cuda, context: 0xc0 }, "main frame 0 (cuda test)")
     }
 
     #[test]
     fn planar_frames_are_read_in_place() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let before = FREED.load(Ordering::SeqCst);
         // FFmpeg's yuv420p of odd width: chroma ceil(w/2).
         let r = raw([0x1000, 0x9000, 0xa000, 0], [2048, 1024, 1024, 0], 1919, 1081);
@@ -346,6 +354,7 @@ mod tests {
 
     #[test]
     fn semi_planar_luma_in_place_without_chroma_readers() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         for (fmt, bits) in [("nv12", 8), ("p016le", 16)] {
             let r = raw([0x2000, 0x8000, 0, 0], [4096, 4096, 0, 0], 1920, 1080);
             let pic = wrap(&r, fmt, false).unwrap();
@@ -357,6 +366,7 @@ mod tests {
 
     #[test]
     fn what_needs_device_work_goes_through_the_importer() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let f = |name| HostFormat::by_name(name).unwrap();
         // p010 always (shift); semi-planar chroma when read (split).
         assert!(needs_device_work(f("p010le"), false));
@@ -376,6 +386,7 @@ mod tests {
 
     #[test]
     fn bad_planes_are_refused_by_name() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let r = raw([0x2000, 0, 0, 0], [-64, 0, 0, 0], 64, 64);
         assert!(wrap(&r, "gray", false).err().unwrap().to_string().contains("bottom-up"));
         let r = raw([0x2000, 0, 0, 0], [32, 0, 0, 0], 64, 64);

@@ -16,6 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 use super::cuda::CudaInput;
+use super::hip::HipInput;
 use super::frame::{FrameHandle, FrameMemory, RawPlanes, HOST_FORMATS};
 use super::options::RawOptions;
 use super::Filter;
@@ -209,7 +210,7 @@ pub unsafe extern "C" fn vmafx_filter_new(
 /// NULL-terminated list of the accepted pixel format names.
 #[no_mangle]
 pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
-    struct List([*const c_char; 22]);
+    struct List([*const c_char; 23]);
     // SAFETY: the pointers are to 'static C string literals.
     unsafe impl Sync for List {}
     static NAMES: List = List([
@@ -219,10 +220,10 @@ pub extern "C" fn vmafx_filter_pix_fmts() -> *const *const c_char {
         c"yuv420p16le".as_ptr(), c"yuv422p16le".as_ptr(), c"yuv444p16le".as_ptr(),
         c"gray".as_ptr(), c"gray10le".as_ptr(), c"gray12le".as_ptr(), c"gray16le".as_ptr(),
         c"nv12".as_ptr(), c"p010le".as_ptr(), c"p016le".as_ptr(),
-        c"drm_prime".as_ptr(), c"cuda".as_ptr(),
+        c"drm_prime".as_ptr(), c"cuda".as_ptr(), c"hip".as_ptr(),
         ptr::null(),
     ]);
-    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 3);
+    debug_assert_eq!(HOST_FORMATS.len(), NAMES.0.len() - 4);
     NAMES.0.as_ptr()
 }
 
@@ -271,6 +272,26 @@ pub unsafe extern "C" fn vmafx_filter_set_cuda_device(
     })
 }
 
+/// `vmafx_filter_set_hip_device` in vmafx.h.
+///
+/// # Safety
+/// Pointers as vmafx.h documents them (see the module documentation);
+/// `stream` is only stored, never dereferenced here.
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_set_hip_device(
+    f: *mut VmafxFilter,
+    input: c_int,
+    device: c_int,
+    stream: *mut c_void,
+) -> c_int {
+    with_filter(f, |vx| {
+        let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
+        let device = usize::try_from(device).map_err(|_| Error::invalid(format!("HIP device {device}")))?;
+        vx.filter.set_hip_device(input, HipInput { device, stream: stream as u64 })?;
+        Ok(VMAFX_OK)
+    })
+}
+
 /// Takes the handle out of `frame` (so it is released exactly once) and
 /// reads its planes.
 ///
@@ -283,7 +304,7 @@ unsafe fn take_frame<'a>(
     let fr = &*frame;
     let handle = FrameHandle::new(fr.handle, free);
     let mut fmt = opt_str(fr.pix_fmt, "pixel format")?.unwrap_or("none");
-    // DRM_PRIME (the descriptor in data[0]) and CUDA (device pointers):
+    // DRM_PRIME (the descriptor in data[0]), CUDA and HIP (device pointers):
     // read as their sw_format.
     let memory = match fmt {
         "drm_prime" => FrameMemory::DrmPrime,
@@ -291,6 +312,7 @@ unsafe fn take_frame<'a>(
             return Err(Error::invalid("cuda frame without a CUDA context (no hw_frames_ctx?)"))
         }
         "cuda" => FrameMemory::Cuda { context: fr.hw_context as u64 },
+        "hip" => FrameMemory::Hip,
         _ => FrameMemory::Host,
     };
     if memory != FrameMemory::Host {

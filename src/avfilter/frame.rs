@@ -145,6 +145,10 @@ pub enum FrameMemory {
     /// CUDA: `data[]` are device pointers in the `CUcontext` `context`, the
     /// format given with them the hw frames context's sw_format.
     Cuda { context: u64 },
+    /// HIP (`AV_PIX_FMT_HIP`): `data[]` are device pointers of the HIP
+    /// device the input was declared on, the format given with them the hw
+    /// frames context's sw_format.
+    Hip,
 }
 
 /// Planes of one host frame as `VmafxFrame` describes them.
@@ -370,6 +374,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     static FREED: AtomicUsize = AtomicUsize::new(0);
+    /// The tests count released frames in one counter: one test at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     unsafe extern "C" fn count_free(p: *mut c_void) {
         FREED.fetch_add(1, Ordering::SeqCst);
         drop(Box::from_raw(p as *mut Vec<u8>));
@@ -383,6 +389,7 @@ mod tests {
 
     #[test]
     fn nv12_luma_in_place_chroma_split_on_demand() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let (w, h) = (5usize, 3usize);
         let mut buf = vec![0u8; 8 * 3 + 8 * 2];
         for y in 0..h { for x in 0..w { buf[y * 8 + x] = (10 * y + x) as u8; } }
@@ -410,6 +417,7 @@ mod tests {
 
     #[test]
     fn p010_shifts_down_and_negative_linesize_is_copied() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let (w, h) = (2usize, 2usize);
         let mut buf = vec![0u8; 8 * 2 + 8];
         for (i, v) in [1023u16, 512, 3, 0].iter().enumerate() {
@@ -429,6 +437,7 @@ mod tests {
 
     #[test]
     fn unknown_format_and_short_linesize_are_refused() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         assert!(HostFormat::by_name("rgb24").is_err());
         let (hnd, p) = handle(vec![0u8; 64]);
         let raw = RawPlanes { data: [p, std::ptr::null(), std::ptr::null(), std::ptr::null()], linesize: [4, 0, 0, 0], width: 8, height: 2, memory: FrameMemory::Host };

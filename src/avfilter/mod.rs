@@ -37,6 +37,12 @@
 //! on the device first (GPU importer, on a stream of ours in the frames'
 //! context). A software input mixed with a CUDA one is copied to the device
 //! by the context. docs/ffmpeg.md.
+//!
+//! HIP frames (`AV_PIX_FMT_HIP`, the 7.1 and 9.0 series' HIP hwcontext) go
+//! the same way: the glue names each HIP input's device ordinal and stream
+//! ([`Filter::set_hip_device`]), the context scores on that device beside
+//! that stream (`DeviceChoice::HipStream`), and p010 / read chroma are
+//! converted by the GPU importer on a stream of ours ([`hip`]).
 
 pub mod cuda;
 pub mod ffi;
@@ -49,7 +55,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
+use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, HipCallerStream, PictureSource};
 use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
 use crate::import::cpu::{CpuDevice, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
@@ -59,9 +65,9 @@ use crate::model::Model;
 use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};
 
-use cuda::{CudaImport, CudaInput, CudaPicture};
+use cuda::{CudaImport, CudaInput, DevicePicture};
 use frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
-use hip::HipDrm;
+use hip::{HipDrm, HipImport, HipInput};
 use options::{DeviceOption, FilterOptions, ModelSource, RawOptions};
 
 /// How long a DRM_PRIME frame's fences are waited for by default.
@@ -111,6 +117,8 @@ pub struct Filter {
     /// The CUDA device of each input (main, reference) whose frames are
     /// CUDA frames.
     cuda: [Option<CudaInput>; 2],
+    /// The HIP device of each input whose frames are HIP frames.
+    hip_inputs: [Option<HipInput>; 2],
     /// Where the context scores (set by `configure`).
     scoring_on: DeviceChoice,
     /// Where it scores when no input is CUDA frames: the CPU, or the HIP
@@ -121,8 +129,10 @@ pub struct Filter {
     /// Converts the CUDA frames that need it on the device (p010; nv12 /
     /// p016 chroma when read); made by `configure` when needed.
     cuda_import: Option<CudaImport>,
-    /// CUDA frames handed to the context in place, and DRM_PRIME frames
-    /// imported on the HIP device.
+    /// Converts the HIP frames that need it, as `cuda_import` does.
+    hip_import: Option<HipImport>,
+    /// CUDA and HIP frames handed to the context (in place or converted
+    /// on the device), and DRM_PRIME frames imported on the HIP device.
     device_frames: u64,
     read_chroma: bool,
     geometry: Option<Geometry>,
@@ -207,10 +217,12 @@ impl Filter {
             extractors,
             context,
             cuda: [None, None],
+            hip_inputs: [None, None],
             scoring_on: home,
             home,
             hip,
             cuda_import: None,
+            hip_import: None,
             device_frames: 0,
             read_chroma,
             geometry: None,
@@ -272,10 +284,27 @@ impl Filter {
         Ok(())
     }
 
+    /// Declares `input` (0: main, 1: reference) as HIP frames on the device
+    /// `AVHIPDeviceContext` {`device`, `stream`}; before
+    /// [`Filter::configure`].
+    pub fn set_hip_device(&mut self, input: usize, device: HipInput) -> Result<()> {
+        if input > 1 {
+            return Err(Error::invalid(format!("input {input}: 0 (main) or 1 (reference)")));
+        }
+        if self.pairs > 0 {
+            return Err(Error::invalid("HIP device set after frames were scored"));
+        }
+        self.hip_inputs[input] = Some(device);
+        Ok(())
+    }
+
     /// Scores where the frames are: on the CPU (or the HIP device of
-    /// `device=hip`), or, when an input is CUDA frames, on that CUDA
-    /// context and stream.
+    /// `device=hip`), or, when an input is CUDA or HIP frames, on that
+    /// device beside that stream.
     fn configure_device(&mut self, format: &str) -> Result<()> {
+        if let Some(device) = self.hip_frames_device(format)? {
+            return self.use_device(device, format);
+        }
         if let (Some(hip), Some(i)) = (&self.hip, self.cuda.iter().position(Option::is_some)) {
             return Err(Error::Mismatch(format!(
                 "device=hip:{}, but the {} input is CUDA frames, scored on their own CUDA device: \
@@ -303,6 +332,58 @@ impl Filter {
                 DeviceChoice::CudaStream(unsafe { CallerStream::new(c.context, c.stream) })
             }
         };
+        self.use_device(device, format)
+    }
+
+    /// The scoring device for HIP frame inputs, `None` when no input is HIP
+    /// frames; refuses HIP frames beside CUDA frames, `device=hip`, or on
+    /// two devices or streams.
+    fn hip_frames_device(&self, format: &str) -> Result<Option<DeviceChoice>> {
+        let Some(i) = self.hip_inputs.iter().position(Option::is_some) else { return Ok(None) };
+        if let Some(c) = self.cuda.iter().position(Option::is_some) {
+            return Err(Error::Mismatch(format!(
+                "the {} input is HIP frames and the {} input CUDA frames: both must be on one device \
+                 (hwdownload one of them)",
+                INPUT_NAMES[i], INPUT_NAMES[c]
+            )));
+        }
+        if let Some(hip) = &self.hip {
+            return Err(Error::Mismatch(format!(
+                "device=hip:{}, but the {} input is HIP frames, scored on their own HIP device: \
+                 leave device unset for HIP frames, or give the filter DRM_PRIME or software frames",
+                hip.index(),
+                INPUT_NAMES[i]
+            )));
+        }
+        let h = match self.hip_inputs {
+            [Some(m), Some(r)] if m.device != r.device => {
+                return Err(Error::Mismatch(format!(
+                    "the main and reference HIP frames are on different HIP devices ({}, {}); \
+                     upload both to one device (-init_hw_device hip=gpu -filter_hw_device gpu)",
+                    m.device, r.device
+                )))
+            }
+            [Some(m), Some(r)] if m.stream != r.stream => {
+                return Err(Error::Mismatch(format!(
+                    "the main and reference HIP frames are on different streams of HIP device {} ({:#x}, {:#x}); \
+                     use one HIP device context for both inputs",
+                    m.device, m.stream, r.stream
+                )))
+            }
+            [Some(h), _] | [None, Some(h)] => h,
+            [None, None] => return Ok(None),
+        };
+        hip::check_runtime(INPUT_NAMES[i], &format!("hip {format}"))?;
+        // SAFETY: the inputs' AVHIPDeviceContext's stream
+        // (vmafx_filter_set_hip_device), alive while the filter's links
+        // reference their frames contexts, i.e. longer than the filter and
+        // its scoring context.
+        Ok(Some(DeviceChoice::HipStream(unsafe { HipCallerStream::new(h.device, h.stream) })))
+    }
+
+    /// Makes the converters the inputs need, then the scoring context on
+    /// `device` (when it changed).
+    fn use_device(&mut self, device: DeviceChoice, format: &str) -> Result<()> {
         if device != self.scoring_on && self.pairs > 0 {
             return Err(Error::invalid("inputs reconfigured after frames were scored"));
         }
@@ -318,6 +399,16 @@ impl Filter {
                 // while the filter's links reference their frames contexts,
                 // i.e. longer than the filter.
                 self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, format, self.read_chroma) }?);
+            }
+        }
+        self.hip_import = None;
+        if let DeviceChoice::HipStream(caller) = device {
+            if cuda::needs_device_work(format, self.read_chroma) {
+                // SAFETY: the streams are the inputs' AVHIPDeviceContext's
+                // (vmafx_filter_set_hip_device), of device `caller.device()`
+                // (hip_frames_device refuses two devices), alive while the
+                // filter's links reference their frames contexts.
+                self.hip_import = Some(unsafe { HipImport::new(caller.device(), self.hip_inputs, format, self.read_chroma) }?);
             }
         }
         if device != self.scoring_on {
@@ -346,6 +437,7 @@ impl Filter {
             FrameMemory::Host => {}
             FrameMemory::DrmPrime => return self.import_drm(frame, raw, what),
             FrameMemory::Cuda { context } => return self.wrap_cuda(frame, raw, context, what),
+            FrameMemory::Hip => return self.wrap_hip(frame, raw, what),
         }
         // SAFETY: the glue fills RawPlanes from the AVFrame behind `frame`
         // (vmafx.h contract), whose buffers stay referenced by `frame`.
@@ -374,7 +466,26 @@ impl Filter {
         }
         let pic: Arc<dyn PictureSource> = match self.cuda_import.as_mut() {
             Some(import) => import.import(input, frame, raw, g.format, &label)?,
-            None => Arc::new(CudaPicture::wrap(frame, raw, g.format, self.read_chroma, context, &label)?),
+            None => Arc::new(DevicePicture::wrap(frame, raw, g.format, self.read_chroma, cuda_memory(context), &label)?),
+        };
+        self.device_frames += 1;
+        Ok(pic)
+    }
+
+    /// Wraps a HIP frame: read in place by the context on its device, or
+    /// converted there first (p010; semi-planar chroma when read).
+    fn wrap_hip(&mut self, frame: FrameHandle, raw: &RawPlanes, what: &str) -> Result<Arc<dyn PictureSource>> {
+        let g = self.geometry.ok_or_else(|| Error::Internal("frame before configure".into()))?;
+        let input = if what == INPUT_NAMES[0] { 0 } else { 1 };
+        let label = format!("{what} frame {} (hip {})", self.pairs, g.format.name);
+        let Some(device) = self.hip_inputs[input] else {
+            return Err(Error::invalid(format!(
+                "{label}: a HIP frame on an input not declared as HIP (vmafx_filter_set_hip_device)"
+            )));
+        };
+        let pic: Arc<dyn PictureSource> = match self.hip_import.as_mut() {
+            Some(import) => import.import(input, frame, raw, g.format, &label)?,
+            None => Arc::new(hip::wrap_in_place(frame, raw, g.format, self.read_chroma, device.device, &label)?),
         };
         self.device_frames += 1;
         Ok(pic)
@@ -604,7 +715,7 @@ impl Filter {
     pub fn host_copies(&self) -> u64 {
         self.host_copies
     }
-    /// CUDA frames scored in place on the device, and DRM_PRIME frames
+    /// CUDA and HIP frames scored on their device, and DRM_PRIME frames
     /// imported on the HIP device.
     pub fn device_frames(&self) -> u64 {
         self.device_frames
@@ -615,11 +726,12 @@ impl Filter {
         self.hip.as_ref().map_or((0, 0), HipDrm::dma_buf_imports)
     }
     /// Planes converted on the device (p010 shifted, chroma split); 0 when
-    /// every CUDA frame is read in place.
+    /// every CUDA or HIP frame is read in place.
     pub fn device_converted_planes(&self) -> u64 {
-        self.cuda_import
-            .as_ref()
-            .map_or(0, |i| crate::import::gpu::GpuImportStats::get(&i.stats().converted_planes))
+        use crate::import::gpu::GpuImportStats;
+        let cuda = self.cuda_import.as_ref().map_or(0, |i| GpuImportStats::get(&i.stats().converted_planes));
+        let hip = self.hip_import.as_ref().map_or(0, |i| GpuImportStats::get(&i.stats().converted_planes));
+        cuda + hip
     }
     /// Where the context scores.
     pub fn scoring_on(&self) -> DeviceChoice {
@@ -640,6 +752,11 @@ impl Drop for Filter {
 
 /// Frames whose values are dropped at once when logged and sent on.
 const RETIRE_BATCH: u32 = 64;
+
+/// The device memory of CUDA frames in `context` (a `CUcontext`).
+fn cuda_memory(context: u64) -> crate::device::DeviceMemoryId {
+    crate::device::DeviceMemoryId { kind: crate::device::DeviceKind::Cuda, context }
+}
 
 /// The inputs by index, as errors name them.
 const INPUT_NAMES: [&str; 2] = ["main", "reference"];
