@@ -15,7 +15,7 @@ use super::engine::{ArrayExtent, Pitched};
 use super::kernels::KernelSource;
 use crate::device::DeviceKind;
 use crate::{Error, Result};
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
 /// A driver call's status: `CUresult` / `hipError_t` (0 is success).
 pub type Code = c_int;
@@ -108,34 +108,32 @@ pub struct Quirks {
 /// `$args`, as `shared { .. }` (a field, CUDA's symbol, HIP's, the signature):
 /// [`SharedCalls`] is made from it here, and each vendor's raw table
 /// (`vendor_table!`, in cuda.rs and hip.rs) takes its symbols from it.
-/// The types are named as api.rs names them; a file expanding the list
-/// has them in scope (`use super::api::{DevicePtr, RawEvent, ..}`).
 macro_rules! with_shared_calls {
     ($m:ident! { $($args:tt)* }) => {
         $m! {
             $($args)*
             shared {
-                init: cuInit | hipInit => fn(c_uint);
-                device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut c_int);
-                device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut c_char, c_int, c_int);
-                module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut RawModule, *const c_void);
-                module_unload: cuModuleUnload | hipModuleUnload => fn(RawModule);
-                module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut RawFunction, RawModule, *const c_char);
-                mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut DevicePtr, usize);
-                mem_free: cuMemFree_v2 | hipFree => fn(DevicePtr);
-                upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn(DevicePtr, *const c_void, usize, RawStream);
-                download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut c_void, DevicePtr, usize, RawStream);
-                stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut RawStream, c_uint);
-                stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn(RawStream);
-                stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn(RawStream);
-                stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn(RawStream, RawEvent, c_uint);
+                init: cuInit | hipInit => fn(std::ffi::c_uint);
+                device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut std::ffi::c_int);
+                device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut std::ffi::c_char, std::ffi::c_int, std::ffi::c_int);
+                module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut $crate::device::gpu::api::RawModule, *const std::ffi::c_void);
+                module_unload: cuModuleUnload | hipModuleUnload => fn($crate::device::gpu::api::RawModule);
+                module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut $crate::device::gpu::api::RawFunction, $crate::device::gpu::api::RawModule, *const std::ffi::c_char);
+                mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut $crate::device::gpu::api::DevicePtr, usize);
+                mem_free: cuMemFree_v2 | hipFree => fn($crate::device::gpu::api::DevicePtr);
+                upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn($crate::device::gpu::api::DevicePtr, *const std::ffi::c_void, usize, $crate::device::gpu::api::RawStream);
+                download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut std::ffi::c_void, $crate::device::gpu::api::DevicePtr, usize, $crate::device::gpu::api::RawStream);
+                stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut $crate::device::gpu::api::RawStream, std::ffi::c_uint);
+                stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn($crate::device::gpu::api::RawStream);
+                stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn($crate::device::gpu::api::RawStream);
+                stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn($crate::device::gpu::api::RawStream, $crate::device::gpu::api::RawEvent, std::ffi::c_uint);
                 /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
-                launch: cuLaunchKernel | hipModuleLaunchKernel => fn(RawFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, RawStream, *mut *mut c_void, *mut *mut c_void);
-                event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut RawEvent, c_uint);
-                event_record: cuEventRecord | hipEventRecord => fn(RawEvent, RawStream);
-                event_query: cuEventQuery | hipEventQuery => fn(RawEvent);
-                event_synchronize: cuEventSynchronize | hipEventSynchronize => fn(RawEvent);
-                event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn(RawEvent);
+                launch: cuLaunchKernel | hipModuleLaunchKernel => fn($crate::device::gpu::api::RawFunction, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, $crate::device::gpu::api::RawStream, *mut *mut std::ffi::c_void, *mut *mut std::ffi::c_void);
+                event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut $crate::device::gpu::api::RawEvent, std::ffi::c_uint);
+                event_record: cuEventRecord | hipEventRecord => fn($crate::device::gpu::api::RawEvent, $crate::device::gpu::api::RawStream);
+                event_query: cuEventQuery | hipEventQuery => fn($crate::device::gpu::api::RawEvent);
+                event_synchronize: cuEventSynchronize | hipEventSynchronize => fn($crate::device::gpu::api::RawEvent);
+                event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn($crate::device::gpu::api::RawEvent);
             }
         }
     };

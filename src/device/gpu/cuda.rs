@@ -6,7 +6,7 @@
 //! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
 //! push/pop around calls on a context.
 
-use super::api::{call, vendor_table, with_shared_calls, Current, DevicePtr, DriverApi, Quirks, RawArray, RawEvent, RawFunction, RawModule, RawStream, SharedCalls, VendorFns};
+use super::api::{call, vendor_table, with_shared_calls, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
 use super::engine::Pitched;
 use super::kernels::KernelSource;
 use super::loader::{get_or_load, open_first, Cached};
@@ -116,7 +116,7 @@ pub mod sys {
     pub type NameBuf = *mut c_char;
 }
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int};
 use sys::*;
 
 with_shared_calls!(vendor_table! {

@@ -10,7 +10,7 @@
 //! aborts the process (no error code) when asked for a target it lacks, such
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
-use super::api::{call, vendor_table, with_shared_calls, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawEvent, RawExternalMemory, RawFunction, RawModule, RawStream, SharedCalls, VendorFns};
+use super::api::{call, vendor_table, with_shared_calls, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
 use super::rtc::rtc_table;
 use super::engine::Pitched;
 use super::kernels::{KernelSource, COMPAT_HEADER};
@@ -488,7 +488,13 @@ impl Hiprtc {
 
     /// Compiles `source` to a code object for `arch` (`gfx90a`), after
     /// checking the target ([`check_target`]).
-    pub fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: &str) -> Result<Vec<u8>> {
+    pub fn compile(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: &str,
+    ) -> Result<Vec<u8>> {
         check_target(arch, self.version()?)?;
         self.calls().compile(name, source, headers, &options(arch), arch)
     }

@@ -74,7 +74,13 @@ impl Nvrtc {
 
     /// Compiles `source` (named `name`, with `headers` as (include name,
     /// text)) to PTX for `arch` (`compute_90`); the log is in the error.
-    pub fn compile_ptx(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: &str) -> Result<Vec<u8>> {
+    pub fn compile_ptx(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: &str,
+    ) -> Result<Vec<u8>> {
         self.calls().compile(name, source, headers, &options(arch), arch)
     }
 }
