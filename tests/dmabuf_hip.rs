@@ -30,9 +30,6 @@ mod vm_bed;
 mod filter_capi;
 #[path = "common/hip_fake.rs"]
 mod hip_fake;
-#[path = "common/device_support.rs"]
-#[allow(dead_code)]
-mod device_support;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -46,8 +43,7 @@ use vm_bed::*;
 use vmafx::avfilter::ffi::*;
 use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
 use vmafx::device::gpu::engine::{Backend, DeviceMemory, EventRef, Pitched};
-use vmafx::device::gpu::engine::{DevPlane, Engine};
-use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
+use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::feature::FeatureOptions;
@@ -80,7 +76,7 @@ fn fake_hip_runs_the_import_through_the_loader() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         eprintln!("--- the fake as HIP_VERSION {version}:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && stdout.contains("test result: ok. 5 passed"), "the child tests on the fake (HIP_VERSION {version}) failed");
+        assert!(out.status.success() && stdout.contains("test result: ok. 4 passed"), "the child tests on the fake (HIP_VERSION {version}) failed");
     }
 }
 
@@ -335,86 +331,6 @@ fn refusals_match_the_cpu_path(vgem: Option<&Arc<Vgem>>) {
         fence.signal();
     }
     assert_eq!(importer.dma_buf_imports().0, 0, "nothing refused was imported");
-}
-
-// ------------------------------------------------ HIP-made device frames
-
-/// Device memory holding `bytes`, allocated and written through the HIP
-/// table (`hipMalloc`, `hipMemcpyHtoDAsync`): a HIP producer's frame.
-fn hip_bytes(lane: &mut Engine<GpuLane>, bytes: &[u8]) -> DeviceBuffer {
-    let b = lane.backend_mut();
-    let buffer = b.alloc(bytes.len()).unwrap();
-    b.upload(buffer.ptr(), bytes).unwrap();
-    b.synchronize().unwrap();
-    buffer
-}
-
-/// A device plane read back through the HIP table.
-fn read_plane(lane: &mut Engine<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
-    let mut bytes = vec![0u8; p.span()];
-    lane.backend_mut().download(&mut bytes, p.ptr).unwrap();
-    (0..p.height)
-        .map(|y| {
-            let row = &bytes[y * p.pitch..y * p.pitch + p.width * p.bytes_per_sample];
-            if p.bytes_per_sample == 1 {
-                row.iter().map(|&b| b as u16).collect()
-            } else {
-                row.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect()
-            }
-        })
-        .collect()
-}
-
-/// HIP-made frames (device pointers from the HIP table) imported by the
-/// HIP importer: every layout read in place or planarised on the device
-/// into the planes the CPU reads, and PSNR's twin on them equal to the SSE
-/// of those planes.
-fn hip_device_pointers_import_like_the_cpu() {
-    let importer = GpuImporter::hip(0, true).unwrap();
-    let mut lane = Engine::new(GpuLane::open(DeviceKind::Hip, 0).unwrap()).unwrap();
-    let mut cases = 0;
-    for format in device_support::LAYOUT_FORMATS {
-        for (w, h, offset, pad) in [(17, 9, 0, 0), (33, 19, 6, 3)] {
-            let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;
-            let a = device_support::layout(format, w, h, offset, pad, seed);
-            let b = device_support::layout(format, w, h, offset, pad, !seed);
-            let what = format!("HIP {format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
-            let (ba, bb) = (hip_bytes(&mut lane, &a.bytes), hip_bytes(&mut lane, &b.bytes));
-            let fa = importer.import(a.descriptor(&what, Memory::DevicePointer(ba.ptr()), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
-            let fb = importer.import(b.descriptor(&what, Memory::DevicePointer(bb.ptr()), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
-            let (da, db) = (fa.device_frame().unwrap(), fb.device_frame().unwrap());
-            wait_ready(da, lane.backend_mut()).unwrap();
-            wait_ready(db, lane.backend_mut()).unwrap();
-            for i in 0..3 {
-                let (pw, ph) = (a.want[i][0].len(), a.want[i].len());
-                assert_eq!(read_plane(&mut lane, &da.planes[i]), a.want[i], "{what}: plane {i}");
-                let want: u64 = a.want[i]
-                    .iter()
-                    .flatten()
-                    .zip(b.want[i].iter().flatten())
-                    .map(|(&x, &y)| (x as i64 - y as i64).pow(2) as u64)
-                    .sum();
-                let got = vmafx::feature::psnr::gpu::sse_dev(&mut lane, da.planes[i], db.planes[i], pw, ph).unwrap();
-                assert_eq!(got, want, "{what}: SSE of plane {i}");
-            }
-            if a.bits == 8 || a.bits == 16 {
-                assert_eq!(da.planes[0].ptr, ba.ptr() + offset as u64, "{what}: luma read in place");
-            }
-            reads_queued(da, lane.backend_mut()).unwrap();
-            reads_queued(db, lane.backend_mut()).unwrap();
-            drop((fa, fb));
-            drop((ba, bb));
-            cases += 1;
-        }
-    }
-    println!("{cases} HIP-made frames: planes and SSE equal to the CPU's");
-}
-
-#[test]
-fn child_hip_device_pointers_import_like_the_cpu() {
-    if in_child() {
-        hip_device_pointers_import_like_the_cpu();
-    }
 }
 
 #[test]

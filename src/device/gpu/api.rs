@@ -15,7 +15,7 @@ use super::engine::{ArrayExtent, Pitched};
 use super::kernels::KernelSource;
 use crate::device::DeviceKind;
 use crate::{Error, Result};
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// A driver call's status: `CUresult` / `hipError_t` (0 is success).
 pub type Code = c_int;
@@ -102,80 +102,14 @@ pub struct Quirks {
     pub upload_stages_pageable_source: bool,
 }
 
-/// The C calls both vendors make in one shape, CUDA's symbol and HIP's
-/// side by side: one list, so what each vendor calls is read in one place
-/// and each signature is written once. It is handed to macro `$m` after
-/// `$args`, as `shared { .. }` (a field, CUDA's symbol, HIP's, the signature):
-/// [`SharedCalls`] is made from it here, and each vendor's raw table
-/// (`vendor_table!`, in cuda.rs and hip.rs) takes its symbols from it.
-macro_rules! with_shared_calls {
-    ($m:ident! { $($args:tt)* }) => {
-        $m! {
-            $($args)*
-            shared {
-                init: cuInit | hipInit => fn(std::ffi::c_uint);
-                device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut std::ffi::c_int);
-                device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut std::ffi::c_char, std::ffi::c_int, std::ffi::c_int);
-                module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut $crate::device::gpu::api::RawModule, *const std::ffi::c_void);
-                module_unload: cuModuleUnload | hipModuleUnload => fn($crate::device::gpu::api::RawModule);
-                module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut $crate::device::gpu::api::RawFunction, $crate::device::gpu::api::RawModule, *const std::ffi::c_char);
-                mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut $crate::device::gpu::api::DevicePtr, usize);
-                mem_free: cuMemFree_v2 | hipFree => fn($crate::device::gpu::api::DevicePtr);
-                upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn($crate::device::gpu::api::DevicePtr, *const std::ffi::c_void, usize, $crate::device::gpu::api::RawStream);
-                download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut std::ffi::c_void, $crate::device::gpu::api::DevicePtr, usize, $crate::device::gpu::api::RawStream);
-                stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut $crate::device::gpu::api::RawStream, std::ffi::c_uint);
-                stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn($crate::device::gpu::api::RawStream);
-                stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn($crate::device::gpu::api::RawStream);
-                stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn($crate::device::gpu::api::RawStream, $crate::device::gpu::api::RawEvent, std::ffi::c_uint);
-                /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
-                launch: cuLaunchKernel | hipModuleLaunchKernel => fn($crate::device::gpu::api::RawFunction, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, std::ffi::c_uint, $crate::device::gpu::api::RawStream, *mut *mut std::ffi::c_void, *mut *mut std::ffi::c_void);
-                event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut $crate::device::gpu::api::RawEvent, std::ffi::c_uint);
-                event_record: cuEventRecord | hipEventRecord => fn($crate::device::gpu::api::RawEvent, $crate::device::gpu::api::RawStream);
-                event_query: cuEventQuery | hipEventQuery => fn($crate::device::gpu::api::RawEvent);
-                event_synchronize: cuEventSynchronize | hipEventSynchronize => fn($crate::device::gpu::api::RawEvent);
-                event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn($crate::device::gpu::api::RawEvent);
-            }
-        }
-    };
-}
-pub(crate) use with_shared_calls;
-
-/// A vendor's raw table (`fn_table!`): the shared calls under this vendor's
-/// symbols ([`with_shared_calls`]), then its own required and optional ones.
-macro_rules! vendor_table {
-    (@emit $(#[$meta:meta])* $vis:vis struct $name:ident;
-     required { $($req:tt)* } optional { $($opt:tt)* }
-     symbols { $( $sym:ident => fn($($arg:ty),*); )* }) => {
-        $crate::device::gpu::loader::fn_table! {
-            $(#[$meta])*
-            $vis struct $name;
-            required {
-                $( $sym: fn($($arg),*) -> $crate::device::gpu::api::Code; )*
-                $($req)*
-            }
-            optional { $($opt)* }
-        }
-    };
-    (cuda; $(#[$meta:meta])* $vis:vis struct $name:ident; required { $($req:tt)* } optional { $($opt:tt)* }
-     shared { $( $(#[$doc:meta])* $field:ident: $cuda:ident | $hip:ident => fn($($arg:ty),* $(,)?); )* }) => {
-        $crate::device::gpu::api::vendor_table! { @emit $(#[$meta])* $vis struct $name;
-            required { $($req)* } optional { $($opt)* } symbols { $( $cuda => fn($($arg),*); )* } }
-    };
-    (hip; $(#[$meta:meta])* $vis:vis struct $name:ident; required { $($req:tt)* } optional { $($opt:tt)* }
-     shared { $( $(#[$doc:meta])* $field:ident: $cuda:ident | $hip:ident => fn($($arg:ty),* $(,)?); )* }) => {
-        $crate::device::gpu::api::vendor_table! { @emit $(#[$meta])* $vis struct $name;
-            required { $($req)* } optional { $($opt)* } symbols { $( $hip => fn($($arg),*); )* } }
-    };
-}
-pub(crate) use vendor_table;
-
-/// [`SharedCalls`] from the shared list and the optional calls; those are
+/// The table's C calls, CUDA's symbol and HIP's side by side: one list, so
+/// what each vendor calls is read in one place. `optional` entries are
 /// `None` where the runtime lacks the symbol (`cu`, `hip`: the raw tables).
 macro_rules! shared_calls {
     (
         |$cu:ident, $hip:ident|
+        required { $( $(#[$doc:meta])* $field:ident: $cuda_sym:ident | $hip_sym:ident => fn($($arg:ty),* $(,)?); )* }
         optional { $( $(#[$odoc:meta])* $ofield:ident: $ocuda:expr, $ohip:expr => fn($($oarg:ty),* $(,)?); )* }
-        shared { $( $(#[$doc:meta])* $field:ident: $cuda_sym:ident | $hip_sym:ident => fn($($arg:ty),* $(,)?); )* }
     ) => {
         /// The C calls of both vendors, in one shape.
         pub struct SharedCalls {
@@ -194,8 +128,31 @@ macro_rules! shared_calls {
     };
 }
 
-with_shared_calls!(shared_calls! {
+shared_calls! {
     |cu, hip|
+    required {
+        init: cuInit | hipInit => fn(c_uint);
+        device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut c_int);
+        device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut c_char, c_int, c_int);
+        module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut RawModule, *const c_void);
+        module_unload: cuModuleUnload | hipModuleUnload => fn(RawModule);
+        module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut RawFunction, RawModule, *const c_char);
+        mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut DevicePtr, usize);
+        mem_free: cuMemFree_v2 | hipFree => fn(DevicePtr);
+        upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn(DevicePtr, *const c_void, usize, RawStream);
+        download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut c_void, DevicePtr, usize, RawStream);
+        stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut RawStream, c_uint);
+        stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn(RawStream);
+        stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn(RawStream);
+        stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn(RawStream, RawEvent, c_uint);
+        /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
+        launch: cuLaunchKernel | hipModuleLaunchKernel => fn(RawFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, RawStream, *mut *mut c_void, *mut *mut c_void);
+        event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut RawEvent, c_uint);
+        event_record: cuEventRecord | hipEventRecord => fn(RawEvent, RawStream);
+        event_query: cuEventQuery | hipEventQuery => fn(RawEvent);
+        event_synchronize: cuEventSynchronize | hipEventSynchronize => fn(RawEvent);
+        event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn(RawEvent);
+    }
     optional {
         /// Device memory in bytes.
         device_memory: Some(call!(cu, cuDeviceTotalMem_v2)), call!(hip, hipDeviceTotalMem?) => fn(*mut usize, c_int);
@@ -204,7 +161,7 @@ with_shared_calls!(shared_calls! {
         /// An array's descriptor (HIP's `HIP_ARRAY_DESCRIPTOR` has CUDA's layout).
         array_descriptor: call!(cu, cuArrayGetDescriptor_v2?), call!(hip, hipArrayGetDescriptor?) => fn(*mut ArrayDescriptor, RawArray);
     }
-});
+}
 
 /// What a vendor does its own way, as Rust functions written beside its
 /// raw table.

@@ -6,10 +6,10 @@
 //! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
 //! push/pop around calls on a context.
 
-use super::api::{call, vendor_table, with_shared_calls, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
+use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
 use super::engine::Pitched;
 use super::kernels::KernelSource;
-use super::loader::{get_or_load, open_first, Cached};
+use super::loader::{fn_table, get_or_load, open_first, Cached};
 use crate::device::DeviceKind;
 use crate::{Error, Result};
 
@@ -116,18 +116,20 @@ pub mod sys {
     pub type NameBuf = *mut c_char;
 }
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 use sys::*;
 
-with_shared_calls!(vendor_table! {
-    cuda;
+fn_table! {
     /// `libcuda.so.1`: the calls the GPU lanes make.
     pub struct CudaDriver;
     required {
+        cuInit: fn(c_uint) -> CUresult;
         cuDriverGetVersion: fn(*mut c_int) -> CUresult;
         cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
         cuGetErrorString: fn(CUresult, *mut *const c_char) -> CUresult;
+        cuDeviceGetCount: fn(*mut c_int) -> CUresult;
         cuDeviceGet: fn(*mut CUdevice, c_int) -> CUresult;
+        cuDeviceGetName: fn(*mut c_char, c_int, CUdevice) -> CUresult;
         cuDeviceGetAttribute: fn(*mut c_int, c_int, CUdevice) -> CUresult;
         cuDeviceTotalMem_v2: fn(*mut usize, CUdevice) -> CUresult;
         cuDevicePrimaryCtxRetain: fn(*mut CUcontext, CUdevice) -> CUresult;
@@ -135,7 +137,24 @@ with_shared_calls!(vendor_table! {
         cuCtxPushCurrent_v2: fn(CUcontext) -> CUresult;
         cuCtxPopCurrent_v2: fn(*mut CUcontext) -> CUresult;
         cuCtxGetDevice: fn(*mut CUdevice) -> CUresult;
+        cuModuleLoadData: fn(*mut CUmodule, *const c_void) -> CUresult;
+        cuModuleUnload: fn(CUmodule) -> CUresult;
+        cuModuleGetFunction: fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;
+        cuMemAlloc_v2: fn(*mut CUdeviceptr, usize) -> CUresult;
+        cuMemFree_v2: fn(CUdeviceptr) -> CUresult;
+        cuMemcpyHtoDAsync_v2: fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
+        cuMemcpyDtoHAsync_v2: fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
         cuMemsetD8Async: fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+        cuStreamCreate: fn(*mut CUstream, c_uint) -> CUresult;
+        cuStreamDestroy_v2: fn(CUstream) -> CUresult;
+        cuStreamSynchronize: fn(CUstream) -> CUresult;
+        cuLaunchKernel: fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+        cuEventCreate: fn(*mut CUevent, c_uint) -> CUresult;
+        cuEventRecord: fn(CUevent, CUstream) -> CUresult;
+        cuEventQuery: fn(CUevent) -> CUresult;
+        cuEventSynchronize: fn(CUevent) -> CUresult;
+        cuEventDestroy_v2: fn(CUevent) -> CUresult;
+        cuStreamWaitEvent: fn(CUstream, CUevent, c_uint) -> CUresult;
         cuMemcpy2DAsync_v2: fn(*const CudaMemcpy2D, CUstream) -> CUresult;
         cuMemGetAddressRange_v2: fn(*mut CUdeviceptr, *mut usize, CUdeviceptr) -> CUresult;
     }
@@ -148,7 +167,7 @@ with_shared_calls!(vendor_table! {
         cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;
         cuDestroyExternalSemaphore: fn(CUexternalSemaphore) -> CUresult;
     }
-});
+}
 
 static DRIVER: Cached<CudaDriver> = Cached::new();
 

@@ -10,7 +10,7 @@
 //! aborts the process (no error code) when asked for a target it lacks, such
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
-use super::api::{call, vendor_table, with_shared_calls, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
+use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
 use super::rtc::rtc_table;
 use super::engine::Pitched;
 use super::kernels::{KernelSource, COMPAT_HEADER};
@@ -104,18 +104,37 @@ pub mod sys {
 
 use sys::*;
 
-with_shared_calls!(vendor_table! {
-    hip;
+fn_table! {
     /// `libamdhip64.so.*`: the calls the GPU lanes make.
     pub struct HipRuntime;
     required {
+        hipInit: fn(c_uint) -> HipError;
         hipDriverGetVersion: fn(*mut c_int) -> HipError;
         hipRuntimeGetVersion: fn(*mut c_int) -> HipError;
         hipGetErrorName: fn(HipError) -> *const c_char;
         hipGetErrorString: fn(HipError) -> *const c_char;
+        hipGetDeviceCount: fn(*mut c_int) -> HipError;
         hipSetDevice: fn(c_int) -> HipError;
+        hipDeviceGetName: fn(*mut c_char, c_int, HipDevice) -> HipError;
+        hipModuleLoadData: fn(*mut HipModule, *const c_void) -> HipError;
+        hipModuleUnload: fn(HipModule) -> HipError;
+        hipModuleGetFunction: fn(*mut HipFunction, HipModule, *const c_char) -> HipError;
+        hipMalloc: fn(*mut HipDevicePtr, usize) -> HipError;
+        hipFree: fn(HipDevicePtr) -> HipError;
+        hipMemcpyHtoDAsync: fn(HipDevicePtr, *const c_void, usize, HipStream) -> HipError;
+        hipMemcpyDtoHAsync: fn(*mut c_void, HipDevicePtr, usize, HipStream) -> HipError;
         hipMemsetAsync: fn(HipDevicePtr, c_int, usize, HipStream) -> HipError;
         hipStreamCreate: fn(*mut HipStream) -> HipError;
+        hipStreamCreateWithFlags: fn(*mut HipStream, c_uint) -> HipError;
+        hipStreamDestroy: fn(HipStream) -> HipError;
+        hipStreamSynchronize: fn(HipStream) -> HipError;
+        hipModuleLaunchKernel: fn(HipFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, HipStream, *mut *mut c_void, *mut *mut c_void) -> HipError;
+        hipEventCreateWithFlags: fn(*mut HipEvent, c_uint) -> HipError;
+        hipEventRecord: fn(HipEvent, HipStream) -> HipError;
+        hipEventQuery: fn(HipEvent) -> HipError;
+        hipEventSynchronize: fn(HipEvent) -> HipError;
+        hipEventDestroy: fn(HipEvent) -> HipError;
+        hipStreamWaitEvent: fn(HipStream, HipEvent, c_uint) -> HipError;
         hipMemcpy2DAsync: fn(HipDevicePtr, usize, HipDevicePtr, usize, usize, usize, c_uint, HipStream) -> HipError;
     }
     optional {
@@ -128,7 +147,7 @@ with_shared_calls!(vendor_table! {
         hipExternalMemoryGetMappedBuffer: fn(*mut HipDevicePtr, HipExternalMemory, *const c_void) -> HipError;
         hipDestroyExternalMemory: fn(HipExternalMemory) -> HipError;
     }
-});
+}
 
 rtc_table! {
     /// hiprtc, from `libhiprtc.so.*` or (ROCm 5.x) `libamdhip64.so.5`.
