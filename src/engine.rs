@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::device::gpu::{GpuDevice, UploadSlot};
-use crate::device::{Device, DeviceFrame, DeviceKind, DeviceMemoryId};
+use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::feature::{
     DeviceFrameInput, ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput,
     FrameScores,
@@ -1054,7 +1054,7 @@ fn run_job(
     };
     for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
         if runs {
-            inst.extract_device(&input, &mut lane.device, scores)
+            inst.extract_device(&input, lane.device.twins(), scores)
                 .map_err(|e| prefix_error(e, &format!("feature extractor {} on the device", u.descriptor.name)))?;
         }
     }

@@ -64,7 +64,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
 
                 let want = vmafx::feature::motion::sad_scalar(&va, &vb, bits, &mut y_row);
                 assert_eq!(
-                    engine.motion_sad(&va, &vb, bits).unwrap(),
+                    vmafx::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap(),
                     want,
                     "motion {what}"
                 );
@@ -78,7 +78,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
                 } else {
                     vmafx::feature::psnr::sse_u16(&va, &vb, w, h)
                 };
-                assert_eq!(engine.psnr_sse(&va, &vb, w, h).unwrap(), want, "sse {what}");
+                assert_eq!(vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), want, "sse {what}");
                 // A sub-region, as chroma of odd sizes is read (floor, not ceil).
                 let (sw, sh) = (w - 1, h - 1);
                 let want = if bits == 8 {
@@ -87,7 +87,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
                     vmafx::feature::psnr::sse_u16(&va, &vb, sw, sh)
                 };
                 assert_eq!(
-                    engine.psnr_sse(&va, &vb, sw, sh).unwrap(),
+                    vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, sw, sh).unwrap(),
                     want,
                     "sse region {what}"
                 );
@@ -459,7 +459,7 @@ fn device_event_acquire_is_waited_on_the_device() {
         let mut reader = Engine::new(world.stream()).unwrap();
         wait_ready(f, reader.backend_mut()).unwrap();
         let (w, h) = (f.width, f.height);
-        let early = reader.psnr_sse_dev(f.luma(), f.luma(), w, h);
+        let early = vmafx::feature::psnr::gpu::sse_dev(&mut reader, f.luma(), f.luma(), w, h);
         assert!(early.is_err(), "{format}: the reader ran before the producer's event: {early:?}");
         world.poke(ptr, &l.bytes);
         world.signal(producer);
@@ -556,7 +556,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
         let df = f.device_frame().unwrap();
         wait_ready(df, e.backend_mut()).unwrap();
         let (cw, ch) = (df.planes[1].width, df.planes[1].height);
-        sums.push(e.psnr_sse_dev(df.planes[1], df.planes[2], cw, ch).unwrap());
+        sums.push(vmafx::feature::psnr::gpu::sse_dev(e, df.planes[1], df.planes[2], cw, ch).unwrap());
         reads_queued(df, e.backend_mut()).unwrap();
         held.push(f);
     }
@@ -638,7 +638,7 @@ fn emulated_vif_equals_the_cpu() {
                     a.1
                 );
                 let want = vif::sums_scalar(&va, &vb, bits, egl, skip).unwrap();
-                let got = engine.vif_sums(&va, &vb, bits, egl, skip).unwrap();
+                let got = vmafx::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, egl, skip).unwrap();
                 assert_eq!(got, want, "vif {what}");
                 if want.iter().any(|s| s.num_log != 0) {
                     log_paths += 1;
@@ -663,16 +663,16 @@ fn emulated_vif_equals_the_cpu() {
         let r = engine.upload_plane(&mut r_buf, &va).unwrap();
         let d = engine.upload_plane(&mut d_buf, &vb).unwrap();
         assert_ne!(r.pitch, d.pitch);
-        assert_eq!(engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
+        assert_eq!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
         // Wrong depth for the samples, different sizes: errors, not results.
-        assert!(engine.vif_sums_dev(r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
+        assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
         let smaller = vmafx::device::gpu::engine::DevPlane { height: h - 1, ..d };
-        assert!(engine.vif_sums_dev(r, smaller, bits, 100.0, false).is_err());
+        assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, smaller, bits, 100.0, false).is_err());
         cases += 1;
     }
     // Too small for VIF: refused, as the CPU refuses it.
     let (a, stride) = plane_of(15, 40, 8, 0, |_, _| 0);
-    assert!(engine.vif_sums(&view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
+    assert!(vmafx::feature::vif::gpu::sums(&mut engine, &view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
     assert!(log_paths >= cases / 2, "only {log_paths} of {cases} cases reach the log path");
     assert!(gain_limited >= 12, "the gain limit changed only {gain_limited} cases");
     drop(engine);
@@ -817,7 +817,7 @@ fn emulated_adm_equals_the_cpu() {
         let params = adm_params(w, h, bits, opts);
         let what = format!("{w}x{h} {bits}-bit stride {} {content:?} {opts:?} seed {seed:#x}", a.1);
         let want = adm::sums_scalar(&params, &va, &vb).unwrap();
-        let got = engine.adm_sums(&va, &vb, &params).unwrap();
+        let got = vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
         assert_eq!(got, want, "adm sums {what}");
         let (sw, sg) = (params.scores(&want), params.scores(&got));
         for (x, y) in [(sw.adm2, sg.adm2), (sw.aim, sg.aim), (sw.adm3, sg.adm3)] {
@@ -846,7 +846,7 @@ fn emulated_adm_1080p_equals_the_cpu() {
         let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
         let params = adm_params(w, h, bits, &[]);
         let t = std::time::Instant::now();
-        let got = engine.adm_sums(&va, &vb, &params).unwrap();
+        let got = vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
         eprintln!("{bits}-bit {content:?}: emulated in {:.1} s", t.elapsed().as_secs_f64());
         assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit {content:?}");
     }
@@ -963,13 +963,13 @@ fn every_device_buffer_is_freed_when_its_owner_goes() {
                 let [a, b] = adm_planes(w, h, bits, 2, AdmContent::Enhanced, 5);
                 let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
                 let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
-                assert_eq!(engine.vif_sums(&va, &vb, bits, 100.0, false).unwrap(), want, "vif {w}x{h} {bits}-bit");
+                assert_eq!(vmafx::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, 100.0, false).unwrap(), want, "vif {w}x{h} {bits}-bit");
                 let p = adm_params(w, h, bits, &[]);
                 let want = vmafx::feature::adm::sums_scalar(&p, &va, &vb).unwrap();
-                assert_eq!(engine.adm_sums(&va, &vb, &p).unwrap(), want, "adm {w}x{h} {bits}-bit");
+                assert_eq!(vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &p).unwrap(), want, "adm {w}x{h} {bits}-bit");
                 let sse = if bits == 8 { vmafx::feature::psnr::sse_u8(&va, &vb, w, h) } else { vmafx::feature::psnr::sse_u16(&va, &vb, w, h) };
-                assert_eq!(engine.psnr_sse(&va, &vb, w, h).unwrap(), sse, "psnr {w}x{h} {bits}-bit");
-                engine.motion_sad(&va, &vb, bits).unwrap();
+                assert_eq!(vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), sse, "psnr {w}x{h} {bits}-bit");
+                vmafx::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap();
             }
         }
         assert!(world.allocations() > before, "the engine holds its scratch while alive");

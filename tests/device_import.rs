@@ -153,7 +153,7 @@ fn imported_layouts_equal_the_cpu() {
                 wait_ready(db, engine.backend_mut()).unwrap();
                 for i in 0..3 {
                     let (pw, ph) = (a.want[i][0].len(), a.want[i].len());
-                    let got = engine.psnr_sse_dev(da.planes[i], db.planes[i], pw, ph).unwrap();
+                    let got = vmafx::feature::psnr::gpu::sse_dev(&mut engine, da.planes[i], db.planes[i], pw, ph).unwrap();
                     let (ha, stride) = host_plane(&a.want[i], a.bits);
                     let (hb, _) = host_plane(&b.want[i], a.bits);
                     let bps = if a.bits > 8 { 2 } else { 1 };
@@ -169,7 +169,7 @@ fn imported_layouts_equal_the_cpu() {
                     assert_eq!(got, want, "{what}: SSE of plane {i}");
                     // Motion on frames of at least 8x8, as device_twins runs it.
                     if i == 0 && w >= 8 && h >= 8 {
-                        let got = engine.motion_sad_dev(da.planes[0], db.planes[0], a.bits as u32).unwrap();
+                        let got = vmafx::feature::motion::gpu::sad_dev(&mut engine, da.planes[0], db.planes[0], a.bits as u32).unwrap();
                         assert_eq!(got, vmafx::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
                     }
                 }
@@ -319,7 +319,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
         wait_ready(y, e.backend_mut()).unwrap();
         let mut s = Vec::new();
         for i in 0..3 {
-            s.push(e.psnr_sse_dev(x.planes[i], y.planes[i], x.planes[i].width, x.planes[i].height).unwrap());
+            s.push(vmafx::feature::psnr::gpu::sse_dev(e, x.planes[i], y.planes[i], x.planes[i].width, x.planes[i].height).unwrap());
         }
         reads_queued(x, e.backend_mut()).unwrap();
         reads_queued(y, e.backend_mut()).unwrap();

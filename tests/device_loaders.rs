@@ -225,7 +225,7 @@ fn stub_child() {
             Err(e) => say(&format!("compile-{arch}-error"), e.to_string()),
         }
     }
-    match vmafx::device::open(vmafx::device::DeviceKind::Hip, 0) {
+    match vmafx::device::gpu::GpuDevice::hip(0) {
         Ok(d) => say("device", format!("{}|{}|{}", d.info().name, d.info().arch, d.info().memory_bytes)),
         Err(e) => say("device-error", e.to_string()),
     }

@@ -14,7 +14,11 @@
 mod device_support;
 
 use device_support::{as_bytes, as_bytes_mut, gpu_required, plane_of, Rng};
-use vmafx::device::{self, Device, DeviceKind};
+use vmafx::device::gpu::GpuDevice;
+use vmafx::device::{self, DeviceInfo, DeviceKind};
+use vmafx::feature::adm::{AdmParams, AdmSums};
+use vmafx::feature::vif::VifSums;
+use vmafx::feature::{adm, motion, psnr, vif};
 use vmafx::picture::PlaneView;
 
 #[derive(Clone, Copy, Debug)]
@@ -58,7 +62,46 @@ fn plane(
     })
 }
 
-fn gpu_devices() -> Vec<Box<dyn Device>> {
+/// The CPU's scalar references, the values every twin must give.
+struct Cpu;
+
+impl Cpu {
+    fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> vmafx::Result<u64> {
+        Ok(motion::sad_scalar(prev, cur, bits, &mut Vec::new()))
+    }
+    fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> vmafx::Result<u64> {
+        Ok(if r.bytes_per_sample() == 1 { psnr::sse_u8(r, d, w, h) } else { psnr::sse_u16(r, d, w, h) })
+    }
+    fn vif_sums(&mut self, r: &PlaneView, d: &PlaneView, bpc: u32, egl: f64, skip: bool) -> vmafx::Result<[VifSums; 4]> {
+        vif::sums_scalar(r, d, bpc, egl, skip)
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> vmafx::Result<AdmSums> {
+        adm::sums_scalar(params, r, d)
+    }
+}
+
+/// A lane as a scoring context opens it, its twins run on host planes.
+struct Gpu(GpuDevice);
+
+impl Gpu {
+    fn info(&self) -> &DeviceInfo {
+        self.0.info()
+    }
+    fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> vmafx::Result<u64> {
+        motion::gpu::sad(self.0.twins(), prev, cur, bits)
+    }
+    fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> vmafx::Result<u64> {
+        psnr::gpu::sse(self.0.twins(), r, d, w, h)
+    }
+    fn vif_sums(&mut self, r: &PlaneView, d: &PlaneView, bpc: u32, egl: f64, skip: bool) -> vmafx::Result<[VifSums; 4]> {
+        vif::gpu::sums(self.0.twins(), r, d, bpc, egl, skip)
+    }
+    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> vmafx::Result<AdmSums> {
+        adm::gpu::sums(self.0.twins(), r, d, params)
+    }
+}
+
+fn gpu_devices() -> Vec<Gpu> {
     let mut out = Vec::new();
     for (kind, label) in [(DeviceKind::Cuda, "cuda"), (DeviceKind::Hip, "hip")] {
         match device::count(kind) {
@@ -71,10 +114,10 @@ fn gpu_devices() -> Vec<Box<dyn Device>> {
             }
             Ok(n) => {
                 for i in 0..n {
-                    let d = device::open(kind, i)
-                        .unwrap_or_else(|e| panic!("opening {label} {i}: {e}"));
+                    let open = if kind == DeviceKind::Cuda { GpuDevice::cuda } else { GpuDevice::hip };
+                    let d = open(i).unwrap_or_else(|e| panic!("opening {label} {i}: {e}"));
                     eprintln!("{}", d.info());
-                    out.push(d);
+                    out.push(Gpu(d));
                 }
             }
             Err(e) => {
@@ -92,7 +135,7 @@ fn gpu_twins_equal_the_cpu() {
     if gpus.is_empty() {
         return;
     }
-    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
+    let mut cpu = Cpu;
     let sizes = [
         (1920, 1080),
         (17, 9),
@@ -162,26 +205,6 @@ fn gpu_twins_equal_the_cpu() {
     );
 }
 
-#[test]
-fn cpu_device_is_the_scalar_reference() {
-    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
-    assert!(device::open(DeviceKind::Cpu, 1).is_err());
-    let (a, stride) = plane(33, 17, 10, 6, Pattern::Random, false, 7);
-    let (b, _) = plane(33, 17, 10, 6, Pattern::Random, true, 8);
-    let va = PlaneView::new(as_bytes(&a), stride, 33, 17, 2).unwrap();
-    let vb = PlaneView::new(as_bytes(&b), stride, 33, 17, 2).unwrap();
-    let mut y = Vec::new();
-    assert_eq!(
-        cpu.motion_sad(&va, &vb, 10).unwrap(),
-        vmafx::feature::motion::sad_scalar(&va, &vb, 10, &mut y)
-    );
-    assert_eq!(
-        cpu.psnr_sse(&va, &vb, 33, 17).unwrap(),
-        vmafx::feature::psnr::sse_u16(&va, &vb, 33, 17)
-    );
-    assert!(cpu.motion_sad(&va, &vb, 10).unwrap() > 0);
-}
-
 /// VIF's four scales on the GPU (kernels/vif.cu) against the CPU's scalar
 /// sums: 8/10/12/16 bit up to 1920x1080, 8 and 10 bit at 3840x2160, odd
 /// sizes down to VIF's minimum (16x16), odd strides, enhancement gain
@@ -193,7 +216,7 @@ fn gpu_vif_equals_the_cpu() {
     if gpus.is_empty() {
         return;
     }
-    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
+    let mut cpu = Cpu;
     let mut failures = 0;
     let mut cases = 0;
     println!(
@@ -287,11 +310,11 @@ fn gpu_vif_speed() {
             let vb = PlaneView::new(as_bytes(&b), stride, w, h, bps).unwrap();
             let r = engine.upload_plane(&mut ref_buf, &va).unwrap();
             let d = engine.upload_plane(&mut dis_buf, &vb).unwrap();
-            let first = engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap();
+            let first = vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap();
             let frames = 50;
             let t = std::time::Instant::now();
             for _ in 0..frames {
-                assert_eq!(engine.vif_sums_dev(r, d, bits, 100.0, false).unwrap(), first);
+                assert_eq!(vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap(), first);
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / frames as f64;
             println!("vif speed: {w}x{h} {bits}-bit: {ms:.3} ms/frame (device-resident, {frames} frames)");
@@ -349,7 +372,7 @@ fn gpu_adm_equals_the_cpu() {
     if gpus.is_empty() {
         return;
     }
-    let mut cpu = device::open(DeviceKind::Cpu, 0).unwrap();
+    let mut cpu = Cpu;
     let contents = ["Random", "Enhanced", "Flattened", "MaxVsZero", "Equal"];
     // (w, h, bits, content, pad, options)
     type Case<'a> = (usize, usize, u32, &'a str, usize, &'a [(&'a str, &'a str)]);
@@ -469,12 +492,12 @@ fn gpu_adm_device_resident_timing() {
             let params = adm::AdmParams::new(w, h, bits, &FeatureOptions::new()).unwrap();
             let r = engine.upload_plane(&mut ref_buf, &va).unwrap();
             let d = engine.upload_plane(&mut dis_buf, &vb).unwrap();
-            let got = engine.adm_sums_dev(r, d, &params).unwrap();
+            let got = adm::gpu::sums_dev(&mut engine, r, d, &params).unwrap();
             assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit");
             let frames = 50;
             let t = std::time::Instant::now();
             for _ in 0..frames {
-                engine.adm_sums_dev(r, d, &params).unwrap();
+                adm::gpu::sums_dev(&mut engine, r, d, &params).unwrap();
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / frames as f64;
             println!("{:>10} {bits:>3} {ms:>10.3} {:>8.0}", format!("{w}x{h}"), 1e3 / ms);

@@ -1,18 +1,16 @@
 //! Where frames are computed: the CPU, or a GPU through [`gpu`] (CUDA or
-//! HIP, loaded at run time). Device kernels are integer twins of the CPU
-//! kernels (motion SAD of libvmaf's `integer_motion.c`, the SSE of
-//! `integer_psnr.c`) and must match them bit for bit; every floating-point
-//! step stays on the host, in the CPU's code. See docs/gpu.md.
+//! HIP, loaded at run time). Each metric's device twin lives beside the
+//! metric (`src/feature/<metric>/gpu.rs`), written against the lane's
+//! device interface ([`gpu::twin::TwinLane`]); its integer sums match the
+//! CPU's bit for bit and every floating-point step stays on the host, in
+//! the CPU's code. See docs/gpu.md.
 
-pub mod cpu;
 pub mod frame;
 pub mod gpu;
 
 pub use frame::{DeviceFrame, DeviceMemoryId};
 
-use crate::feature::adm::{AdmParams, AdmSums};
-use crate::picture::PlaneView;
-use crate::{Error, Result};
+use crate::Result;
 
 /// The lanes vmafx can compute on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,48 +72,11 @@ impl std::fmt::Display for DeviceInfo {
     }
 }
 
-/// The integer kernels a device runs; each equals the CPU function named.
-pub trait Device: Send {
-    fn info(&self) -> &DeviceInfo;
-    /// [`crate::feature::motion::sad_scalar`] of two luma planes.
-    fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64>;
-    /// [`crate::feature::psnr::sse_u8`] / [`crate::feature::psnr::sse_u16`]
-    /// over the top-left `w` x `h`.
-    fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64>;
-    /// [`crate::feature::vif::sums_scalar`] of two luma planes: the integer
-    /// sums of VIF's four scales (scale 0 zero with `skip_scale0`).
-    fn vif_sums(
-        &mut self,
-        r: &PlaneView,
-        d: &PlaneView,
-        bpc: u32,
-        enhn_gain_limit: f64,
-        skip_scale0: bool,
-    ) -> Result<[crate::feature::vif::VifSums; 4]>;
-    /// The integer ADM sums of two luma planes:
-    /// [`crate::feature::adm::sums_scalar`]; finish them with
-    /// [`crate::feature::adm::AdmParams::scores`].
-    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums>;
-}
-
 /// How many devices of `kind` this machine has; a missing runtime is an
 /// error naming it (not zero), so callers can tell the two apart.
 pub fn count(kind: DeviceKind) -> Result<usize> {
     match kind {
         DeviceKind::Cpu => Ok(1),
         DeviceKind::Cuda | DeviceKind::Hip => gpu::lane::device_count(kind),
-    }
-}
-
-/// Opens device `index` of `kind`, compiling (or reading from the cache)
-/// its kernels.
-pub fn open(kind: DeviceKind, index: usize) -> Result<Box<dyn Device>> {
-    match kind {
-        DeviceKind::Cpu if index == 0 => Ok(Box::new(cpu::CpuDevice::new())),
-        DeviceKind::Cpu => Err(Error::invalid(format!(
-            "CPU device {index}: there is one, index 0"
-        ))),
-        DeviceKind::Cuda => Ok(Box::new(gpu::GpuDevice::cuda(index)?)),
-        DeviceKind::Hip => Ok(Box::new(gpu::GpuDevice::hip(index)?)),
     }
 }

@@ -25,7 +25,7 @@ pub mod speed;
 pub mod ssim;
 pub mod vif;
 
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::DeviceLane;
 use crate::device::{DeviceFrame, DeviceKind};
 use crate::picture::{Picture, PixelFormat};
 use crate::score::FeatureCollector;
@@ -108,11 +108,13 @@ pub trait Extractor: Send {
 
     /// Scores one frame pair whose planes are in `lane`'s memory, giving
     /// the values `extract` gives for the same pictures, bit for bit (the
-    /// device computes integer sums; the float finish is the CPU path's).
+    /// device computes integer sums, in the metric's `gpu.rs` against the
+    /// lane's [`crate::device::gpu::twin::TwinLane`]; the float finish is
+    /// the CPU path's).
     fn extract_device(
         &mut self,
         _frame: &DeviceFrameInput<'_>,
-        _lane: &mut GpuDevice,
+        _lane: &mut DeviceLane,
         _out: &mut FrameScores,
     ) -> Result<()> {
         Err(Error::NotSupported("no device twin".into()))

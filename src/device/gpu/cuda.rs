@@ -23,27 +23,22 @@ pub mod sys {
     //! C types of `cuda.h` that the table uses, declared by hand.
     use std::ffi::{c_char, c_int, c_uint, c_void};
 
-    pub type CUresult = c_int;
+    // The handles are the normalised table's (api.rs), under cuda.h's names.
+    pub use super::super::api::{
+        Code as CUresult, DevicePtr as CUdeviceptr, RawArray as CUarray, RawContext as CUcontext, RawEvent as CUevent,
+        RawExternalMemory as CUexternalMemory, RawFunction as CUfunction, RawModule as CUmodule, RawStream as CUstream,
+    };
     pub type CUdevice = c_int;
-    pub type CUdeviceptr = u64;
-    pub type CUcontext = *mut c_void;
-    pub type CUmodule = *mut c_void;
-    pub type CUfunction = *mut c_void;
-    pub type CUstream = *mut c_void;
-    pub type CUexternalMemory = *mut c_void;
     pub type CUexternalSemaphore = *mut c_void;
-    pub type CUevent = *mut c_void;
-    pub type CUarray = *mut c_void;
 
     pub const CUDA_SUCCESS: CUresult = 0;
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
-    pub const CUDA_ERROR_NOT_READY: CUresult = 600;
-    /// `CU_EVENT_DISABLE_TIMING`: events used only for ordering are cheaper.
-    pub const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
-    /// `CU_STREAM_NON_BLOCKING`: a stream that does not synchronise with the
-    /// legacy default stream (FFmpeg's CUDA stream unless one was set).
-    pub const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
+    // The values both vendors share (api.rs), under cuda.h's names.
+    pub use super::super::api::{
+        EVENT_DISABLE_TIMING as CU_EVENT_DISABLE_TIMING, NOT_READY as CUDA_ERROR_NOT_READY,
+        STREAM_NON_BLOCKING as CU_STREAM_NON_BLOCKING,
+    };
     pub const CU_MEMORYTYPE_HOST: c_uint = 1;
     pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
     pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;

@@ -3,10 +3,11 @@
 //! kernels. Only integer sums come back; the host adds per-row sums in u64
 //! exactly as the CPU code does, so results are identical by construction.
 
-use super::kernels::{KernelSet, KernelSource, Loaded, MotionKernels, PsnrKernels, BLOCK};
+use super::kernels::{KernelSet, KernelSource, Loaded, MotionKernels, PsnrKernels};
 use crate::device::DeviceMemoryId;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
@@ -163,6 +164,13 @@ pub trait Backend {
     fn allocation_range(&mut self, ptr: u64) -> Result<Option<(u64, usize)>>;
     /// `array`'s extent; `None` where the runtime cannot tell.
     fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>>;
+
+    /// Makes this lane's later work wait for what its producer queued so
+    /// far on the caller's stream (a lane beside a caller's stream); nothing
+    /// for a lane of its own, the default.
+    fn follow_caller(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// Whether [`Backend::import_dma_buf`] works here (HIP with
     /// `hipImportExternalMemory`).
@@ -371,42 +379,16 @@ macro_rules! scratch_struct {
 }
 pub(crate) use scratch_struct;
 
-scratch_struct! {
-/// The scratch of the motion twin.
-pub(super) struct MotionScratch {
-    /// Host planes uploaded by [`Engine::motion_sad`].
-    prev,
-    cur,
-    /// The blurred difference, then its per-row sums.
-    y,
-    rows,
-}
-}
-
-scratch_struct! {
-/// The scratch of the PSNR twins.
-pub(super) struct PsnrScratch {
-    /// Host planes uploaded by [`Engine::psnr_sse`].
-    reference,
-    distorted,
-    /// Per-row sums of [`Engine::psnr_sse_dev`].
-    rows,
-    /// Per-row sums of every region of [`Engine::psnr_sse_regions_dev`].
-    pub(super) frame_rows,
-}
-}
-
 pub struct Engine<B: Backend> {
     /// Loaded kernel entries by source file, in `KernelSource::entries`
     /// order; taken by name through [`Engine::kernels`].
     loaded: HashMap<&'static str, Vec<B::Function>>,
-    motion: MotionScratch<B::Buffer>,
-    pub(super) psnr: PsnrScratch<B::Buffer>,
-    pub(super) vif: super::vif::VifScratch<B::Buffer>,
-    pub(super) adm: super::adm::AdmScratch<B::Buffer>,
+    /// Each twin's scratch (a struct of [`Scratch`] buffers), one per type,
+    /// made on the twin's first frame ([`TwinLane::with_scratch`]).
+    twin_scratch: HashMap<TypeId, Box<dyn Any + Send>>,
     /// Last, so the buffers above are freed while the lane still holds its
     /// stream and modules.
-    pub(super) backend: B,
+    backend: B,
 }
 
 // SAFETY: the functions are module handles valid in the backend's context
@@ -424,10 +406,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(backend: B) -> Result<Self> {
         let mut engine = Self {
             loaded: HashMap::new(),
-            motion: MotionScratch::default(),
-            psnr: PsnrScratch::default(),
-            vif: Default::default(),
-            adm: Default::default(),
+            twin_scratch: HashMap::new(),
             backend,
         };
         // Load what every context needs now, so a broken compiler or driver
@@ -472,6 +451,20 @@ impl<B: Backend> Engine<B> {
         slot.at_least(&mut self.backend, bytes)
     }
 
+    /// Runs `f` with the twin scratch of type `S` (made empty on first use
+    /// and kept for the lane's life): a metric's device buffers, taken out
+    /// while `f` runs so `f` can use the lane too.
+    pub fn with_scratch<S: Default + Send + 'static, R>(&mut self, f: impl FnOnce(&mut Self, &mut S) -> R) -> R {
+        let mut scratch = self
+            .twin_scratch
+            .remove(&TypeId::of::<S>())
+            .and_then(|s| s.downcast::<S>().ok())
+            .unwrap_or_default();
+        let out = f(self, &mut scratch);
+        self.twin_scratch.insert(TypeId::of::<S>(), scratch);
+        out
+    }
+
     /// Copies a host plane into `slot` (grown as needed), rows kept at the
     /// host stride; queued on the lane's stream.
     pub fn upload_plane(&mut self, slot: &mut Scratch<B::Buffer>, p: &PlaneView) -> Result<DevPlane> {
@@ -504,89 +497,6 @@ impl<B: Backend> Engine<B> {
             .chunks_exact(std::mem::size_of::<T>())
             .map(T::from_ne_bytes)
             .collect())
-    }
-
-    /// Motion SAD of two host luma planes (copied to the device first).
-    pub fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64> {
-        let p = self.motion.prev.upload_plane(&mut self.backend, prev)?;
-        let c = self.motion.cur.upload_plane(&mut self.backend, cur)?;
-        self.motion_sad_dev(p, c, bits)
-    }
-
-    /// SSE of two host planes over the top-left `w` x `h`.
-    pub fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        let a = self.psnr.reference.upload_plane(&mut self.backend, r)?;
-        let b = self.psnr.distorted.upload_plane(&mut self.backend, d)?;
-        self.psnr_sse_dev(a, b, w, h)
-    }
-
-    /// Motion SAD of two luma planes in device memory:
-    /// [`crate::feature::motion::sad_scalar`].
-    pub fn motion_sad_dev(&mut self, prev: DevPlane, cur: DevPlane, bits: u32) -> Result<u64> {
-        let (w, h) = (cur.width, cur.height);
-        if prev.width != w || prev.height != h || prev.bytes_per_sample != cur.bytes_per_sample {
-            return Err(Error::Mismatch(
-                "motion: planes differ in size or depth".into(),
-            ));
-        }
-        let k: MotionKernels<B::Function> = self.kernels()?;
-        let (wi, hi) = (int(w, "width")?, int(h, "height")?);
-        let y = self.motion.y.at_least(&mut self.backend, w * h * 4)?;
-        let rows = self.motion.rows.at_least(&mut self.backend, h * 4)?;
-        let grid_x = (w as u32).div_ceil(BLOCK);
-        let args = Args::new()
-            .ptr(prev.ptr)
-            .ptr(cur.ptr)
-            .i32(int(prev.pitch, "pitch")?)
-            .i32(int(cur.pitch, "pitch")?)
-            .i32(wi)
-            .i32(hi);
-        let (entry, args) = if bits == 8 {
-            (k.motion_blur_y_8, args.ptr(y).i32(wi))
-        } else {
-            (k.motion_blur_y_16, args.i32(bits as i32).ptr(y).i32(wi))
-        };
-        // SAFETY: motion_blur_y_8 (prev, cur, prev_pitch, cur_pitch, w, h, y,
-        // y_stride) and motion_blur_y_16 (.., h, bits, y, y_stride); each
-        // plane spans h rows of its pitch, y holds w * h i32.
-        unsafe { self.launch(entry, (grid_x, h as u32), args) }?;
-        // SAFETY: motion_row_sad (y, y_stride, w, row_sad); rows holds h u32.
-        unsafe {
-            self.launch(
-                k.motion_row_sad,
-                (1, h as u32),
-                Args::new().ptr(y).i32(wi).i32(wi).ptr(rows),
-            )
-        }?;
-        Ok(self
-            .download_vec::<u32>(rows, h)?
-            .into_iter()
-            .map(u64::from)
-            .sum())
-    }
-
-    /// SSE over the top-left `w` x `h` of two planes in device memory:
-    /// [`crate::feature::psnr::sse_u8`] / [`crate::feature::psnr::sse_u16`].
-    pub fn psnr_sse_dev(&mut self, r: DevPlane, d: DevPlane, w: usize, h: usize) -> Result<u64> {
-        if w > r.width.min(d.width) || h > r.height.min(d.height) || w == 0 || h == 0 {
-            return Err(Error::invalid(format!(
-                "psnr: region {w}x{h} outside the planes"
-            )));
-        }
-        let k: PsnrKernels<B::Function> = self.kernels()?;
-        let entry = if r.bytes_per_sample == 2 { k.psnr_sse_row_16 } else { k.psnr_sse_row_8 };
-        let rows = self.psnr.rows.at_least(&mut self.backend, h * 8)?;
-        let args = Args::new()
-            .ptr(r.ptr)
-            .ptr(d.ptr)
-            .i32(int(r.pitch, "pitch")?)
-            .i32(int(d.pitch, "pitch")?)
-            .i32(int(w, "width")?)
-            .ptr(rows);
-        // SAFETY: psnr_sse_row_8/16 (ref, dis, ref_stride, dis_stride, w,
-        // row_sse); each plane spans h rows; rows holds h u64.
-        unsafe { self.launch(entry, (1, h as u32), args) }?;
-        Ok(self.download_vec::<u64>(rows, h)?.into_iter().sum())
     }
 }
 

@@ -11,7 +11,7 @@
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
 use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
-use super::rtc::RtcCalls;
+use super::rtc::rtc_table;
 use super::engine::Pitched;
 use super::kernels::{KernelSource, COMPAT_HEADER};
 use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
@@ -35,23 +35,21 @@ pub mod sys {
     //! C types of `hip_runtime_api.h` the tables use, declared by hand.
     use std::ffi::{c_int, c_uint, c_void};
 
-    pub type HipError = c_int;
+    // The handles are the normalised table's (api.rs), under HIP's names;
+    // HipDevicePtr is `void *` in hip_runtime_api.h, declared as the lanes'
+    // `u64` device address (same size and passing on 64-bit hosts, asserted
+    // in api.rs).
+    pub use super::super::api::{
+        Code as HipError, DevicePtr as HipDevicePtr, RawArray as HipArray, RawEvent as HipEvent,
+        RawExternalMemory as HipExternalMemory, RawFunction as HipFunction, RawModule as HipModule, RawStream as HipStream,
+    };
     pub type HipDevice = c_int;
-    /// `void *` in hip_runtime_api.h, declared as the lanes' `u64` device
-    /// address (same size and passing on 64-bit hosts, asserted in api.rs).
-    pub type HipDevicePtr = super::super::api::DevicePtr;
-    pub type HipModule = *mut c_void;
-    pub type HipFunction = *mut c_void;
-    pub type HipStream = *mut c_void;
-    pub type HipExternalMemory = *mut c_void;
-    pub type HipEvent = *mut c_void;
-    pub type HipArray = *mut c_void;
     pub const HIP_SUCCESS: HipError = 0;
-    pub const HIP_ERROR_NOT_READY: HipError = 600;
-    /// `hipEventDisableTiming`.
-    pub const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
-    /// `hipStreamNonBlocking`: no implicit synchronisation with the null stream.
-    pub const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
+    // The values both vendors share (api.rs), under HIP's names.
+    pub use super::super::api::{
+        EVENT_DISABLE_TIMING as HIP_EVENT_DISABLE_TIMING, NOT_READY as HIP_ERROR_NOT_READY,
+        STREAM_NON_BLOCKING as HIP_STREAM_NON_BLOCKING,
+    };
     /// `hipMemcpyDeviceToDevice` (the same in ROCm 5, 6 and 7).
     pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_uint = 3;
 
@@ -151,24 +149,14 @@ fn_table! {
     }
 }
 
-pub type HiprtcResult = c_int;
-pub type HiprtcProgram = *mut c_void;
-
-fn_table! {
+rtc_table! {
     /// hiprtc, from `libhiprtc.so.*` or (ROCm 5.x) `libamdhip64.so.5`.
-    pub struct Hiprtc;
-    required {
-        hiprtcGetErrorString: fn(HiprtcResult) -> *const c_char;
-        hiprtcCreateProgram: fn(*mut HiprtcProgram, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> HiprtcResult;
-        hiprtcDestroyProgram: fn(*mut HiprtcProgram) -> HiprtcResult;
-        hiprtcCompileProgram: fn(HiprtcProgram, c_int, *const *const c_char) -> HiprtcResult;
-        hiprtcGetCodeSize: fn(HiprtcProgram, *mut usize) -> HiprtcResult;
-        hiprtcGetCode: fn(HiprtcProgram, *mut c_char) -> HiprtcResult;
-        hiprtcGetProgramLogSize: fn(HiprtcProgram, *mut usize) -> HiprtcResult;
-        hiprtcGetProgramLog: fn(HiprtcProgram, *mut c_char) -> HiprtcResult;
-    }
+    pub struct Hiprtc = "hiprtc";
+    calls(hiprtcGetErrorString, hiprtcCreateProgram, hiprtcDestroyProgram, hiprtcCompileProgram,
+          hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize, hiprtcGetProgramLog);
+    required {}
     optional {
-        hiprtcVersion: fn(*mut c_int, *mut c_int) -> HiprtcResult;
+        hiprtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
     }
 }
 
@@ -515,22 +503,6 @@ impl Hiprtc {
         // SAFETY: writes two ints.
         self.calls().check(unsafe { f(&mut major, &mut minor) }, "hiprtcVersion")?;
         Ok(if major >= 9 { (5, 0) } else { (major, minor) })
-    }
-
-    /// hiprtc as the compilers' shared table.
-    fn calls(&self) -> RtcCalls<'_> {
-        RtcCalls {
-            library: &self.library,
-            prefix: "hiprtc",
-            error_string: self.hiprtcGetErrorString,
-            create: self.hiprtcCreateProgram,
-            destroy: self.hiprtcDestroyProgram,
-            compile: self.hiprtcCompileProgram,
-            code_size: self.hiprtcGetCodeSize,
-            code: self.hiprtcGetCode,
-            log_size: self.hiprtcGetProgramLogSize,
-            log: self.hiprtcGetProgramLog,
-        }
     }
 
     /// Compiles `source` to a code object for `arch` (`gfx90a`), after

@@ -106,7 +106,7 @@ kernel_set! {
 pub const CONVERT: KernelSource = source::<ConvertKernels<()>>();
 
 kernel_set! {
-    /// kernels/vif.cu: integer VIF (src/device/gpu/vif.rs): the statistic
+    /// kernels/vif.cu: integer VIF (src/feature/vif/gpu.rs): the statistic
     /// per scale, the subsampling between scales, the reduction over blocks.
     pub struct VifKernels = "vif.cu", include_str!("../../../kernels/vif.cu"), {
         vif_stat_0_8, vif_stat_0_16, vif_stat_1, vif_stat_2, vif_stat_3,
@@ -117,7 +117,7 @@ kernel_set! {
 pub const VIF: KernelSource = source::<VifKernels<()>>();
 
 kernel_set! {
-    /// kernels/adm.cu: integer ADM (src/device/gpu/adm.rs).
+    /// kernels/adm.cu: integer ADM (src/feature/adm/gpu.rs).
     pub struct AdmKernels = "adm.cu", include_str!("../../../kernels/adm.cu"), {
         adm_dwt_s0_8, adm_dwt_s0_16, adm_dwt_s123, adm_cm_s0, adm_cm_s123, adm_zero,
     }

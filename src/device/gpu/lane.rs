@@ -553,6 +553,10 @@ impl Backend for GpuLane {
     type Buffer = DeviceBuffer;
     type Event = Event;
 
+    fn follow_caller(&mut self) -> Result<()> {
+        GpuLane::follow_caller(self)
+    }
+
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Function>> {
         let image = (self.context.api.vendor.compile)(kernel, &self.arch)?;
         let module = Module::load(&self.context, &image)?;

@@ -8,7 +8,6 @@
 
 pub(crate) mod loader;
 
-pub mod adm;
 pub mod api;
 pub mod cache;
 pub mod compile;
@@ -18,13 +17,10 @@ pub mod hip;
 pub mod kernels;
 pub mod lane;
 pub mod nvrtc;
-pub mod psnr;
 pub mod rtc;
-pub mod vif;
+pub mod twin;
 
-use super::{Device, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
-use crate::feature::vif::VifSums;
-use crate::feature::adm::{AdmParams, AdmSums};
+use super::{DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use engine::{ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
@@ -36,9 +32,9 @@ type DynBuffer = Box<dyn DeviceMemory>;
 type DynEvent = Box<dyn DeviceEvent>;
 
 /// Any backend as one type: its functions become indices into the loaded
-/// ones and its buffers boxes, so a context can run on a backend this
-/// module does not name (the kernel emulator of tests/device_emu.rs, a
-/// future vendor). The indices stay inside [`Indexed`]: the engine takes
+/// ones and its buffers boxes, so a context's lane is one type whether it
+/// runs on CUDA, HIP, or a backend this module does not name (the kernel
+/// emulator of tests/device_emu.rs, a future vendor). The indices stay inside [`Indexed`]: the engine takes
 /// kernels by name ([`engine::Engine::kernels`]).
 trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send {}
 impl<T: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send> ErasedBackend for T {}
@@ -89,6 +85,18 @@ macro_rules! forward_backend {
         fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>> {
             self.to_mut().array_extent(array)
         }
+        fn follow_caller(&mut self) -> Result<()> {
+            self.to_mut().follow_caller()
+        }
+        fn imports_dma_bufs(&self) -> bool {
+            self.to().imports_dma_bufs()
+        }
+        fn import_dma_buf(&mut self, fd: std::os::fd::OwnedFd, size: u64) -> Result<u64> {
+            self.to_mut().import_dma_buf(fd, size)
+        }
+        fn destroy_external(&mut self, memory: u64) {
+            self.to_mut().destroy_external(memory)
+        }
     };
 }
 
@@ -110,6 +118,9 @@ impl<B: Backend> Backend for Indexed<B> {
     }
     fn create_event(&mut self) -> Result<DynEvent> {
         Ok(Box::new(self.inner.create_event()?))
+    }
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<DynBuffer> {
+        Ok(Box::new(self.inner.map_external(memory, offset, size)?))
     }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
         let loaded = self.inner.load(kernel)?;
@@ -138,24 +149,28 @@ impl<B: Backend> Forward for Indexed<B> {
     }
 }
 
-type DynBackend = Box<dyn ErasedBackend>;
+/// A lane's backend with its type erased ([`Indexed`]).
+pub struct DynBackend(Box<dyn ErasedBackend>);
 
 impl Backend for DynBackend {
     type Function = u64;
     type Buffer = DynBuffer;
     type Event = DynEvent;
     fn alloc(&mut self, bytes: usize) -> Result<DynBuffer> {
-        (**self).alloc(bytes)
+        self.0.alloc(bytes)
     }
     fn create_event(&mut self) -> Result<DynEvent> {
-        (**self).create_event()
+        self.0.create_event()
+    }
+    fn map_external(&mut self, memory: u64, offset: u64, size: u64) -> Result<DynBuffer> {
+        self.0.map_external(memory, offset, size)
     }
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<u64>> {
-        (**self).load(kernel)
+        self.0.load(kernel)
     }
     unsafe fn launch(&mut self, f: u64, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
         // SAFETY: forwarded contract.
-        unsafe { (**self).launch(f, grid, args) }
+        unsafe { self.0.launch(f, grid, args) }
     }
     forward_backend!();
 }
@@ -163,10 +178,10 @@ impl Backend for DynBackend {
 impl Forward for DynBackend {
     type To = dyn ErasedBackend;
     fn to(&self) -> &Self::To {
-        &**self
+        &*self.0
     }
     fn to_mut(&mut self) -> &mut Self::To {
-        &mut **self
+        &mut *self.0
     }
 }
 
@@ -181,66 +196,20 @@ pub struct UploadSlot {
     pub plane: usize,
 }
 
-/// An engine and the buffers host pictures are uploaded into.
-struct OnLane<B: Backend> {
-    engine: Engine<B>,
-    uploads: [[Scratch<B::Buffer>; 3]; UPLOAD_PICTURES],
-}
+/// A context's lane as features see it: the device interface of their
+/// twins ([`twin::TwinLane`]) over whatever backend the lane runs on.
+pub type DeviceLane = Engine<DynBackend>;
 
-impl<B: Backend> OnLane<B> {
-    fn new(engine: Engine<B>) -> Self {
-        OnLane { uploads: Default::default(), engine }
-    }
-
-    fn upload_plane(&mut self, slot: UploadSlot, plane: &PlaneView) -> Result<DevPlane> {
-        let buffer = self
-            .uploads
-            .get_mut(slot.picture)
-            .and_then(|p| p.get_mut(slot.plane))
-            .ok_or_else(|| Error::Internal(format!("no upload slot {slot:?}")))?;
-        self.engine.upload_plane(buffer, plane)
-    }
-}
-
-impl<B: Backend> std::ops::Deref for OnLane<B> {
-    type Target = Engine<B>;
-    fn deref(&self) -> &Engine<B> {
-        &self.engine
-    }
-}
-
-impl<B: Backend> std::ops::DerefMut for OnLane<B> {
-    fn deref_mut(&mut self) -> &mut Engine<B> {
-        &mut self.engine
-    }
-}
-
-enum Lane {
-    /// A CUDA or HIP device ([`lane::GpuLane`]).
-    Native(OnLane<lane::GpuLane>),
-    /// A backend given by the caller ([`GpuDevice::from_backend`]).
-    Dyn(OnLane<DynBackend>),
-}
-
-/// Runs `$body` with `$e` bound to the lane's engine, whatever its kind:
-/// a new twin is one line, `on_engine!(&mut self.lane, e => e.twin_dev(..))`.
-macro_rules! on_engine {
-    ($lane:expr, $e:ident => $body:expr) => {
-        match $lane {
-            Lane::Native($e) => $body,
-            Lane::Dyn($e) => $body,
-        }
-    };
-}
-
-/// A CUDA or HIP device behind the [`Device`] trait, and a scoring
-/// context's lane: one engine (one stream, its own scratch and uploads),
-/// used by one thread at a time. The `*_dev` methods read planes already in
-/// the lane's memory ([`GpuDevice::memory`]).
+/// A scoring context's lane on a CUDA or HIP device (or a backend the
+/// caller gives): one engine (one stream, its own scratch) and the buffers
+/// host pictures are uploaded into, used by one thread at a time. Features
+/// reach it only through [`GpuDevice::twins`].
 pub struct GpuDevice {
     info: DeviceInfo,
     memory: DeviceMemoryId,
-    lane: Lane,
+    uploads: [[Scratch<DynBuffer>; 3]; UPLOAD_PICTURES],
+    /// Last, so the uploads are freed while the lane still holds its stream.
+    engine: DeviceLane,
 }
 
 impl GpuDevice {
@@ -304,22 +273,22 @@ impl GpuDevice {
             memory_kinds,
             fence_kinds,
         };
-        let memory = lane.memory();
-        Ok(Self { info, memory, lane: Lane::Native(OnLane::new(Engine::new(lane)?)) })
+        Self::from_backend(lane, info)
     }
 
-    /// A lane on any [`Backend`]: the kernel emulator in CI, so a whole
-    /// scoring context runs the real engine and extractors without a GPU.
-    /// Device pictures of another memory than `backend.memory()` are
-    /// refused.
+    /// A lane on any [`Backend`]: the CUDA and HIP lanes, and the kernel
+    /// emulator in CI, so a whole scoring context runs the real engine and
+    /// extractors without a GPU. Device pictures of another memory than
+    /// `backend.memory()` are refused.
     pub fn from_backend<B: Backend + Send + 'static>(backend: B, info: DeviceInfo) -> Result<Self> {
         let memory = backend.memory();
-        let erased: DynBackend = Box::new(Indexed { inner: backend, functions: Vec::new() });
-        Ok(Self {
-            info,
-            memory,
-            lane: Lane::Dyn(OnLane::new(Engine::new(erased)?)),
-        })
+        let erased = DynBackend(Box::new(Indexed { inner: backend, functions: Vec::new() }));
+        Ok(Self { info, memory, uploads: Default::default(), engine: Engine::new(erased)? })
+    }
+
+    /// What the lane is.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
     }
 
     /// The memory this lane's device pointers are valid in.
@@ -327,86 +296,33 @@ impl GpuDevice {
         self.memory
     }
 
+    /// The lane's kernels, scratch, launches and read-backs, for the
+    /// features' device twins (`src/feature/<metric>/gpu.rs`).
+    pub fn twins(&mut self) -> &mut DeviceLane {
+        &mut self.engine
+    }
+
     /// Copies a host plane into the lane's upload buffer `slot` (grown as
     /// needed, rows at the host stride); queued on the lane's stream.
     pub fn upload_plane(&mut self, slot: UploadSlot, plane: &PlaneView) -> Result<DevPlane> {
-        on_engine!(&mut self.lane, e => e.upload_plane(slot, plane))
+        let buffer = self
+            .uploads
+            .get_mut(slot.picture)
+            .and_then(|p| p.get_mut(slot.plane))
+            .ok_or_else(|| Error::Internal(format!("no upload slot {slot:?}")))?;
+        self.engine.upload_plane(buffer, plane)
     }
 
     /// Makes the lane's later work wait for what its producer queued so
     /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] or
     /// [`GpuDevice::hip_from_stream`] lane; nothing for a lane of its own.
     pub fn follow_producer(&mut self) -> Result<()> {
-        match &mut self.lane {
-            Lane::Native(e) => e.backend_mut().follow_caller(),
-            Lane::Dyn(_) => Ok(()),
-        }
+        self.engine.backend_mut().follow_caller()
     }
 
     /// Makes the lane's later work wait for a producer's `event` (a
     /// [`super::DeviceFrame`]'s `ready`).
     pub fn wait_ready(&mut self, event: EventRef<'_>) -> Result<()> {
-        on_engine!(&mut self.lane, e => e.backend_mut().wait_event(event))
-    }
-
-    /// [`Engine::motion_sad_dev`]: the SAD of two luma planes in the lane's memory.
-    pub fn motion_sad_dev(&mut self, prev: DevPlane, cur: DevPlane, bits: u32) -> Result<u64> {
-        on_engine!(&mut self.lane, e => e.motion_sad_dev(prev, cur, bits))
-    }
-
-    /// [`Engine::psnr_sse_dev`]: the SSE over the top-left `w` x `h` of two
-    /// planes in the lane's memory.
-    pub fn psnr_sse_dev(&mut self, r: DevPlane, d: DevPlane, w: usize, h: usize) -> Result<u64> {
-        on_engine!(&mut self.lane, e => e.psnr_sse_dev(r, d, w, h))
-    }
-
-    /// [`Engine::vif_sums_dev`]: the integer sums of VIF's four scales of
-    /// two luma planes in the lane's memory.
-    pub fn vif_sums_dev(
-        &mut self,
-        r: DevPlane,
-        d: DevPlane,
-        bpc: u32,
-        enhn_gain_limit: f64,
-        skip_scale0: bool,
-    ) -> Result<[VifSums; 4]> {
-        on_engine!(&mut self.lane, e => e.vif_sums_dev(r, d, bpc, enhn_gain_limit, skip_scale0))
-    }
-
-    /// [`Engine::adm_sums_dev`]: ADM's integer sums of two luma planes in
-    /// the lane's memory.
-    pub fn adm_sums_dev(&mut self, r: DevPlane, d: DevPlane, params: &AdmParams) -> Result<AdmSums> {
-        on_engine!(&mut self.lane, e => e.adm_sums_dev(r, d, params))
-    }
-
-    /// [`Engine::psnr_sse_regions_dev`]: the SSE of several regions, one
-    /// download for all.
-    pub fn psnr_sse_regions_dev(&mut self, regions: &[psnr::SseRegion]) -> Result<Vec<u64>> {
-        on_engine!(&mut self.lane, e => e.psnr_sse_regions_dev(regions))
-    }
-}
-
-impl Device for GpuDevice {
-    fn info(&self) -> &DeviceInfo {
-        &self.info
-    }
-    fn motion_sad(&mut self, prev: &PlaneView, cur: &PlaneView, bits: u32) -> Result<u64> {
-        on_engine!(&mut self.lane, e => e.motion_sad(prev, cur, bits))
-    }
-    fn psnr_sse(&mut self, r: &PlaneView, d: &PlaneView, w: usize, h: usize) -> Result<u64> {
-        on_engine!(&mut self.lane, e => e.psnr_sse(r, d, w, h))
-    }
-    fn vif_sums(
-        &mut self,
-        r: &PlaneView,
-        d: &PlaneView,
-        bpc: u32,
-        enhn_gain_limit: f64,
-        skip_scale0: bool,
-    ) -> Result<[VifSums; 4]> {
-        on_engine!(&mut self.lane, e => e.vif_sums(r, d, bpc, enhn_gain_limit, skip_scale0))
-    }
-    fn adm_sums(&mut self, r: &PlaneView, d: &PlaneView, params: &AdmParams) -> Result<AdmSums> {
-        on_engine!(&mut self.lane, e => e.adm_sums(r, d, params))
+        self.engine.backend_mut().wait_event(event)
     }
 }

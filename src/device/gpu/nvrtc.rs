@@ -3,34 +3,25 @@
 //! `site-packages/nvidia/cu13/lib` (CUDA 13) or `nvidia/cuda_nvrtc/lib`
 //! (CUDA 12); point `VMAFX_NVRTC_LIB` at it (scripts/gpu-ci-deps does).
 
-use super::rtc::RtcCalls;
-use super::loader::{fn_table, get_or_load, open_first, Cached};
+use super::loader::{get_or_load, open_first, Cached};
+use super::rtc::{rtc_table, Program};
 use crate::Result;
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_int};
 
 pub const CANDIDATES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
 pub const ENV: &str = "VMAFX_NVRTC_LIB";
 
-pub type NvrtcResult = c_int;
-pub type NvrtcProgram = *mut c_void;
-
-fn_table! {
+rtc_table! {
     /// `libnvrtc.so.*`.
-    pub struct Nvrtc;
+    pub struct Nvrtc = "nvrtc";
+    calls(nvrtcGetErrorString, nvrtcCreateProgram, nvrtcDestroyProgram, nvrtcCompileProgram,
+          nvrtcGetPTXSize, nvrtcGetPTX, nvrtcGetProgramLogSize, nvrtcGetProgramLog);
     required {
-        nvrtcVersion: fn(*mut c_int, *mut c_int) -> NvrtcResult;
-        nvrtcGetErrorString: fn(NvrtcResult) -> *const c_char;
-        nvrtcCreateProgram: fn(*mut NvrtcProgram, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> NvrtcResult;
-        nvrtcDestroyProgram: fn(*mut NvrtcProgram) -> NvrtcResult;
-        nvrtcCompileProgram: fn(NvrtcProgram, c_int, *const *const c_char) -> NvrtcResult;
-        nvrtcGetPTXSize: fn(NvrtcProgram, *mut usize) -> NvrtcResult;
-        nvrtcGetPTX: fn(NvrtcProgram, *mut c_char) -> NvrtcResult;
-        nvrtcGetProgramLogSize: fn(NvrtcProgram, *mut usize) -> NvrtcResult;
-        nvrtcGetProgramLog: fn(NvrtcProgram, *mut c_char) -> NvrtcResult;
+        nvrtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
     }
     optional {
-        nvrtcGetCUBINSize: fn(NvrtcProgram, *mut usize) -> NvrtcResult;
-        nvrtcGetCUBIN: fn(NvrtcProgram, *mut c_char) -> NvrtcResult;
+        nvrtcGetCUBINSize: fn(Program, *mut usize) -> c_int;
+        nvrtcGetCUBIN: fn(Program, *mut c_char) -> c_int;
     }
 }
 
@@ -79,22 +70,6 @@ impl Nvrtc {
         // SAFETY: writes two ints.
         self.calls().check(unsafe { (self.nvrtcVersion)(&mut major, &mut minor) }, "nvrtcVersion")?;
         Ok((major, minor))
-    }
-
-    /// NVRTC as the compilers' shared table.
-    fn calls(&self) -> RtcCalls<'_> {
-        RtcCalls {
-            library: &self.library,
-            prefix: "nvrtc",
-            error_string: self.nvrtcGetErrorString,
-            create: self.nvrtcCreateProgram,
-            destroy: self.nvrtcDestroyProgram,
-            compile: self.nvrtcCompileProgram,
-            code_size: self.nvrtcGetPTXSize,
-            code: self.nvrtcGetPTX,
-            log_size: self.nvrtcGetProgramLogSize,
-            log: self.nvrtcGetProgramLog,
-        }
     }
 
     /// Compiles `source` (named `name`, with `headers` as (include name,

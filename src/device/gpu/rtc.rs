@@ -33,6 +33,67 @@ pub struct RtcCalls<'a> {
     pub log: unsafe extern "C" fn(*mut c_void, *mut c_char) -> c_int,
 }
 
+/// A run-time compiler's symbol table (`fn_table!`) with its [`RtcCalls`]
+/// (`calls()`): the eight calls every compiler has, in one C shape, named
+/// as the vendor names them, then the vendor's own symbols. The shape is
+/// written once, here; nvrtc.rs and hip.rs give only names.
+macro_rules! rtc_table {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident = $prefix:literal;
+        calls($es:ident, $create:ident, $destroy:ident, $compile:ident,
+              $code_size:ident, $code:ident, $log_size:ident, $log:ident);
+        required { $( $rf:ident : fn($($rt:ty),* $(,)?) -> $rr:ty; )* }
+        optional { $( $of:ident : fn($($ot:ty),* $(,)?) -> $or:ty; )* }
+    ) => {
+        $crate::device::gpu::loader::fn_table! {
+            $(#[$meta])*
+            $vis struct $name;
+            required {
+                $es: fn(std::ffi::c_int) -> *const std::ffi::c_char;
+                $create: fn(
+                    *mut $crate::device::gpu::rtc::Program,
+                    *const std::ffi::c_char,
+                    *const std::ffi::c_char,
+                    std::ffi::c_int,
+                    *const *const std::ffi::c_char,
+                    *const *const std::ffi::c_char,
+                ) -> std::ffi::c_int;
+                $destroy: fn(*mut $crate::device::gpu::rtc::Program) -> std::ffi::c_int;
+                $compile: fn($crate::device::gpu::rtc::Program, std::ffi::c_int, *const *const std::ffi::c_char) -> std::ffi::c_int;
+                $code_size: fn($crate::device::gpu::rtc::Program, *mut usize) -> std::ffi::c_int;
+                $code: fn($crate::device::gpu::rtc::Program, *mut std::ffi::c_char) -> std::ffi::c_int;
+                $log_size: fn($crate::device::gpu::rtc::Program, *mut usize) -> std::ffi::c_int;
+                $log: fn($crate::device::gpu::rtc::Program, *mut std::ffi::c_char) -> std::ffi::c_int;
+                $( $rf: fn($($rt),*) -> $rr; )*
+            }
+            optional { $( $of: fn($($ot),*) -> $or; )* }
+        }
+
+        impl $name {
+            /// This compiler as the compilers' shared table.
+            fn calls(&self) -> $crate::device::gpu::rtc::RtcCalls<'_> {
+                $crate::device::gpu::rtc::RtcCalls {
+                    library: &self.library,
+                    prefix: $prefix,
+                    error_string: self.$es,
+                    create: self.$create,
+                    destroy: self.$destroy,
+                    compile: self.$compile,
+                    code_size: self.$code_size,
+                    code: self.$code,
+                    log_size: self.$log_size,
+                    log: self.$log,
+                }
+            }
+        }
+    };
+}
+pub(crate) use rtc_table;
+
+/// A compiler's program handle (`nvrtcProgram` / `hiprtcProgram`).
+pub type Program = *mut c_void;
+
 impl RtcCalls<'_> {
     /// `code` of C call `call` as a result: the compiler's own text for an
     /// error.

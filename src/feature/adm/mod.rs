@@ -23,6 +23,7 @@ pub mod csf;
 pub mod decouple;
 pub mod den;
 pub mod dwt;
+pub mod gpu;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]
@@ -34,7 +35,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::DeviceLane;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
 use cm::{CmShiftsS0, CmShiftsS123};
@@ -785,12 +786,12 @@ impl Extractor for Adm {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut GpuDevice,
+        lane: &mut DeviceLane,
         out: &mut FrameScores,
     ) -> Result<()> {
         let (r, d) = (frame.reference.luma(), frame.distorted.luma());
         self.check(r.width, r.height)?;
-        let sums = lane.adm_sums_dev(r, d, &self.params)?;
+        let sums = gpu::sums_dev(lane, r, d, &self.params)?;
         let scores = self.params.scores(&sums);
         self.push(&scores, out);
         Ok(())

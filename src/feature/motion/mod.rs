@@ -9,6 +9,7 @@
 //! motion3, the blended and clipped motion2 (optionally averaged with the
 //! previous frame's).
 
+pub mod gpu;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -20,7 +21,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::DeviceLane;
 use crate::device::DeviceKind;
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -251,7 +252,7 @@ impl Extractor for Motion {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut GpuDevice,
+        lane: &mut DeviceLane,
         out: &mut FrameScores,
     ) -> Result<()> {
         let cur = frame.reference.luma();
@@ -266,7 +267,7 @@ impl Extractor for Motion {
                 ));
             }
             let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
-            sad = Some(lane.motion_sad_dev(prev.luma(), cur, self.bits)?);
+            sad = Some(gpu::sad_dev(lane, prev.luma(), cur, self.bits)?);
         }
         self.write(sad, cur.width, cur.height, out);
         Ok(())

@@ -10,6 +10,7 @@
 //! libvmaf's chroma planes are (w >> ss_x) x (h >> ss_y); ours round up, so
 //! only that top-left region is read.
 
+pub mod gpu;
 mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
@@ -17,8 +18,8 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::psnr::SseRegion;
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::DeviceLane;
+use gpu::SseRegion;
 use crate::picture::{Chroma, PixelFormat};
 use crate::score::collector::PRIVATE_PREFIX;
 use crate::score::FeatureCollector;
@@ -230,7 +231,7 @@ impl Extractor for Psnr {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut GpuDevice,
+        lane: &mut DeviceLane,
         out: &mut FrameScores,
     ) -> Result<()> {
         // Every plane's SSE in one round trip, then the shared finish.
@@ -247,7 +248,7 @@ impl Extractor for Psnr {
             // to 0, as on the CPU.
             regions.push(SseRegion { reference: r, distorted: d, width: w, height: h });
         }
-        let sse = lane.psnr_sse_regions_dev(&regions)?;
+        let sse = gpu::sse_regions_dev(lane, &regions)?;
         self.score(out, |p, _, _| Ok(sse[p]))
     }
 

@@ -23,6 +23,7 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+pub mod gpu;
 pub mod scalar;
 
 use std::sync::OnceLock;
@@ -32,7 +33,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::GpuDevice;
+use crate::device::gpu::DeviceLane;
 use crate::picture::PlaneView;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -585,13 +586,13 @@ impl Extractor for Vif {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut GpuDevice,
+        lane: &mut DeviceLane,
         out: &mut FrameScores,
     ) -> Result<()> {
         let (r, d) = (frame.reference.luma(), frame.distorted.luma());
         check_size(r.width, r.height)?;
         let egl = self.computer.enhn_gain_limit();
-        let sums = lane.vif_sums_dev(r, d, self.bits, egl, self.skip_scale0)?;
+        let sums = gpu::sums_dev(lane, r, d, self.bits, egl, self.skip_scale0)?;
         let s = self.computer.score(&sums);
         self.write(&s, out)
     }
