@@ -403,7 +403,7 @@ fn score(
         log.finish(ctx.collector(), ctx.running_pools(), head, None)?;
     }
     if let Some(path) = &cli.plot {
-        let models: Vec<String> = labels.iter().map(|(_, name)| name.clone()).collect();
+        let models: Vec<String> = labels.iter().map(|(_, name, _)| name.clone()).collect();
         let features = plot::default_features(ctx.collector(), &models);
         let spec = PlotSpec { models: &models, features: &features, frames, subsample: config_subsample(cli), worst: 5 };
         std::fs::write(path, plot::render_svg(ctx.collector(), &spec)).map_err(|e| Error::io(path, e))?;
