@@ -34,14 +34,6 @@ fn ours(frames: &Clip, models: &[&str], threads: usize) -> vmafx::Result<Context
     Ok(ctx)
 }
 
-/// The JSON log without the lines that differ by design (version, fps).
-fn masked(log: &str) -> String {
-    log.lines()
-        .filter(|l| !l.starts_with("  \"version\": ") && !l.starts_with("  \"fps\": "))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
 /// Scores `frames` with `models` both ways; compares every value, every
 /// pooled value and the JSON log; returns the first model's mean.
 fn check(label: &str, frames: &Clip, models: &[&str], threads: usize) -> f64 {
@@ -68,19 +60,7 @@ fn check(label: &str, frames: &Clip, models: &[&str], threads: usize) -> f64 {
     let (w, h) = (frames[0].0.width(), frames[0].0.height());
     let input =
         LogInput { collector: ctx.collector(), frames: n, subsample: 1, width: w, height: h, fps: None, incomplete: None };
-    let (a, b) = (masked(&render_log(LogFormat::Json, &input)), masked(&theirs.log_json));
-    if a != b {
-        let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
-        if std::env::var_os("VMAFX_SHOW_LOGS").is_some() {
-            eprintln!("ours:\n{}\nlibvmaf:\n{}", &a[..a.len().min(1500)], &b[..b.len().min(1500)]);
-        }
-        panic!(
-            "{label}: JSON logs differ at line {}:\n  ours:    {:?}\n  libvmaf: {:?}",
-            line + 1,
-            a.lines().nth(line),
-            b.lines().nth(line)
-        );
-    }
+    reference::assert_json_logs_equal(label, &render_log(LogFormat::Json, &input), &theirs.log_json);
     theirs.pooled[models[0]][0].unwrap_or(f64::NAN)
 }
 

@@ -19,13 +19,6 @@ use vmafx::score::log::{render_log, LogFormat, LogInput};
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
-fn masked(text: &str) -> String {
-    text.lines()
-        .filter(|l| !l.starts_with("  \"version\": ") && !l.starts_with("  \"fps\": "))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
 fn compare(frames: &Clip, features: &[&str], threads: u32, subsample: u32) -> Vec<String> {
     let cfg = ContextConfig { threads: threads as usize, subsample, ..Default::default() };
     let mut ctx = Context::new(cfg).unwrap();
@@ -54,12 +47,8 @@ fn compare(frames: &Clip, features: &[&str], threads: u32, subsample: u32) -> Ve
         fps: None,
         incomplete: None,
     };
-    let (a, b) = (masked(&render_log(LogFormat::Json, &input)), masked(&theirs.log_json));
     let what = format!("{features:?} threads {threads} subsample {subsample}");
-    if a != b {
-        let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
-        panic!("{what}: JSON logs differ at line {}:\n  ours:    {:?}\n  libvmaf: {:?}", line + 1, a.lines().nth(line), b.lines().nth(line));
-    }
+    reference::assert_json_logs_equal(&what, &render_log(LogFormat::Json, &input), &theirs.log_json);
     frame0_names(&theirs.log_json)
 }
 

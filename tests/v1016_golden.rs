@@ -54,14 +54,6 @@ fn spec(models: &[&str]) -> reference::RefSpec {
     }
 }
 
-/// The JSON log without the lines that differ by design (version, fps).
-fn masked(log: &str) -> String {
-    log.lines()
-        .filter(|l| !l.starts_with("  \"version\": ") && !l.starts_with("  \"fps\": "))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
 fn compare(label: &str, ctx: &Context, frames: &[(OwnedPicture, OwnedPicture)], models: &[&str]) -> f64 {
     let names = ctx.collector().names().to_vec();
     let theirs = reference::run(frames, &spec(models), &names);
@@ -88,16 +80,7 @@ fn compare(label: &str, ctx: &Context, frames: &[(OwnedPicture, OwnedPicture)], 
         incomplete: None,
     };
     let log = render_log(LogFormat::Json, &input);
-    let (a, b) = (masked(&log), masked(&theirs.log_json));
-    if a != b {
-        let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
-        panic!(
-            "{label}: JSON logs differ at line {}:\n  ours:    {:?}\n  libvmaf: {:?}",
-            line + 1,
-            a.lines().nth(line),
-            b.lines().nth(line)
-        );
-    }
+    reference::assert_json_logs_equal(label, &log, &theirs.log_json);
     theirs.pooled[models[0]][0].unwrap_or(f64::NAN)
 }
 

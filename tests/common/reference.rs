@@ -373,3 +373,23 @@ pub fn try_run(
 pub fn version() -> String {
     unsafe { CStr::from_ptr(sys::vmaf_version()).to_string_lossy().into_owned() }
 }
+
+/// Panics unless two JSON logs (ours, libvmaf's) are equal but for the
+/// lines that differ by design (version, fps), naming the first line that
+/// differs. `VMAFX_SHOW_LOGS` prints the heads of both.
+pub fn assert_json_logs_equal(label: &str, ours: &str, libvmaf: &str) {
+    let masked = |log: &str| -> String {
+        log.lines()
+            .filter(|l| !l.starts_with("  \"version\": ") && !l.starts_with("  \"fps\": "))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let (a, b) = (masked(ours), masked(libvmaf));
+    if a != b {
+        let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
+        if std::env::var_os("VMAFX_SHOW_LOGS").is_some() {
+            eprintln!("ours:\n{}\nlibvmaf:\n{}", &a[..a.len().min(1500)], &b[..b.len().min(1500)]);
+        }
+        panic!("{label}: JSON logs differ at line {}:\n  ours:    {:?}\n  libvmaf: {:?}", line + 1, a.lines().nth(line), b.lines().nth(line));
+    }
+}
