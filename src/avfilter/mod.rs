@@ -174,11 +174,6 @@ impl Filter {
                 };
                 Error::Model(format!("could not load model with {what}: {e}"))
             })?;
-            if let Some((feature, option, value)) = spec.overloads.first() {
-                return Err(Error::NotSupported(format!(
-                    "model feature override {feature}.{option}={value}"
-                )));
-            }
             models.push(model);
         }
         let mut extractors = Vec::new();

@@ -194,6 +194,21 @@ impl FeatureOptions {
     }
 }
 
+/// A value as libvmaf's `vmaf_feature_dictionary_set` stores it (its tool's
+/// `--feature` and `--model` overloads, FFmpeg's libvmaf filter): text that
+/// reads whole as a C float (`sscanf("%f %c")` finds one number and
+/// nothing after it) is read with `strtof` and written back with `%g`
+/// ("1.0" becomes "1", "1.23456789" "1.23457"); other text stays as it is.
+/// C's hexadecimal floats ("0x10") are not recognised: they stay text and
+/// an option refuses them.
+pub fn feature_dictionary_value(text: &str) -> String {
+    let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']).trim_end_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match number.parse::<f32>() {
+        Ok(f) => crate::feature::naming::format_g(f as f64),
+        Err(_) => text.to_owned(),
+    }
+}
+
 fn find_spec<'s>(specs: &'s [OptionSpec], name: &str) -> Result<&'s OptionSpec> {
     specs.iter().find(|s| s.name == name || s.alias == Some(name)).ok_or_else(|| {
         let known: Vec<_> = specs.iter().map(|s| s.name).collect();
