@@ -171,3 +171,35 @@ fn overloads_libvmaf_would_ignore_are_refused_by_name() {
     assert!(FeatureOverload::parse("vif.a.b", "1").is_err());
     assert!(FeatureOverload::parse(".x", "1").is_err());
 }
+
+/// The filter's `model=` takes the same overloads (FFmpeg's libvmaf filter
+/// syntax, `|` between models, quoting as `av_get_token`): its models
+/// read the overloaded features, and the same refusals reach its error.
+#[test]
+fn filter_model_option_takes_overloads() {
+    use vmafx::avfilter::options::RawOptions;
+    use vmafx::avfilter::Filter;
+    let raw = |model| RawOptions { model: Some(model), n_subsample: 1, ..Default::default() };
+    let f = Filter::new(&raw(
+        "version=vmaf_v0.6.1:name=over:adm.adm_enhn_gain_limit='1.0':motion.motion_force_zero=true|version=vmaf_b_v0.6.3:vif.vif_enhn_gain_limit=1.23456789",
+    ))
+    .unwrap();
+    let models = f.context().models();
+    let features = |k: usize| -> Vec<&str> { models[k].features().iter().map(|f| f.feature.as_str()).collect() };
+    let direct = model("vmaf_v0.6.1", "over", &["adm.adm_enhn_gain_limit=1.0", "motion.motion_force_zero=true"]).unwrap();
+    let want: Vec<&str> = direct.features().iter().map(|f| f.feature.as_str()).collect();
+    assert_eq!(features(0), want);
+    assert_eq!(features(0)[..2], ["integer_adm2_egl_1", "integer_motion2_force_0"]);
+    assert!(features(1).contains(&"integer_vif_scale3_egl_1.23457"), "{:?}", features(1));
+    for (model, words) in [
+        ("version=vmaf_v0.6.1:vfi.vif_enhn_gain_limit=1.0", &["vfi.vif_enhn_gain_limit=1.0", "no such feature extractor"][..]),
+        ("version=vmaf_v0.6.1:float_vif.vif_enhn_gain_limit=1.0", &["reads no feature of that extractor"]),
+        ("version=vmaf_v0.6.1:adm.egl=1.0", &["alias of adm_enhn_gain_limit"]),
+        ("version=vmaf_v0.6.1:vif.=1.0", &["no feature overload"]),
+    ] {
+        let e = Filter::new(&raw(model)).err().unwrap_or_else(|| panic!("{model}: accepted")).to_string();
+        for w in words {
+            assert!(e.contains(w), "{model}: {e}");
+        }
+    }
+}
