@@ -134,7 +134,7 @@ fn float_collection_matches_libvmaf_on_feature_vectors() {
 fn collection_on_feature_vectors(collection: &str, features: &[&str], seed: u64) {
     let vecs = vectors(2000, seed);
     for (enable_transform, disable_clip) in [(false, false), (true, false), (false, true), (true, true)] {
-        let cfg = ModelConfig { name: None, enable_transform, disable_clip };
+        let cfg = ModelConfig { name: None, enable_transform, disable_clip, ..Default::default() };
         let model = Model::builtin(collection, &cfg).unwrap();
         let ours: Vec<&str> = model.features().iter().map(|f| f.feature.as_str()).collect();
         assert_eq!(ours, features, "{collection}: the features it reads");

@@ -495,7 +495,7 @@ fn version_and_help() {
     // Every built-in model and every extractor, with its options.
     let mut listed: Vec<&str> = vmafx::model::Model::builtin_versions().to_vec();
     listed.extend(vmafx::feature::REGISTRY.iter().map(|d| d.name));
-    listed.extend(["vmaf_b_v0.6.3", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
+    listed.extend(["vmaf_b_v0.6.3", "vmaf_float_b_v0.6.3", "vif.vif_enhn_gain_limit=1.0", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
     assert_has(&out, &listed);
 }
 

@@ -160,7 +160,7 @@ fn configs() -> Vec<ModelConfig> {
     let mut v = Vec::new();
     for enable_transform in [false, true] {
         for disable_clip in [false, true] {
-            v.push(ModelConfig { name: None, enable_transform, disable_clip });
+            v.push(ModelConfig { name: None, enable_transform, disable_clip, ..Default::default() });
         }
     }
     v
