@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::device::DeviceKind;
 use crate::engine::DeviceChoice;
+use crate::feature::options::feature_dictionary_value;
 use crate::feature::{find_extractor, FeatureOptions};
 use crate::model::{FeatureOverload, ModelConfig};
 use crate::Error;
@@ -85,7 +86,7 @@ pub fn parse_feature(arg: &str) -> Result<(String, FeatureOptions), Error> {
             Error::invalid(format!("--feature {arg}: bad option string \"{key}\" (expected opt=value)"))
         })?;
         options
-            .set_text(descriptor.options, key, val)
+            .set_text(descriptor.options, key, &feature_dictionary_value(val))
             .map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
     }
     Ok((name.to_owned(), options))

@@ -203,3 +203,26 @@ fn filter_model_option_takes_overloads() {
         }
     }
 }
+
+/// `--feature` values (and the filter's `feature=`) go through the same
+/// normalisation as libvmaf's `vmaf_feature_dictionary_set`: 1.23456789
+/// acts as 1.23457, in the value and in the name.
+#[test]
+fn feature_option_values_are_stored_as_libvmaf_stores_them() {
+    let frames = synth::clip(Chroma::Yuv420, 8, 176, 144, 4, 11);
+    let (name, options) = vmafx::cli::parse_feature("adm=adm_enhn_gain_limit=1.23456789").unwrap();
+    let mut ctx = Context::new(ContextConfig { cpu: CpuLevel::detect_host(), ..Default::default() }).unwrap();
+    ctx.use_feature(&name, options).unwrap();
+    for (r, d) in &frames {
+        ctx.push(Arc::new(r.clone()), Arc::new(d.clone())).unwrap();
+    }
+    ctx.flush().unwrap();
+    let names = ctx.collector().names().to_vec();
+    has(&names, &["integer_adm2_egl_1.23457", "integer_aim_egl_1.23457"]);
+    let spec = reference::RefSpec {
+        features: vec![("adm".into(), vec![("adm_enhn_gain_limit".into(), "1.23456789".into())])],
+        ..Default::default()
+    };
+    let theirs = reference::run(&frames, &spec, &names);
+    reference::assert_context_equals(&ctx, &theirs, &names, "adm egl 1.23456789");
+}

@@ -195,7 +195,8 @@ impl FeatureOptions {
 }
 
 /// A value as libvmaf's `vmaf_feature_dictionary_set` stores it (its tool's
-/// `--feature` and `--model` overloads, FFmpeg's libvmaf filter): text that
+/// `--feature` and `--model` overloads, FFmpeg's libvmaf filter's `feature=`
+/// and `model=`; vmafx takes all four through here): text that
 /// reads whole as a C float (`sscanf("%f %c")` finds one number and
 /// nothing after it) is read with `strtof` and written back with `%g`
 /// ("1.0" becomes "1", "1.23456789" "1.23457"); other text stays as it is.
@@ -214,4 +215,29 @@ fn find_spec<'s>(specs: &'s [OptionSpec], name: &str) -> Result<&'s OptionSpec> 
         let known: Vec<_> = specs.iter().map(|s| s.name).collect();
         Error::invalid(format!("unknown option '{name}' (known: {})", known.join(", ")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::feature_dictionary_value as v;
+
+    #[test]
+    fn dictionary_values_as_libvmaf_stores_them() {
+        for (text, stored) in [
+            ("1.0", "1"),
+            ("100", "100"),
+            ("1.23456789", "1.23457"),
+            (" 2.5 ", "2.5"),
+            ("1e3", "1000"),
+            ("0.1", "0.1"),
+            ("16777217", "1.67772e+07"),
+            ("true", "true"),
+            ("1.5x", "1.5x"),
+            ("0x10", "0x10"),
+            ("", ""),
+            ("pq", "pq"),
+        ] {
+            assert_eq!(v(text), stored, "{text:?}");
+        }
+    }
 }
