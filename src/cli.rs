@@ -7,11 +7,14 @@ use std::path::PathBuf;
 
 use crate::device::DeviceKind;
 use crate::engine::DeviceChoice;
+use crate::feature::options::feature_dictionary_value;
 use crate::feature::{find_extractor, FeatureOptions};
-use crate::model::ModelConfig;
+use crate::model::{FeatureOverload, ModelConfig};
 use crate::Error;
 
-/// One `--model` argument, parsed as libvmaf's `parse_model_config` does.
+/// One `--model` argument, parsed as libvmaf's `parse_model_config` does;
+/// its feature overloads (`vif.vif_enhn_gain_limit=1.0`) go in
+/// `config.overloads`, which the model applies as it loads.
 #[derive(Debug)]
 pub struct ModelArg {
     pub version: Option<String>,
@@ -43,14 +46,13 @@ pub fn parse_model(arg: &str) -> Result<ModelArg, Error> {
             "name" => config.name = Some(val.to_owned()),
             "disable_clip" => config.disable_clip |= val == "true",
             "enable_transform" => config.enable_transform |= val == "true",
-            _ if key.contains('.') => {
-                return Err(Error::NotSupported(format!(
-                    "--model {arg}: feature overload \"{key}\" (vmafx does not overload model features yet)"
-                )))
-            }
+            _ if key.contains('.') => config
+                .overloads
+                .push(FeatureOverload::parse(key, val).map_err(|e| prefixed(e, &format!("--model {arg}")))?),
             _ => {
                 return Err(Error::invalid(format!(
-                    "--model {arg}: unknown key \"{key}\" (known: version, path, name, enable_transform, disable_clip)"
+                    "--model {arg}: unknown key \"{key}\" (known: version, path, name, enable_transform, \
+                     disable_clip, <extractor>.<option>)"
                 )))
             }
         }
@@ -84,7 +86,7 @@ pub fn parse_feature(arg: &str) -> Result<(String, FeatureOptions), Error> {
             Error::invalid(format!("--feature {arg}: bad option string \"{key}\" (expected opt=value)"))
         })?;
         options
-            .set_text(descriptor.options, key, val)
+            .set_text(descriptor.options, key, &feature_dictionary_value(val))
             .map_err(|e| prefixed(e, &format!("--feature {arg}")))?;
     }
     Ok((name.to_owned(), options))

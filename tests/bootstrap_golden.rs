@@ -1,4 +1,5 @@
-//! The bootstrap model collection `vmaf_b_v0.6.3` against libvmaf 3.2.0:
+//! The bootstrap model collections `vmaf_b_v0.6.3` and (its float
+//! features' twin) `vmaf_float_b_v0.6.3` against libvmaf 3.2.0:
 //! member 0's score ("vmaf"), the twenty members' ("vmaf_0001" ...),
 //! "vmaf_bagging", "vmaf_stddev", "vmaf_ci_p95_lo" and "vmaf_ci_p95_hi",
 //! per frame and pooled, as bits, and the logs in all four formats byte
@@ -25,6 +26,7 @@ use vmafx::score::log::{render_log, LogFormat, LogInput};
 use vmafx::simd::CpuLevel;
 
 const COLLECTION: &str = "vmaf_b_v0.6.3";
+const FLOAT_COLLECTION: &str = "vmaf_float_b_v0.6.3";
 
 const V061: [&str; 6] = [
     "VMAF_integer_feature_adm2_score",
@@ -33,6 +35,15 @@ const V061: [&str; 6] = [
     "VMAF_integer_feature_vif_scale1_score",
     "VMAF_integer_feature_vif_scale2_score",
     "VMAF_integer_feature_vif_scale3_score",
+];
+/// The same features from libvmaf's float extractors.
+const FLOAT_V061: [&str; 6] = [
+    "VMAF_feature_adm2_score",
+    "VMAF_feature_motion2_score",
+    "VMAF_feature_vif_scale0_score",
+    "VMAF_feature_vif_scale1_score",
+    "VMAF_feature_vif_scale2_score",
+    "VMAF_feature_vif_scale3_score",
 ];
 
 /// Every name the collection writes, in our order.
@@ -66,10 +77,10 @@ fn vectors(count: usize, seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// libvmaf's value of each of `names` at each vector: member 0 through
-/// `vmaf_score_at_index`, the collection through
-/// `vmaf_score_at_index_model_collection`.
-fn libvmaf_values(flags: u64, names: &[String], vectors: &[Vec<f64>]) -> Vec<Vec<f64>> {
+/// libvmaf's value of each of `names` at each vector (the values of
+/// `features`) for `collection`: member 0 through `vmaf_score_at_index`,
+/// the collection through `vmaf_score_at_index_model_collection`.
+fn libvmaf_values(collection_version: &str, features: &[&str], flags: u64, names: &[String], vectors: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let _libvmaf = reference::libvmaf_lock();
     // SAFETY: every pointer handed to libvmaf outlives the call; the
     // context, model and collection are destroyed once, at the end.
@@ -77,11 +88,11 @@ fn libvmaf_values(flags: u64, names: &[String], vectors: &[Vec<f64>]) -> Vec<Vec
         let mut ctx = ptr::null_mut();
         assert_eq!(sys::vmaf_init(&mut ctx, reference::config(0, 1, reference::LibvmafPath::C)), 0);
         let name = CString::new("vmaf").unwrap();
-        let version = CString::new(COLLECTION).unwrap();
+        let version = CString::new(collection_version).unwrap();
         let mut mcfg = sys::VmafModelConfig { name: name.as_ptr(), flags };
         let (mut model, mut collection) = (ptr::null_mut(), ptr::null_mut());
         assert_eq!(sys::vmaf_model_collection_load(&mut model, &mut collection, &mut mcfg, version.as_ptr()), 0);
-        let features: Vec<CString> = V061.iter().map(|n| CString::new(*n).unwrap()).collect();
+        let features: Vec<CString> = features.iter().map(|n| CString::new(*n).unwrap()).collect();
         let cnames: Vec<CString> = names.iter().map(|n| CString::new(n.as_str()).unwrap()).collect();
         let mut out = Vec::new();
         for (i, v) in vectors.iter().enumerate() {
@@ -112,10 +123,21 @@ fn libvmaf_values(flags: u64, names: &[String], vectors: &[Vec<f64>]) -> Vec<Vec
 
 #[test]
 fn collection_matches_libvmaf_on_feature_vectors() {
-    let vecs = vectors(2000, 63);
+    collection_on_feature_vectors(COLLECTION, &V061, 63);
+}
+
+#[test]
+fn float_collection_matches_libvmaf_on_feature_vectors() {
+    collection_on_feature_vectors(FLOAT_COLLECTION, &FLOAT_V061, 64);
+}
+
+fn collection_on_feature_vectors(collection: &str, features: &[&str], seed: u64) {
+    let vecs = vectors(2000, seed);
     for (enable_transform, disable_clip) in [(false, false), (true, false), (false, true), (true, true)] {
-        let cfg = ModelConfig { name: None, enable_transform, disable_clip };
-        let model = Model::builtin(COLLECTION, &cfg).unwrap();
+        let cfg = ModelConfig { name: None, enable_transform, disable_clip, ..Default::default() };
+        let model = Model::builtin(collection, &cfg).unwrap();
+        let ours: Vec<&str> = model.features().iter().map(|f| f.feature.as_str()).collect();
+        assert_eq!(ours, features, "{collection}: the features it reads");
         let names = output_names(&model);
         assert_eq!(names.len(), 1 + 20 + 4);
         assert_eq!(names[..2], ["vmaf", "vmaf_0001"]);
@@ -127,8 +149,8 @@ fn collection_matches_libvmaf_on_feature_vectors() {
         if disable_clip {
             flags |= sys::VmafModelFlags_VMAF_MODEL_FLAG_DISABLE_CLIP as u64;
         }
-        let theirs = libvmaf_values(flags, &names, &vecs);
-        let label = format!("transform={enable_transform} noclip={disable_clip}");
+        let theirs = libvmaf_values(collection, features, flags, &names, &vecs);
+        let label = format!("{collection} transform={enable_transform} noclip={disable_clip}");
         let (mut clipped, mut spread) = (0, 0);
         for (i, (v, t)) in vecs.iter().zip(&theirs).enumerate() {
             let mut ours = vec![model.score(v).unwrap()];
@@ -220,7 +242,7 @@ fn compare(label: &str, frames: &[(OwnedPicture, OwnedPicture)], models: &[(&str
     for (format, text) in [LogFormat::Xml, LogFormat::Csv, LogFormat::Sub].into_iter().zip(&theirs.log_others) {
         assert_same_log(&format!("{label} {format:?}"), &render_log(format, &input), text);
     }
-    let bagging = models.iter().find(|(v, _)| *v == COLLECTION).map(|(_, n)| format!("{n}_bagging")).unwrap();
+    let bagging = models.iter().find(|(v, _)| v.contains("_b_v0.6.3")).map(|(_, n)| format!("{n}_bagging")).unwrap();
     theirs.pooled[&bagging][0].unwrap()
 }
 
@@ -233,6 +255,32 @@ fn vmaf_b_matches_libvmaf_on_the_golden_clips() {
         table.push_str(&format!("{:<40} vmaf_bagging {bagging:.3}\n", clip.name));
     }
     eprintln!("{table}");
+}
+
+#[test]
+fn vmaf_float_b_matches_libvmaf_on_the_golden_clips() {
+    let mut table = String::new();
+    for clip in clips::all() {
+        let frames = clips::read_pairs(&clip);
+        let bagging = compare(&clip.name, &frames, &[(FLOAT_COLLECTION, "vmaf")], 0);
+        table.push_str(&format!("{:<40} vmaf_float_b bagging {bagging:.3}\n", clip.name));
+    }
+    eprintln!("{table}");
+}
+
+/// Both collections and the float model in one context, on workers: each
+/// collection's names follow every plain model's, in the order given.
+#[test]
+fn float_collection_beside_the_integer_one_on_workers() {
+    let all = clips::all();
+    let clip = all.iter().find(|c| c.name == "organic_10bit_crf28").unwrap();
+    let frames = clips::read_pairs(clip);
+    compare(
+        "float_b, b, float",
+        &frames,
+        &[(FLOAT_COLLECTION, "fb"), (COLLECTION, "b"), ("vmaf_float_v0.6.1", "f")],
+        2,
+    );
 }
 
 /// A collection beside plain models, in either order, named, on workers:

@@ -306,6 +306,30 @@ fn bootstrap_model_by_version_equals_libvmaf() {
     assert_eq!(pooled, ref_pooled, "pooled metrics differ from libvmaf's log");
 }
 
+/// `--model version=...:<extractor>.<option>=value`, as libvmaf's tool
+/// takes it: the overloaded features' names and values, the model's
+/// score, in the JSON log equal to libvmaf's.
+#[test]
+fn model_feature_overloads_equal_libvmaf() {
+    let p = pair("overload", Chroma::Yuv420, 8, 96, 64, 5);
+    let overloads = [("vif", "vif_enhn_gain_limit", "1.0"), ("motion", "motion_force_zero", "true")];
+    let spec = reference::RefSpec {
+        models: vec![("vmaf_v0.6.1".into(), "vmaf".into())],
+        overloads: vec![overloads.iter().map(|(x, o, v)| (x.to_string(), o.to_string(), v.to_string())).collect()],
+        ..Default::default()
+    };
+    let r = reference::run(&p.frames, &spec, &[]);
+    assert!(r.log_names.iter().any(|n| n == "integer_vif_scale0_egl_1"), "{:?}", r.log_names);
+    let (ref_frames, ref_pooled) = json_scores(&r.log_json);
+    let log = dir().join("overload.json");
+    let model = "version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0:motion.motion_force_zero=true";
+    let out = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "-m", model, "--json", "-o", s(&log)]);
+    assert_eq!(out, format!("vmaf_v0.6.1: {:.6}\n", r.pooled["vmaf"][0].unwrap()));
+    let (frames, pooled) = json_scores(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(frames, ref_frames, "per-frame metrics differ from libvmaf's log");
+    assert_eq!(pooled, ref_pooled, "pooled metrics differ from libvmaf's log");
+}
+
 #[test]
 fn features_only_with_no_prediction() {
     let p = pair("noprediction", Chroma::Yuv420, 8, 33, 21, 4);
@@ -471,7 +495,7 @@ fn version_and_help() {
     // Every built-in model and every extractor, with its options.
     let mut listed: Vec<&str> = vmafx::model::Model::builtin_versions().to_vec();
     listed.extend(vmafx::feature::REGISTRY.iter().map(|d| d.name));
-    listed.extend(["vmaf_b_v0.6.3", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
+    listed.extend(["vmaf_b_v0.6.3", "vmaf_float_b_v0.6.3", "vif.vif_enhn_gain_limit=1.0", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
     assert_has(&out, &listed);
 }
 
@@ -641,10 +665,16 @@ fn bad_options_are_refused() {
     );
     assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_nope"], 1), &["vmaf_nope"]);
     assert_has(&fails(&["-r", r, "-d", d, "-m", "path=/no/such/model.json"], 1), &["/no/such/model.json"]);
+    // Feature overloads libvmaf's tool would silently ignore are named.
     assert_has(
-        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0"], 1),
-        &["overload"],
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vfi.vif_enhn_gain_limit=1.0"], 1),
+        &["vmaf_v0.6.1", "vfi.vif_enhn_gain_limit=1.0", "no such feature extractor"],
     );
+    assert_has(
+        &fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:adm.adm_enhn_gain=1.0"], 1),
+        &["adm.adm_enhn_gain=1.0", "no option 'adm_enhn_gain'", "adm_enhn_gain_limit"],
+    );
+    assert_has(&fails(&["-r", r, "-d", d, "-m", "version=vmaf_v0.6.1:vif.a.b=1"], 1), &["vif.a.b", "no feature overload"]);
     assert_has(&fails(&["-r", r, "-d", d, "--cpu-level", "sse9"], 1), &["sse9"]);
     assert_has(&fails(&["-r", r, "-d", d, "--aom_ctc", "v1.0"], 1), &["--aom_ctc"]);
     assert_has(&fails(&["-r", r, "-d", d, "-n"], 1), &["nothing to compute"]);

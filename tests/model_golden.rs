@@ -160,7 +160,7 @@ fn configs() -> Vec<ModelConfig> {
     let mut v = Vec::new();
     for enable_transform in [false, true] {
         for disable_clip in [false, true] {
-            v.push(ModelConfig { name: None, enable_transform, disable_clip });
+            v.push(ModelConfig { name: None, enable_transform, disable_clip, ..Default::default() });
         }
     }
     v
@@ -403,16 +403,16 @@ const LIBVMAF_BUILTINS: [&str; 13] = [
     "vmaf_v1.0.16_hfr_5d0h",
     "vmaf_v1.0.16_hfr_1d5h_2160",
 ];
-/// The bootstrap collection among them (a `Model`, not one `ModelDefinition`).
-const LIBVMAF_COLLECTION: &str = "vmaf_b_v0.6.3";
+/// The bootstrap collections among them and the float ones (each a
+/// `Model`, not one `ModelDefinition`).
+const LIBVMAF_COLLECTIONS: [&str; 2] = ["vmaf_b_v0.6.3", "vmaf_float_b_v0.6.3"];
 /// The models libvmaf builds in first when built with its float features
 /// (`-Denable_float=true`, the reference's `float` feature), in its order;
 /// `vmaf_float_b_v0.6.3` is a bootstrap collection.
 const LIBVMAF_FLOAT_BUILTINS: [&str; 4] =
     ["vmaf_float_v0.6.1", "vmaf_float_b_v0.6.3", "vmaf_float_v0.6.1neg", "vmaf_float_4k_v0.6.1"];
 
-/// Every libvmaf built-in is one of ours, in libvmaf's order, but
-/// `vmaf_float_b_v0.6.3`, refused by name.
+/// Every libvmaf built-in is one of ours, in libvmaf's order.
 #[test]
 fn builtin_list_is_libvmafs() {
     let _libvmaf = common::reference::libvmaf_lock();
@@ -449,12 +449,12 @@ fn builtin_list_is_libvmafs() {
         let mut model = ptr::null_mut();
         assert_ne!(sys::vmaf_model_load(&mut model, &mut mcfg, cv.as_ptr()), 0, "libvmaf loaded vmaf_float_v9");
     }
-    let want: Vec<&str> = LIBVMAF_FLOAT_BUILTINS.into_iter().chain(LIBVMAF_BUILTINS).filter(|v| *v != "vmaf_float_b_v0.6.3").collect();
+    let want: Vec<&str> = LIBVMAF_FLOAT_BUILTINS.into_iter().chain(LIBVMAF_BUILTINS).collect();
     assert_eq!(Model::builtin_versions(), want.as_slice());
     for version in want {
         assert!(Model::builtin(version, &ModelConfig::default()).is_ok(), "{version}");
         let single = ModelDefinition::builtin(version, LoadFlags::default());
-        assert_eq!(single.is_ok(), version != LIBVMAF_COLLECTION, "{version}");
+        assert_eq!(single.is_ok(), !LIBVMAF_COLLECTIONS.contains(&version), "{version}");
     }
 }
 

@@ -174,11 +174,6 @@ impl Filter {
                 };
                 Error::Model(format!("could not load model with {what}: {e}"))
             })?;
-            if let Some((feature, option, value)) = spec.overloads.first() {
-                return Err(Error::NotSupported(format!(
-                    "model feature override {feature}.{option}={value}"
-                )));
-            }
             models.push(model);
         }
         let mut extractors = Vec::new();
@@ -187,7 +182,8 @@ impl Filter {
             let descriptor = find_extractor(&f.name)?;
             let mut opts = FeatureOptions::new();
             for (k, v) in &f.options {
-                opts.set_text(descriptor.options, k, v)
+                // As FFmpeg's libvmaf filter: through vmaf_feature_dictionary_set.
+                opts.set_text(descriptor.options, k, &crate::feature::options::feature_dictionary_value(v))
                     .map_err(|e| Error::invalid(format!("feature {}: {e}", f.name)))?;
             }
             read_chroma |= descriptor.reads_chroma;

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use crate::model::ModelConfig;
+use crate::model::{FeatureOverload, ModelConfig};
 use crate::score::log::LogFormat;
 use crate::score::PoolMethod;
 use crate::{Error, Result};
@@ -28,10 +28,9 @@ pub enum ModelSource {
 #[derive(Clone, Debug)]
 pub struct ModelSpec {
     pub source: ModelSource,
-    pub config: ModelConfig,
-    /// `feature.option=value` overloads (libvmaf's
+    /// Name, flags and the `extractor.option=value` overloads (libvmaf's
     /// `vmaf_model_feature_overload`), in the order given.
-    pub overloads: Vec<(String, String, String)>,
+    pub config: ModelConfig,
 }
 
 /// One entry of the `feature` option: an extractor and its options.
@@ -250,7 +249,6 @@ pub fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
         let mut version = None;
         let mut path = None;
         let mut config = ModelConfig::default();
-        let mut overloads = Vec::new();
         for (key, value) in dict {
             match key.as_str() {
                 "version" => version = Some(value),
@@ -258,16 +256,14 @@ pub fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
                 "name" => config.name = Some(value),
                 "enable_transform" => config.enable_transform = parse_bool_flag(&key, &value)?,
                 "disable_clip" => config.disable_clip = parse_bool_flag(&key, &value)?,
-                _ => match key.split_once('.') {
-                    Some((feature, option)) if !feature.is_empty() && !option.is_empty() => {
-                        overloads.push((feature.to_owned(), option.to_owned(), value))
-                    }
-                    _ => {
-                        return Err(Error::invalid(format!(
-                            "unknown model key '{key}' (known: version, path, name, enable_transform, disable_clip, <feature>.<option>)"
-                        )))
-                    }
-                },
+                _ if key.contains('.') => config.overloads.push(
+                    FeatureOverload::parse(&key, &value).map_err(|e| Error::invalid(format!("model: {e}")))?,
+                ),
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "unknown model key '{key}' (known: version, path, name, enable_transform, disable_clip, <extractor>.<option>)"
+                    )))
+                }
             }
         }
         // As libvmaf: a version wins over a path.
@@ -280,7 +276,7 @@ pub fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
                 )))
             }
         };
-        models.push(ModelSpec { source, config, overloads });
+        models.push(ModelSpec { source, config });
     }
     Ok(models)
 }
@@ -334,7 +330,11 @@ mod tests {
         assert_eq!(m[1].config.name.as_deref(), Some("neg"));
         assert!(m[1].config.enable_transform);
         assert_eq!(m[2].source, ModelSource::Path("m.json".into()));
-        assert_eq!(m[2].overloads, vec![("vif".into(), "vif_enhn_gain_limit".into(), "1.0".into())]);
+        let overload = FeatureOverload { extractor: "vif".into(), option: "vif_enhn_gain_limit".into(), value: "1.0".into() };
+        assert_eq!(m[2].config.overloads, vec![overload]);
+        assert!(m[0].config.overloads.is_empty());
+        assert!(parse_models("version=v:vif.=1").is_err());
+        assert!(parse_models("version=v:.egl=1").is_err());
         assert!(parse_models("verison=vmaf_v0.6.1").is_err());
         assert!(parse_models("name=x").is_err());
         assert!(parse_models("version=v:enable_transform=yes").is_err());

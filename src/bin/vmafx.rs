@@ -642,7 +642,8 @@ fn main() -> ExitCode {
 fn model_long_help() -> String {
     format!(
         "Model, colon-delimited: version=NAME (built-in) or path=FILE (JSON), [name=LABEL] \
-         [enable_transform] [disable_clip]; repeatable. Default: version=vmaf_v0.6.1\n\
+         [enable_transform] [disable_clip] [EXTRACTOR.OPTION=VALUE (a feature overload, e.g. \
+         vif.vif_enhn_gain_limit=1.0)]; repeatable. Default: version=vmaf_v0.6.1\n\
          Built-in: {}",
         vmafx::model::Model::builtin_versions().join(", ")
     )

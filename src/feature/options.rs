@@ -194,9 +194,50 @@ impl FeatureOptions {
     }
 }
 
+/// A value as libvmaf's `vmaf_feature_dictionary_set` stores it (its tool's
+/// `--feature` and `--model` overloads, FFmpeg's libvmaf filter's `feature=`
+/// and `model=`; vmafx takes all four through here): text that
+/// reads whole as a C float (`sscanf("%f %c")` finds one number and
+/// nothing after it) is read with `strtof` and written back with `%g`
+/// ("1.0" becomes "1", "1.23456789" "1.23457"); other text stays as it is.
+/// C's hexadecimal floats ("0x10") are not recognised: they stay text and
+/// an option refuses them.
+pub fn feature_dictionary_value(text: &str) -> String {
+    let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']).trim_end_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match number.parse::<f32>() {
+        Ok(f) => crate::feature::naming::format_g(f as f64),
+        Err(_) => text.to_owned(),
+    }
+}
+
 fn find_spec<'s>(specs: &'s [OptionSpec], name: &str) -> Result<&'s OptionSpec> {
     specs.iter().find(|s| s.name == name || s.alias == Some(name)).ok_or_else(|| {
         let known: Vec<_> = specs.iter().map(|s| s.name).collect();
         Error::invalid(format!("unknown option '{name}' (known: {})", known.join(", ")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::feature_dictionary_value as v;
+
+    #[test]
+    fn dictionary_values_as_libvmaf_stores_them() {
+        for (text, stored) in [
+            ("1.0", "1"),
+            ("100", "100"),
+            ("1.23456789", "1.23457"),
+            (" 2.5 ", "2.5"),
+            ("1e3", "1000"),
+            ("0.1", "0.1"),
+            ("16777217", "1.67772e+07"),
+            ("true", "true"),
+            ("1.5x", "1.5x"),
+            ("0x10", "0x10"),
+            ("", ""),
+            ("pq", "pq"),
+        ] {
+            assert_eq!(v(text), stored, "{text:?}");
+        }
+    }
 }

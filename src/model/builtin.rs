@@ -5,9 +5,9 @@
 /// (version, JSON text), in libvmaf's order.
 pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
     // The float features' models (libvmaf builds them in first, with
-    // -Denable_float=true); its float bootstrap collection
-    // vmaf_float_b_v0.6.3 is not here.
+    // -Denable_float=true), the float bootstrap collection among them.
     ("vmaf_float_v0.6.1", include_str!("../../models/vmaf_float_v0.6.1.json")),
+    ("vmaf_float_b_v0.6.3", include_str!("../../models/vmaf_float_b_v0.6.3.json")),
     ("vmaf_float_v0.6.1neg", include_str!("../../models/vmaf_float_v0.6.1neg.json")),
     ("vmaf_float_4k_v0.6.1", include_str!("../../models/vmaf_float_4k_v0.6.1.json")),
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
@@ -33,6 +33,7 @@ pub(crate) static BUILTIN_MODELS: &[(&str, &str)] = &[
 /// Versions, for listings and error messages.
 pub(crate) static BUILTIN_VERSIONS: &[&str] = &[
     "vmaf_float_v0.6.1",
+    "vmaf_float_b_v0.6.3",
     "vmaf_float_v0.6.1neg",
     "vmaf_float_4k_v0.6.1",
     "vmaf_v0.6.1",

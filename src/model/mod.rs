@@ -51,7 +51,8 @@ impl std::fmt::Debug for ModelFeature {
     }
 }
 
-/// How to load a model (libvmaf's `VmafModelConfig` plus `enable_transform`).
+/// How to load a model (libvmaf's `VmafModelConfig`, its flags, and the
+/// feature overloads its tool and FFmpeg's filter apply after loading).
 #[derive(Clone, Debug, Default)]
 pub struct ModelConfig {
     /// Name its scores get in the collector and logs; default "vmaf".
@@ -60,6 +61,46 @@ pub struct ModelConfig {
     pub enable_transform: bool,
     /// Skip score_clip (libvmaf VMAF_MODEL_FLAG_DISABLE_CLIP).
     pub disable_clip: bool,
+    /// `<extractor>.<option>=value` overloads, applied in order to every
+    /// feature the model (each member of a collection) reads from that
+    /// extractor.
+    pub overloads: Vec<FeatureOverload>,
+}
+
+/// One `<extractor>.<option>=value` of a model option string
+/// (`--model version=vmaf_v0.6.1:vif.vif_enhn_gain_limit=1.0`): libvmaf's
+/// `vmaf_model_feature_overload` with a dictionary of one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureOverload {
+    /// libvmaf's extractor name ("vif", "float_adm"), not a feature name.
+    pub extractor: String,
+    /// The option's full name ("vif_enhn_gain_limit"): libvmaf matches a
+    /// model's options by name, never by alias.
+    pub option: String,
+    /// The value as given; stored as libvmaf stores it (numbers through
+    /// `strtof` and `%g`) when applied.
+    pub value: String,
+}
+
+impl FeatureOverload {
+    /// `key` ("vif.vif_enhn_gain_limit") and its value. A key with no '.'
+    /// is no overload: an error that names it.
+    pub fn parse(key: &str, value: &str) -> Result<FeatureOverload> {
+        match key.split_once('.') {
+            Some((extractor, option)) if !extractor.is_empty() && !option.is_empty() && !option.contains('.') => {
+                Ok(FeatureOverload { extractor: extractor.to_owned(), option: option.to_owned(), value: value.to_owned() })
+            }
+            _ => Err(Error::invalid(format!(
+                "\"{key}\" is no feature overload (expected <extractor>.<option>=value, e.g. vif.vif_enhn_gain_limit=1.0)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for FeatureOverload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}={}", self.extractor, self.option, self.value)
+    }
 }
 
 impl ModelConfig {
@@ -144,7 +185,7 @@ impl Model {
         let Some((model0, bootstrap)) = bootstrap::parse_text(text, name, cfg.flags())? else {
             return Ok(None);
         };
-        let mut model = Model::from_definition(model0, cfg)?;
+        let mut model = Model::tie(model0, cfg)?;
         // vmafx extracts member 0's features once for every member; libvmaf
         // lets members read other features, which no collection it ships does.
         for (member, def) in &bootstrap.members {
@@ -158,18 +199,74 @@ impl Model {
             }
         }
         model.bootstrap = Some(bootstrap);
+        // As libvmaf's tool: the overloads reach every member (all read
+        // member 0's features, checked above, so member 0's stand for all).
+        model.overload_all(&cfg.overloads)?;
         Ok(Some(model))
     }
 
-    /// Ties a parsed model to vmafx's extractors. `cfg`'s flags must be the
-    /// ones the definition was loaded with (they act at load time).
+    /// Ties a parsed model to vmafx's extractors and applies `cfg`'s
+    /// overloads. `cfg`'s flags must be the ones the definition was loaded
+    /// with (they act at load time).
     pub fn from_definition(definition: ModelDefinition, cfg: &ModelConfig) -> Result<Model> {
+        let mut model = Model::tie(definition, cfg)?;
+        model.overload_all(&cfg.overloads)?;
+        Ok(model)
+    }
+
+    fn tie(definition: ModelDefinition, cfg: &ModelConfig) -> Result<Model> {
         let features = resolve_features(&definition, crate::feature::find_provider)?;
         let name = cfg.name.clone().unwrap_or_else(|| DEFAULT_MODEL_NAME.to_owned());
         if name.is_empty() {
             return Err(Error::invalid("model name is empty"));
         }
         Ok(Model { name, features, definition, bootstrap: None })
+    }
+
+    fn overload_all(&mut self, overloads: &[FeatureOverload]) -> Result<()> {
+        overloads.iter().try_for_each(|o| self.overload(o))
+    }
+
+    /// Sets one option of every feature this model reads from
+    /// `o.extractor` (libvmaf's `vmaf_model_feature_overload`): the
+    /// extractor then runs with it, and the feature's name follows
+    /// ("integer_adm2_egl_1"), so the model reads what that run writes.
+    ///
+    /// Where libvmaf silently does nothing (an extractor the model does
+    /// not read, an option the extractor lacks, an option's alias), this
+    /// refuses, naming what it did not find.
+    pub fn overload(&mut self, o: &FeatureOverload) -> Result<()> {
+        let bad = |why: String| Error::invalid(format!("feature overload {o}: {why}"));
+        let mut read: Vec<&str> = self.features.iter().map(|f| f.extractor.name).collect();
+        read.dedup();
+        let Some(extractor) = self.features.iter().map(|f| f.extractor).find(|x| x.name == o.extractor) else {
+            let why = if crate::feature::find_extractor(&o.extractor).is_ok() {
+                "the model reads no feature of that extractor"
+            } else {
+                "no such feature extractor"
+            };
+            return Err(bad(format!("{why} (the model's extractors: {})", read.join(", "))));
+        };
+        let Some(spec) = extractor.options.iter().find(|s| s.name == o.option) else {
+            let known: Vec<&str> = extractor.options.iter().map(|s| s.name).collect();
+            let alias_of = extractor.options.iter().find(|s| s.alias == Some(o.option.as_str()));
+            let hint = alias_of.map(|s| format!("; '{}' is the alias of {}, and libvmaf matches full names only", o.option, s.name));
+            return Err(bad(format!(
+                "{} has no option '{}' (its options: {}){}",
+                extractor.name,
+                o.option,
+                known.join(", "),
+                hint.unwrap_or_default()
+            )));
+        };
+        let text = crate::feature::options::feature_dictionary_value(&o.value);
+        for (feature, defined) in self.features.iter_mut().zip(&self.definition.features) {
+            if feature.extractor.name == o.extractor {
+                feature.options.set_text(extractor.options, spec.name, &text).map_err(|e| bad(e.to_string()))?;
+                feature.feature = extractor.feature_name(&defined.name, &feature.options);
+            }
+        }
+        Ok(())
     }
 
     /// Versions of the built-in models.
@@ -343,7 +440,7 @@ mod tests {
 
     #[test]
     fn builtins_load() {
-        for v in Model::builtin_versions().iter().filter(|v| !v.starts_with("vmaf_b_")) {
+        for v in Model::builtin_versions().iter().filter(|v| !v.contains("_b_v0.6.3")) {
             let def = ModelDefinition::builtin(v, LoadFlags::default()).unwrap();
             // v1.0.16: cambi, speed_chroma_uv, adm3, motion3.
             let features = if v.starts_with("vmaf_v1.0.16") { 4 } else { 6 };

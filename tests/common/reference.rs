@@ -19,6 +19,12 @@ pub struct RefSpec {
     /// (`vmaf_score_pooled_model_collection`) after every model; the names
     /// it writes are read back like `query`'s.
     pub models: Vec<(String, String)>,
+    /// Feature overloads per model, beside `models` (missing entries: none):
+    /// (extractor, option, value), applied after loading as libvmaf's tool
+    /// does (`vmaf_model_feature_overload`, or for a collection
+    /// `vmaf_model_collection_feature_overload`), each in a dictionary of
+    /// its own made by `vmaf_feature_dictionary_set`.
+    pub overloads: Vec<Vec<(String, String, String)>>,
     /// Extra extractors: (name, [(option, value)]).
     pub features: Vec<(String, Vec<(String, String)>)>,
     pub threads: u32,
@@ -232,18 +238,33 @@ pub fn try_run(
         assert_eq!(sys::vmaf_init(&mut ctx, config(spec.threads, spec.subsample, spec.path)), 0);
         let mut models = Vec::new();
         let mut collections = Vec::new();
-        for (version, name) in &spec.models {
+        for (k, (version, name)) in spec.models.iter().enumerate() {
             let cname = CString::new(name.as_str()).unwrap();
             let cver = CString::new(version.as_str()).unwrap();
             let mut mcfg = sys::VmafModelConfig { name: cname.as_ptr(), flags: 0 };
             let mut model = ptr::null_mut();
-            if sys::vmaf_model_load(&mut model, &mut mcfg, cver.as_ptr()) == 0 {
-                assert_eq!(sys::vmaf_use_features_from_model(ctx, model), 0);
-            } else {
-                let mut collection = ptr::null_mut();
+            let mut collection = ptr::null_mut();
+            if sys::vmaf_model_load(&mut model, &mut mcfg, cver.as_ptr()) != 0 {
                 let err = sys::vmaf_model_collection_load(&mut model, &mut collection, &mut mcfg, cver.as_ptr());
                 assert_eq!(err, 0, "load {version} (as a model, then as a collection)");
-                assert_eq!(sys::vmaf_use_features_from_model_collection(ctx, collection), 0);
+            }
+            for (extractor, option, value) in spec.overloads.get(k).into_iter().flatten() {
+                let mut dict = ptr::null_mut();
+                let (o, v) = (CString::new(option.as_str()).unwrap(), CString::new(value.as_str()).unwrap());
+                assert_eq!(sys::vmaf_feature_dictionary_set(&mut dict, o.as_ptr(), v.as_ptr()), 0);
+                let x = CString::new(extractor.as_str()).unwrap();
+                // Each call takes the dictionary over and frees it.
+                let err = if collection.is_null() {
+                    sys::vmaf_model_feature_overload(model, x.as_ptr(), dict)
+                } else {
+                    sys::vmaf_model_collection_feature_overload(model, &mut collection, x.as_ptr(), dict)
+                };
+                assert_eq!(err, 0, "overload {version}: {extractor}.{option}={value}");
+            }
+            if collection.is_null() {
+                assert_eq!(sys::vmaf_use_features_from_model(ctx, model), 0, "use {version}");
+            } else {
+                assert_eq!(sys::vmaf_use_features_from_model_collection(ctx, collection), 0, "use {version}");
                 collections.push(collection);
             }
             models.push((model, cname));
