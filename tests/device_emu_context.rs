@@ -270,3 +270,51 @@ fn emulated_context_scores_vmaf_models_as_the_cpu() {
         eprintln!("vmaf models {w}x{h} {bits}-bit, {threads} threads: {n} values equal");
     }
 }
+
+/// float_ssim and float_ms_ssim (kernels/ssim.cu: float convolutions,
+/// per-pixel terms summed on the host in the CPU's order): every value,
+/// the l/c/s terms of each scale and the dB forms, equal to the CPU
+/// context's as bits; 8 to 16 bits, 4:2:0 / 4:4:4 / gray, odd sizes,
+/// float_ssim decimated by 2, 3 and 5 (odd sizes: the decimated size
+/// rounds up) and not at all.
+#[test]
+fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
+    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    // (chroma, bits, w, h, MS-SSIM (needs 176 a side), float_ssim scale,
+    // dB options)
+    let cases = [
+        (Chroma::Yuv420, 8, 181, 177, true, 0, false),
+        (Chroma::Yuv444, 10, 177, 179, true, 2, true),
+        (Chroma::Yuv420, 12, 47, 37, false, 3, true),
+        (Chroma::Yuv400, 16, 61, 58, false, 5, false),
+        (Chroma::Yuv420, 8, 23, 19, false, 1, true),
+        (Chroma::Yuv444, 16, 15, 12, false, 0, false),
+    ];
+    for (chroma, bits, w, h, ms, scale, db) in cases {
+        let frames = synth::clip(chroma, bits, w, h, 2, 0x551 ^ w as u64);
+        let with_ssim = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+            o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
+            if db {
+                o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
+                o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
+            }
+            ctx.use_feature("float_ssim", o).unwrap();
+            if ms {
+                let mut o = FeatureOptions::new();
+                o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+                ctx.use_feature("float_ms_ssim", o).unwrap();
+            }
+            score(ctx, &frames, false, host).unwrap()
+        };
+        let what = format!("ssim {w}x{h} {} {bits}-bit, scale {scale}, ms {ms}", chroma.name());
+        let cpu = with_ssim(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_ssim(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        eprintln!("{what}: {n} values equal");
+    }
+    eprintln!("ssim cases: {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -124,8 +124,17 @@ kernel_set! {
 }
 pub const ADM: KernelSource = source::<AdmKernels<()>>();
 
+kernel_set! {
+    /// kernels/ssim.cu: float SSIM and MS-SSIM (src/feature/ssim/gpu.rs):
+    /// luma to floats, decimation, the Gaussian passes, per-pixel terms.
+    pub struct SsimKernels = "ssim.cu", include_str!("../../../kernels/ssim.cu"), {
+        ssim_to_float_8, ssim_to_float_16, ssim_decimate, ssim_conv_h, ssim_terms,
+    }
+}
+pub const SSIM: KernelSource = source::<SsimKernels<()>>();
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;
