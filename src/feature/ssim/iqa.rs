@@ -25,9 +25,11 @@ pub(crate) struct Image {
 
 /// `KBND_SYMMETRIC`: mirror about the edge, the edge sample repeated.
 /// `None` where one reflection does not land inside (libvmaf reads out
-/// of bounds there).
+/// of bounds there). kernels/ssim.cu's `vx_ssim_symmetric` is its device
+/// twin (tests/device_fns.rs).
+#[doc(hidden)]
 #[inline]
-fn symmetric(i: isize, n: usize) -> Option<usize> {
+pub fn symmetric(i: isize, n: usize) -> Option<usize> {
     let n = n as isize;
     let r = if i < 0 {
         -1 - i

@@ -22,7 +22,7 @@ pub(crate) mod gpu;
 pub(crate) mod iqa;
 
 #[doc(hidden)]
-pub use iqa::{pixel_terms, SsimConstants};
+pub use iqa::{pixel_terms, symmetric, SsimConstants};
 
 use super::options::{OptionKind, OptionSpec};
 use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FrameInput, FrameScores};
