@@ -293,7 +293,9 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
         (Chroma::Yuv444, 16, 15, 12, false, 0, false),
     ];
     for (chroma, bits, w, h, ms, scale, db) in cases {
-        let frames = synth::clip(chroma, bits, w, h, 2, 0x551 ^ w as u64);
+        // Distortion strength is the frame index mod 5: the small cases
+        // take four frames (up to strength 3), MS-SSIM's 176-a-side two.
+        let frames = synth::clip(chroma, bits, w, h, if ms { 2 } else { 4 }, 0x551 ^ w as u64);
         let with_ssim = |mut ctx: Context| -> Context {
             let mut o = FeatureOptions::new();
             o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
