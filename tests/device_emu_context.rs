@@ -271,6 +271,17 @@ fn emulated_context_scores_vmaf_models_as_the_cpu() {
     }
 }
 
+/// Scores `frames` (host pictures) on `ctx` with only the features the
+/// caller added (no PSNR: its row kernels would take most of the
+/// emulator's time).
+fn only(mut ctx: Context, frames: &Clip) -> Context {
+    for (r, d) in frames {
+        ctx.push(host(r, 0, ""), host(d, 0, "")).unwrap();
+    }
+    ctx.flush().unwrap();
+    ctx
+}
+
 /// float_ssim and float_ms_ssim (kernels/ssim.cu: float convolutions,
 /// per-pixel terms summed on the host in the CPU's order): every value,
 /// the l/c/s terms of each scale and the dB forms, equal to the CPU
@@ -310,7 +321,7 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
                 o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
                 ctx.use_feature("float_ms_ssim", o).unwrap();
             }
-            score(ctx, &frames, false, host).unwrap()
+            only(ctx, &frames)
         };
         let what = format!("ssim {w}x{h} {} {bits}-bit, scale {scale}, ms {ms}", chroma.name());
         let cpu = with_ssim(Context::new(ContextConfig::default()).unwrap());
@@ -319,4 +330,48 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
         eprintln!("{what}: {n} values equal");
     }
     eprintln!("ssim cases: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// speed_chroma (kernels/speed.cu: the copy, blur and decimation by 16 on
+/// the device; the block statistics on the host with the CPU's code):
+/// every value equal to the CPU context's as bits, 8 to 16 bits, 4:2:0,
+/// 4:2:2 and 4:4:4 at odd sizes, kernel scales 1, 1.5 and 0.5 (17-, 25-
+/// and 9-tap blurs), both weight modes; a prescaled one is refused by name
+/// (its prescaler has no device twin yet).
+#[test]
+fn emulated_context_scores_speed_chroma_as_the_cpu() {
+    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    let cases = [
+        (Chroma::Yuv420, 8, 161, 163, "1", "0"),
+        (Chroma::Yuv444, 10, 97, 83, "1.5", "1"),
+        (Chroma::Yuv422, 12, 171, 90, "0.5", "0"),
+        (Chroma::Yuv444, 16, 81, 97, "1", "2"),
+    ];
+    for (chroma, bits, w, h, ks, mode) in cases {
+        let frames = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
+        let with_speed = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_weight_var_mode", mode).unwrap();
+            ctx.use_feature("speed_chroma", o).unwrap();
+            only(ctx, &frames)
+        };
+        let what = format!("speed_chroma {w}x{h} {} {bits}-bit, ks {ks}, mode {mode}", chroma.name());
+        let cpu = with_speed(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_speed(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        eprintln!("{what}: {n} values equal");
+    }
+    // A prescale: refused at the first frame, naming the option.
+    let frames = synth::clip(Chroma::Yuv444, 8, 97, 83, 1, 3);
+    let mut ctx = emulated_context(0, &world);
+    let mut o = FeatureOptions::new();
+    o.set_text(CHROMA_DESCRIPTOR.options, "speed_prescale", "1.5").unwrap();
+    ctx.use_feature("speed_chroma", o).unwrap();
+    let (r, d) = &frames[0];
+    let err = ctx.push(host(r, 0, ""), host(d, 0, "")).and_then(|_| ctx.flush()).unwrap_err().to_string();
+    assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
+    eprintln!("speed_chroma cases: {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -38,6 +38,7 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 #include "vif.cu"
 #include "adm.cu"
 #include "ssim.cu"
+#include "speed.cu"
 // tests/device_fns.rs: each device function alone, over arrays of inputs.
 #include "../device_fns/checks.cu"
 
@@ -119,6 +120,7 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(ssim_decimate, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), ptr<float>(a, 7), arg<int>(a, 8), arg<int>(a, 9)),
     VX_EMU(ssim_conv_h, ptr<float>(a, 0), ptr<float>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<float>(a, 4), ptr<float>(a, 5)),
     VX_EMU(ssim_terms, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<float>(a, 4), arg<float>(a, 5), arg<float>(a, 6), ptr<double>(a, 7), ptr<double>(a, 8), ptr<double>(a, 9)),
+    VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<float>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<float>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9)),
     VX_EMU(check_adm_div, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt16, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt64, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_i64>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4)),

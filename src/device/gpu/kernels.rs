@@ -133,8 +133,17 @@ kernel_set! {
 }
 pub const SSIM: KernelSource = source::<SsimKernels<()>>();
 
+kernel_set! {
+    /// kernels/speed.cu: SpEED's blur and decimation by 16
+    /// (src/feature/speed/gpu.rs).
+    pub struct SpeedKernels = "speed.cu", include_str!("../../../kernels/speed.cu"), {
+        speed_blur_dec16,
+    }
+}
+pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;
