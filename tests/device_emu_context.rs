@@ -335,8 +335,8 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
 /// speed_chroma (kernels/speed.cu: the copy, blur and decimation by 16 on
 /// the device; the block statistics on the host with the CPU's code):
 /// every value equal to the CPU context's as bits, 8 to 16 bits, 4:2:0,
-/// 4:2:2 and 4:4:4 at odd sizes, kernel scales 1, 1.5 and 0.5 (17-, 25-
-/// and 9-tap blurs), both weight modes; a prescaled one is refused by name
+/// 4:2:2 and 4:4:4 at odd sizes, kernel scales 1, 1.5 and 0.5, weight
+/// modes 0, 1 and 5 (the v1.0.16 models'); a prescaled one is refused by name
 /// (its prescaler has no device twin yet).
 #[test]
 fn emulated_context_scores_speed_chroma_as_the_cpu() {
@@ -344,10 +344,13 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     let cases = [
-        (Chroma::Yuv420, 8, 161, 163, "1", "0"),
-        (Chroma::Yuv444, 10, 97, 83, "1.5", "1"),
-        (Chroma::Yuv422, 12, 171, 90, "0.5", "0"),
-        (Chroma::Yuv444, 16, 81, 97, "1", "2"),
+        // Chroma planes of ~320x240: a 20x15 decimated picture, 176 5x5
+        // windows, so the covariance matrices are regular (smaller ones
+        // are singular and score 0 whatever the blur gives).
+        (Chroma::Yuv420, 8, 641, 483, "1", "0"),
+        (Chroma::Yuv444, 10, 333, 245, "1.5", "1"),
+        (Chroma::Yuv422, 12, 645, 250, "0.5", "5"),
+        (Chroma::Yuv444, 16, 330, 257, "1", "5"),
     ];
     for (chroma, bits, w, h, ks, mode) in cases {
         let frames = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
@@ -355,6 +358,10 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
             let mut o = FeatureOptions::new();
             o.set_text(CHROMA_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
             o.set_text(CHROMA_DESCRIPTOR.options, "speed_weight_var_mode", mode).unwrap();
+            // The v1.0.16 models' noise settings (with the defaults, these
+            // small synthetic pictures score 0).
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_nn_floor", "0.1").unwrap();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_sigma_nn", "0.19").unwrap();
             ctx.use_feature("speed_chroma", o).unwrap();
             only(ctx, &frames)
         };
