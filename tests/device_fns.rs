@@ -1,5 +1,5 @@
 //! checkasm-style tests of the kernels' device functions (kernels/adm.cu,
-//! kernels/vif.cu, kernels/ssim.cu): each function, run by a check kernel
+//! kernels/vif.cu, kernels/ssim.cu, kernels/speed.cu): each function, run by a check kernel
 //! (tests/device_fns/checks.cu) over arrays of inputs, against the CPU's
 //! scalar function on the same inputs, every output compared. The inputs
 //! cover each function's whole range: random values over it, its ends, and
@@ -25,7 +25,7 @@ use device_support::{gpu_required, Rng};
 use vmafx::device::gpu::engine::{Args, Backend, DeviceMemory, DeviceScalar, Engine};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::feature::adm::{cm, decouple, dwt};
-use vmafx::feature::{ssim, vif};
+use vmafx::feature::{speed, ssim, vif};
 
 /// The kernel sources the check kernels call, then the check kernels (the
 /// emulator has its own copy of each, built from the same files).
@@ -37,6 +37,8 @@ const CHECKS: KernelSource = KernelSource {
         include_str!("../kernels/vif.cu"),
         "\n",
         include_str!("../kernels/ssim.cu"),
+        "\n",
+        include_str!("../kernels/speed.cu"),
         "\n",
         include_str!("device_fns/checks.cu")
     ),
@@ -57,6 +59,8 @@ const CHECKS: KernelSource = KernelSource {
         "check_vif_accumulate",
         "check_ssim_symmetric",
         "check_ssim_pixel",
+        "check_speed_mirror",
+        "check_speed_sample",
     ],
 };
 
@@ -198,6 +202,7 @@ fn check_all<B: Backend>(c: &mut Checker<B>, g: &mut Gen) {
     vif_accumulate(c, g, &l);
     ssim_symmetric(c, &l);
     ssim_pixel(c, g, &l);
+    speed_fns(c, &l);
     eprintln!("{l}: every device function equals the CPU ({:.1} s)", t0.elapsed().as_secs_f64());
 }
 
@@ -701,6 +706,38 @@ fn ssim_pixel<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
     }
     compare(&format!("{l}: vx_ssim_pixel (l, c, s as bits)"), &got, &want, |i| format!("{:?}", &v[5 * (i / 3)..5 * (i / 3) + 5]));
     c.done();
+}
+
+/// SpEED's blur mirror against filter.rs's (every index one reflection
+/// reaches), and its picture copy of every sample value at 8, 10, 12 and
+/// 16 bits against the CPU's, as f32 bits.
+fn speed_fns<B: Backend>(c: &mut Checker<B>, l: &str) {
+    for n in 2..40usize {
+        let offset = n as i32 - 1;
+        let count = 3 * n - 2;
+        let po = c.output(4 * count);
+        c.run("check_speed_mirror", count, Args::new().i32(n as i32).i32(offset).i32(count as i32).ptr(po));
+        let got = c.read::<i32>(po, count);
+        let want: Vec<i32> = (0..count).map(|i| speed::filter::mirror_index(i as isize - offset as isize, n as isize) as i32).collect();
+        compare(&format!("{l}: vx_speed_mirror, n = {n}"), &got, &want, |i| format!("index {}", i as i64 - offset as i64));
+        c.done();
+    }
+    for (bits, scaler) in [(8u32, 1.0f32), (10, 4.0), (12, 16.0), (16, 256.0)] {
+        let n = 1usize << bits;
+        let (pp, po) = if bits == 8 {
+            let v: Vec<u8> = (0..n).map(|v| v as u8).collect();
+            (c.input(&v), c.output(4 * n))
+        } else {
+            let v: Vec<u16> = (0..n).map(|v| v as u16).collect();
+            (c.input(&v), c.output(4 * n))
+        };
+        let bytes = if bits == 8 { 1 } else { 2 };
+        c.run("check_speed_sample", n, Args::new().ptr(pp).i32(bytes).f32(scaler).i32(n as i32).ptr(po));
+        let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
+        let want: Vec<u32> = (0..n).map(|v| speed::copy_sample(v as u16, bits).to_bits()).collect();
+        compare(&format!("{l}: vx_speed_sample, {bits} bits"), &got, &want, |i| format!("sample {i}"));
+        c.done();
+    }
 }
 
 fn run_with_seed(label: &str, f: impl FnOnce(&mut Gen)) {

@@ -132,3 +132,13 @@ VMAFX_KERNEL void check_ssim_pixel(const float *v, int n, float c1, float c2, fl
         vx_ssim_pixel(p[0], p[1], p[2], p[3], p[4], c1, c2, c3, &out[3 * i], &out[3 * i + 1], &out[3 * i + 2]);
     }
 }
+
+// kernels/speed.cu's mirror (vif_filter1d_s's, no edge repeat) at i - offset.
+VMAFX_KERNEL void check_speed_mirror(int n, int offset, int count, vx_i32 *out) {
+    VX_CHECK_LOOP(count) out[i] = vx_speed_mirror((int)i - offset, n);
+}
+
+// picture_copy of one row of n samples (8- or 16-bit).
+VMAFX_KERNEL void check_speed_sample(const vx_u8 *p, int bytes, float scaler, int n, float *out) {
+    VX_CHECK_LOOP(n) out[i] = vx_speed_sample(p, 0, bytes, scaler, (int)i, 0);
+}

@@ -190,26 +190,33 @@ fn settle(
     Ok((params, dim))
 }
 
-/// libvmaf's `picture_copy` of the top-left `w` x `h` of `plane` into a
-/// float buffer of `stride` samples a row: the sample scaled to 8 bits,
-/// minus 128.
-fn copy_plane(plane: &PlaneView<'_>, bits: u32, w: usize, h: usize, out: &mut [f32], stride: usize) {
-    if bits == 8 {
-        for y in 0..h {
-            for (o, &v) in out[y * stride..y * stride + w].iter_mut().zip(plane.row_u8(y)) {
-                *o = v as f32 + COPY_OFFSET;
-            }
-        }
-        return;
+/// One sample of libvmaf's `picture_copy`: scaled to 8 bits (divided by
+/// 4, 16 or 256 in float above 8 bits), minus 128. kernels/speed.cu's
+/// `vx_speed_sample` is its device twin (tests/device_fns.rs).
+#[doc(hidden)]
+#[inline]
+pub fn copy_sample(v: u16, bits: u32) -> f32 {
+    match bits {
+        8 => v as f32 + COPY_OFFSET,
+        10 => v as f32 / 4.0f32 + COPY_OFFSET,
+        12 => v as f32 / 16.0f32 + COPY_OFFSET,
+        _ => v as f32 / 256.0f32 + COPY_OFFSET,
     }
-    let scaler = match bits {
-        10 => 4.0f32,
-        12 => 16.0,
-        _ => 256.0,
-    };
+}
+
+/// libvmaf's `picture_copy` of the top-left `w` x `h` of `plane` into a
+/// float buffer of `stride` samples a row ([`copy_sample`] each).
+fn copy_plane(plane: &PlaneView<'_>, bits: u32, w: usize, h: usize, out: &mut [f32], stride: usize) {
     for y in 0..h {
-        for (o, &v) in out[y * stride..y * stride + w].iter_mut().zip(plane.row_u16(y)) {
-            *o = v as f32 / scaler + COPY_OFFSET;
+        let out = &mut out[y * stride..y * stride + w];
+        if bits == 8 {
+            for (o, &v) in out.iter_mut().zip(plane.row_u8(y)) {
+                *o = copy_sample(v as u16, 8);
+            }
+        } else {
+            for (o, &v) in out.iter_mut().zip(plane.row_u16(y)) {
+                *o = copy_sample(v, bits);
+            }
         }
     }
 }
