@@ -489,6 +489,95 @@ fn gpu_context_scores_vmaf_models_as_the_cpu() {
     }
 }
 
+/// float_ssim and float_ms_ssim (kernels/ssim.cu) on a GPU: every value,
+/// with each scale's l/c/s terms and the dB forms, equal to the CPU
+/// context's as bits, up to 3840x2160 (float_ssim's automatic decimation
+/// by 4 and 8, MS-SSIM's five scales), odd sizes, 8 to 16 bits, threads.
+#[test]
+fn gpu_context_scores_ssim_and_ms_ssim_as_the_cpu() {
+    let _memory = gpu_memory();
+    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+    use vmafx::feature::FeatureOptions;
+    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { kind, index: 0 };
+        for (chroma, bits, w, h, threads, scale, db) in [
+            (Chroma::Yuv420, 8, 1920, 1080, 0, 0, false),
+            (Chroma::Yuv420, 10, 3840, 2160, 2, 0, true),
+            (Chroma::Yuv444, 12, 333, 197, 2, 3, true),
+            (Chroma::Yuv400, 16, 181, 177, 0, 1, false),
+            (Chroma::Yuv420, 8, 719, 481, 0, 2, false),
+        ] {
+            let frames: Clip = synth::clip(chroma, bits, w, h, 3, 0x551 ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let mut o = FeatureOptions::new();
+                o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+                o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
+                if db {
+                    o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
+                    o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
+                }
+                ctx.use_feature("float_ssim", o).unwrap();
+                let mut o = FeatureOptions::new();
+                o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+                ctx.use_feature("float_ms_ssim", o).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("SSIM {device} {w}x{h} {} {bits}-bit, {threads} threads, scale {scale}", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
+
+/// speed_chroma (kernels/speed.cu: the blur and decimation by 16 on the
+/// device, the block statistics on the host) on a GPU with the v1.0.16
+/// models' options: every value equal to the CPU context's as bits, up to
+/// 3840x2160, odd sizes, 8 to 16 bits, threads.
+#[test]
+fn gpu_context_scores_speed_chroma_as_the_cpu() {
+    let _memory = gpu_memory();
+    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    use vmafx::feature::FeatureOptions;
+    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { kind, index: 0 };
+        for (chroma, bits, w, h, threads, ks) in [
+            (Chroma::Yuv420, 8, 1920, 1080, 0, "1"),
+            (Chroma::Yuv420, 10, 3840, 2160, 2, "1"),
+            (Chroma::Yuv444, 12, 641, 483, 2, "1.5"),
+            (Chroma::Yuv422, 16, 645, 250, 0, "0.5"),
+        ] {
+            let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let mut o = FeatureOptions::new();
+                for (k, v) in [("speed_nn_floor", "0.1"), ("speed_sigma_nn", "0.19"), ("speed_weight_var_mode", "5"), ("speed_max_val", "45"), ("speed_kernelscale", ks)] {
+                    o.set_text(CHROMA_DESCRIPTOR.options, k, v).unwrap();
+                }
+                ctx.use_feature("speed_chroma", o).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("speed_chroma {device} {w}x{h} {} {bits}-bit, {threads} threads, ks {ks}", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
+
 /// GPU memory runs out while scoring (issue 17; on the H200 through
 /// `scripts/gpu-twins run`): the test itself takes every byte the device
 /// will give after context A scored its first frames. A's later frames need

@@ -270,3 +270,115 @@ fn emulated_context_scores_vmaf_models_as_the_cpu() {
         eprintln!("vmaf models {w}x{h} {bits}-bit, {threads} threads: {n} values equal");
     }
 }
+
+/// Scores `frames` (host pictures) on `ctx` with only the features the
+/// caller added (no PSNR: its row kernels would take most of the
+/// emulator's time).
+fn only(mut ctx: Context, frames: &Clip) -> Context {
+    for (r, d) in frames {
+        ctx.push(host(r, 0, ""), host(d, 0, "")).unwrap();
+    }
+    ctx.flush().unwrap();
+    ctx
+}
+
+/// float_ssim and float_ms_ssim (kernels/ssim.cu: float convolutions,
+/// per-pixel terms summed on the host in the CPU's order): every value,
+/// the l/c/s terms of each scale and the dB forms, equal to the CPU
+/// context's as bits; 8 to 16 bits, 4:2:0 / 4:4:4 / gray, odd sizes,
+/// float_ssim decimated by 2, 3 and 5 (odd sizes: the decimated size
+/// rounds up) and not at all.
+#[test]
+fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
+    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    // (chroma, bits, w, h, MS-SSIM (needs 176 a side), float_ssim scale,
+    // dB options)
+    let cases = [
+        (Chroma::Yuv420, 8, 181, 177, true, 0, false),
+        (Chroma::Yuv444, 10, 177, 179, true, 2, true),
+        (Chroma::Yuv420, 12, 47, 37, false, 3, true),
+        (Chroma::Yuv400, 16, 61, 58, false, 5, false),
+        (Chroma::Yuv420, 8, 23, 19, false, 1, true),
+        (Chroma::Yuv444, 16, 15, 12, false, 0, false),
+    ];
+    for (chroma, bits, w, h, ms, scale, db) in cases {
+        // Distortion strength is the frame index mod 5: the small cases
+        // take four frames (up to strength 3), MS-SSIM's 176-a-side two.
+        let frames = synth::clip(chroma, bits, w, h, if ms { 2 } else { 4 }, 0x551 ^ w as u64);
+        let with_ssim = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+            o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
+            if db {
+                o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
+                o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
+            }
+            ctx.use_feature("float_ssim", o).unwrap();
+            if ms {
+                let mut o = FeatureOptions::new();
+                o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+                ctx.use_feature("float_ms_ssim", o).unwrap();
+            }
+            only(ctx, &frames)
+        };
+        let what = format!("ssim {w}x{h} {} {bits}-bit, scale {scale}, ms {ms}", chroma.name());
+        let cpu = with_ssim(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_ssim(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        eprintln!("{what}: {n} values equal");
+    }
+    eprintln!("ssim cases: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// speed_chroma (kernels/speed.cu: the copy, blur and decimation by 16 on
+/// the device; the block statistics on the host with the CPU's code):
+/// every value equal to the CPU context's as bits, 8 to 16 bits, 4:2:0,
+/// 4:2:2 and 4:4:4 at odd sizes, kernel scales 1, 1.5 and 0.5, weight
+/// modes 0, 1 and 5 (the v1.0.16 models'); a prescaled one is refused by name
+/// (its prescaler has no device twin yet).
+#[test]
+fn emulated_context_scores_speed_chroma_as_the_cpu() {
+    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    let cases = [
+        // Chroma planes of ~320x240: a 20x15 decimated picture, 176 5x5
+        // windows, so the covariance matrices are regular (smaller ones
+        // are singular and score 0 whatever the blur gives).
+        (Chroma::Yuv420, 8, 641, 483, "1", "0"),
+        (Chroma::Yuv444, 10, 333, 245, "1.5", "1"),
+        (Chroma::Yuv422, 12, 645, 250, "0.5", "5"),
+        (Chroma::Yuv444, 16, 330, 257, "1", "5"),
+    ];
+    for (chroma, bits, w, h, ks, mode) in cases {
+        let frames = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
+        let with_speed = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_weight_var_mode", mode).unwrap();
+            // The v1.0.16 models' noise settings (with the defaults, these
+            // small synthetic pictures score 0).
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_nn_floor", "0.1").unwrap();
+            o.set_text(CHROMA_DESCRIPTOR.options, "speed_sigma_nn", "0.19").unwrap();
+            ctx.use_feature("speed_chroma", o).unwrap();
+            only(ctx, &frames)
+        };
+        let what = format!("speed_chroma {w}x{h} {} {bits}-bit, ks {ks}, mode {mode}", chroma.name());
+        let cpu = with_speed(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_speed(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        eprintln!("{what}: {n} values equal");
+    }
+    // A prescale: refused at the first frame, naming the option.
+    let frames = synth::clip(Chroma::Yuv444, 8, 97, 83, 1, 3);
+    let mut ctx = emulated_context(0, &world);
+    let mut o = FeatureOptions::new();
+    o.set_text(CHROMA_DESCRIPTOR.options, "speed_prescale", "1.5").unwrap();
+    ctx.use_feature("speed_chroma", o).unwrap();
+    let (r, d) = &frames[0];
+    let err = ctx.push(host(r, 0, ""), host(d, 0, "")).and_then(|_| ctx.flush()).unwrap_err().to_string();
+    assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
+    eprintln!("speed_chroma cases: {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -1,5 +1,5 @@
 //! checkasm-style tests of the kernels' device functions (kernels/adm.cu,
-//! kernels/vif.cu): each function, run by a check kernel
+//! kernels/vif.cu, kernels/ssim.cu, kernels/speed.cu): each function, run by a check kernel
 //! (tests/device_fns/checks.cu) over arrays of inputs, against the CPU's
 //! scalar function on the same inputs, every output compared. The inputs
 //! cover each function's whole range: random values over it, its ends, and
@@ -25,7 +25,7 @@ use device_support::{gpu_required, Rng};
 use vmafx::device::gpu::engine::{Args, Backend, DeviceMemory, DeviceScalar, Engine};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::feature::adm::{cm, decouple, dwt};
-use vmafx::feature::vif;
+use vmafx::feature::{speed, ssim, vif};
 
 /// The kernel sources the check kernels call, then the check kernels (the
 /// emulator has its own copy of each, built from the same files).
@@ -35,6 +35,10 @@ const CHECKS: KernelSource = KernelSource {
         include_str!("../kernels/adm.cu"),
         "\n",
         include_str!("../kernels/vif.cu"),
+        "\n",
+        include_str!("../kernels/ssim.cu"),
+        "\n",
+        include_str!("../kernels/speed.cu"),
         "\n",
         include_str!("device_fns/checks.cu")
     ),
@@ -53,6 +57,10 @@ const CHECKS: KernelSource = KernelSource {
         "check_vif_reflect",
         "check_vif_log2",
         "check_vif_accumulate",
+        "check_ssim_symmetric",
+        "check_ssim_pixel",
+        "check_speed_mirror",
+        "check_speed_sample",
     ],
 };
 
@@ -128,7 +136,7 @@ trait Bytes: Copy {
 macro_rules! bytes {
     ($($t:ty),*) => {$(impl Bytes for $t { fn put(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()) } })*};
 }
-bytes!(u8, u16, i32, u32, u64, i64);
+bytes!(u8, u16, i32, u32, u64, i64, f32);
 
 impl<B: Backend> Checker<B> {
     fn new(backend: B, label: &str) -> Self {
@@ -192,6 +200,9 @@ fn check_all<B: Backend>(c: &mut Checker<B>, g: &mut Gen) {
     mirrors(c, &l);
     vif_log2(c, g, &l);
     vif_accumulate(c, g, &l);
+    ssim_symmetric(c, &l);
+    ssim_pixel(c, g, &l);
+    speed_fns(c, &l);
     eprintln!("{l}: every device function equals the CPU ({:.1} s)", t0.elapsed().as_secs_f64());
 }
 
@@ -641,6 +652,90 @@ fn vif_accumulate<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
         compare(&format!("{l}: vx_vif_accumulate (num_log, den_log, num_non_log, den_non_log), egl {egl}"), &got, &want, |i| {
             format!("sigma1² {}, sigma2² {}, sigma12 {}", s1[i / 4], s2[i / 4], s12[i / 4])
         });
+        c.done();
+    }
+}
+
+/// SSIM's mirror against iqa.rs's, wherever one reflection lands inside.
+fn ssim_symmetric<B: Backend>(c: &mut Checker<B>, l: &str) {
+    for n in 1..40usize {
+        let offset = n as i32;
+        let count = 3 * n;
+        let po = c.output(4 * count);
+        c.run("check_ssim_symmetric", count, Args::new().i32(n as i32).i32(offset).i32(count as i32).ptr(po));
+        let got = c.read::<i32>(po, count);
+        let want: Vec<i32> = (0..count).map(|i| ssim::symmetric(i as isize - offset as isize, n).expect("inside") as i32).collect();
+        compare(&format!("{l}: vx_ssim_symmetric, n = {n}"), &got, &want, |i| format!("index {}", i as i64 - offset as i64));
+        c.done();
+    }
+}
+
+/// One SSIM pixel (l, c, s as doubles) against iqa::pixel_terms, as bits:
+/// means over 0..=255 with every mantissa bit random, second moments at,
+/// just under and around mu² (sigmas rounding to 0 or negative: the
+/// clamp and the flat-region fix), identical pictures, full-scale ones.
+fn ssim_pixel<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
+    let k = ssim::SsimConstants::new();
+    let n = 1 << 16;
+    let mut unit = || (g.rng.next() >> 40) as f32 / (1u64 << 24) as f32;
+    let mut v = Vec::with_capacity(5 * n);
+    for i in 0..n {
+        let (mu1, mu2) = (unit() * 255.0, unit() * 255.0);
+        let (r1, r2, r3) = (unit(), unit(), unit());
+        let p = match i % 5 {
+            // Second moments a little above the squared means.
+            0 => [mu1, mu2, mu1 * mu1 + r1 * 400.0, mu2 * mu2 + r2 * 400.0, mu1 * mu2 + (r3 - 0.5) * 400.0],
+            // Exactly the squared means: sigmas 0, covariance 0.
+            1 => [mu1, mu2, mu1 * mu1, mu2 * mu2, mu1 * mu2],
+            // A few ulps under: negative sigmas clamped, negative covariance.
+            2 => [mu1, mu2, f32::from_bits((mu1 * mu1).to_bits().saturating_sub(3)), f32::from_bits((mu2 * mu2).to_bits().saturating_sub(1)), f32::from_bits((mu1 * mu2).to_bits().saturating_sub(2))],
+            // Identical pictures (flat or textured).
+            3 => [mu1, mu1, mu1 * mu1 + r1 * 50.0, mu1 * mu1 + r1 * 50.0, mu1 * mu1 + r1 * 50.0],
+            // Anywhere: moments in [0, 65025], the means at the ends too.
+            _ => [if r1 < 0.1 { 0.0 } else if r1 > 0.9 { 255.0 } else { mu1 }, mu2, unit() * 65025.0, unit() * 65025.0, (unit() - 0.5) * 65025.0],
+        };
+        v.extend(p);
+    }
+    let (pv, po) = (c.input(&v), c.output(24 * n));
+    c.run("check_ssim_pixel", n, Args::new().ptr(pv).i32(n as i32).f32(k.c1).f32(k.c2).f32(k.c3).ptr(po));
+    let got: Vec<u64> = c.read::<f64>(po, 3 * n).iter().map(|x| x.to_bits()).collect();
+    let mut want = Vec::with_capacity(3 * n);
+    for p in v.chunks_exact(5) {
+        let (a, b, s) = ssim::pixel_terms(p[0], p[1], p[2], p[3], p[4], k);
+        want.extend([a.to_bits(), b.to_bits(), s.to_bits()]);
+    }
+    compare(&format!("{l}: vx_ssim_pixel (l, c, s as bits)"), &got, &want, |i| format!("{:?}", &v[5 * (i / 3)..5 * (i / 3) + 5]));
+    c.done();
+}
+
+/// SpEED's blur mirror against filter.rs's (every index one reflection
+/// reaches), and its picture copy of every sample value at 8, 10, 12 and
+/// 16 bits against the CPU's, as f32 bits.
+fn speed_fns<B: Backend>(c: &mut Checker<B>, l: &str) {
+    for n in 2..40usize {
+        let offset = n as i32 - 1;
+        let count = 3 * n - 2;
+        let po = c.output(4 * count);
+        c.run("check_speed_mirror", count, Args::new().i32(n as i32).i32(offset).i32(count as i32).ptr(po));
+        let got = c.read::<i32>(po, count);
+        let want: Vec<i32> = (0..count).map(|i| speed::filter::mirror_index(i as isize - offset as isize, n as isize) as i32).collect();
+        compare(&format!("{l}: vx_speed_mirror, n = {n}"), &got, &want, |i| format!("index {}", i as i64 - offset as i64));
+        c.done();
+    }
+    for (bits, scaler) in [(8u32, 1.0f32), (10, 4.0), (12, 16.0), (16, 256.0)] {
+        let n = 1usize << bits;
+        let (pp, po) = if bits == 8 {
+            let v: Vec<u8> = (0..n).map(|v| v as u8).collect();
+            (c.input(&v), c.output(4 * n))
+        } else {
+            let v: Vec<u16> = (0..n).map(|v| v as u16).collect();
+            (c.input(&v), c.output(4 * n))
+        };
+        let bytes = if bits == 8 { 1 } else { 2 };
+        c.run("check_speed_sample", n, Args::new().ptr(pp).i32(bytes).f32(scaler).i32(n as i32).ptr(po));
+        let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
+        let want: Vec<u32> = (0..n).map(|v| speed::copy_sample(v as u16, bits).to_bits()).collect();
+        compare(&format!("{l}: vx_speed_sample, {bits} bits"), &got, &want, |i| format!("sample {i}"));
         c.done();
     }
 }

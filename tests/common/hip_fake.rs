@@ -28,7 +28,7 @@ pub fn fake_dir() -> Option<PathBuf> {
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
         let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
         let status = std::process::Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-fvisibility=hidden"])
+            .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-fvisibility=hidden", "-ffp-contract=off"])
             .arg("-I").arg(root.join("kernels"))
             .arg("-I").arg(root.join("tests/device_emu"))
             .arg(root.join("tests/hip_fake/fake_hip.cpp"))

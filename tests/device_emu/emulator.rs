@@ -95,7 +95,7 @@ fn build_library() -> Option<(Launch, Find)> {
         return None;
     }
     let status = std::process::Command::new(&cxx)
-        .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror"])
+        .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-ffp-contract=off"])
         .arg("-I")
         .arg(root.join("kernels"))
         .arg(root.join("tests/device_emu/kernel_emu.cpp"))

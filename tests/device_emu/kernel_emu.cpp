@@ -6,6 +6,7 @@
 // the kernels' arithmetic and the engine's argument marshalling against the
 // CPU on machines without a GPU. Built by the test with the host's c++.
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -36,6 +37,8 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 #include "convert.cu"
 #include "vif.cu"
 #include "adm.cu"
+#include "ssim.cu"
+#include "speed.cu"
 // tests/device_fns.rs: each device function alone, over arrays of inputs.
 #include "../device_fns/checks.cu"
 
@@ -112,6 +115,12 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(adm_cm_s0, ptr<vx_i16>(a, 0), ptr<vx_i16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
     VX_EMU(adm_cm_s123, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), arg<int>(a, 7), arg<double>(a, 8), arg<vx_u32>(a, 9), arg<vx_u32>(a, 10), arg<vx_u32>(a, 11), arg<int>(a, 12), ptr<vx_i32>(a, 13), arg<int>(a, 14), arg<vx_i64>(a, 15), arg<int>(a, 16), arg<vx_i64>(a, 17), arg<int>(a, 18), arg<vx_i64>(a, 19), arg<int>(a, 20), arg<int>(a, 21), arg<vx_i64>(a, 22), arg<int>(a, 23), arg<vx_i64>(a, 24), ptr<vx_u64>(a, 25)),
     VX_EMU(adm_zero, ptr<vx_u64>(a, 0), arg<int>(a, 1)),
+    VX_EMU(ssim_to_float_8, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<float>(a, 4)),
+    VX_EMU(ssim_to_float_16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<float>(a, 4), ptr<float>(a, 5)),
+    VX_EMU(ssim_decimate, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), ptr<float>(a, 7), arg<int>(a, 8), arg<int>(a, 9)),
+    VX_EMU(ssim_conv_h, ptr<float>(a, 0), ptr<float>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<float>(a, 4), ptr<float>(a, 5)),
+    VX_EMU(ssim_terms, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<float>(a, 4), arg<float>(a, 5), arg<float>(a, 6), ptr<double>(a, 7), ptr<double>(a, 8), ptr<double>(a, 9)),
+    VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<float>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<float>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9)),
     VX_EMU(check_adm_div, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt16, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt64, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_i64>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4)),
@@ -125,6 +134,10 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(check_adm_mirror, arg<int>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_vif_reflect, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
     VX_EMU(check_vif_log2, ptr<vx_u64>(a, 0), arg<int>(a, 1), ptr<vx_u16>(a, 2), ptr<vx_i32>(a, 3), ptr<vx_i32>(a, 4)),
+    VX_EMU(check_ssim_symmetric, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
+    VX_EMU(check_ssim_pixel, ptr<float>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<float>(a, 3), arg<float>(a, 4), ptr<double>(a, 5)),
+    VX_EMU(check_speed_mirror, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
+    VX_EMU(check_speed_sample, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<int>(a, 3), ptr<float>(a, 4)),
     VX_EMU(check_vif_accumulate, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), ptr<vx_i32>(a, 2), arg<int>(a, 3), arg<double>(a, 4), ptr<vx_u16>(a, 5), ptr<vx_u64>(a, 6)),
 };
 

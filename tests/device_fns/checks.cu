@@ -118,3 +118,27 @@ VMAFX_KERNEL void check_vif_accumulate(const vx_i32 *s1, const vx_i32 *s2, const
         out[4 * i + 3] = s.den_non_log;
     }
 }
+
+// kernels/ssim.cu's mirror (KBND_SYMMETRIC) at indices i - offset.
+VMAFX_KERNEL void check_ssim_symmetric(int n, int offset, int count, vx_i32 *out) {
+    VX_CHECK_LOOP(count) out[i] = vx_ssim_symmetric((int)i - offset, n);
+}
+
+// One SSIM pixel from its five convolved values (5 floats per input):
+// l, c, s as doubles (3 per input).
+VMAFX_KERNEL void check_ssim_pixel(const float *v, int n, float c1, float c2, float c3, double *out) {
+    VX_CHECK_LOOP(n) {
+        const float *p = v + 5 * i;
+        vx_ssim_pixel(p[0], p[1], p[2], p[3], p[4], c1, c2, c3, &out[3 * i], &out[3 * i + 1], &out[3 * i + 2]);
+    }
+}
+
+// kernels/speed.cu's mirror (vif_filter1d_s's, no edge repeat) at i - offset.
+VMAFX_KERNEL void check_speed_mirror(int n, int offset, int count, vx_i32 *out) {
+    VX_CHECK_LOOP(count) out[i] = vx_speed_mirror((int)i - offset, n);
+}
+
+// picture_copy of one row of n samples (8- or 16-bit).
+VMAFX_KERNEL void check_speed_sample(const vx_u8 *p, int bytes, float scaler, int n, float *out) {
+    VX_CHECK_LOOP(n) out[i] = vx_speed_sample(p, 0, bytes, scaler, (int)i, 0);
+}

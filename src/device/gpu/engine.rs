@@ -500,7 +500,7 @@ impl<B: Backend> Engine<B> {
     }
 }
 
-/// Plain integers read back from the device.
+/// Plain numbers read back from the device (floats bit for bit).
 pub trait DeviceScalar: Copy {
     fn from_ne_bytes(b: &[u8]) -> Self;
 }
@@ -516,4 +516,4 @@ macro_rules! device_scalar {
         }
     )*};
 }
-device_scalar!(u32, i32, u64, i64);
+device_scalar!(u32, i32, u64, i64, f32, f64);

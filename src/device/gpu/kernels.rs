@@ -124,8 +124,26 @@ kernel_set! {
 }
 pub const ADM: KernelSource = source::<AdmKernels<()>>();
 
+kernel_set! {
+    /// kernels/ssim.cu: float SSIM and MS-SSIM (src/feature/ssim/gpu.rs):
+    /// luma to floats, decimation, the Gaussian passes, per-pixel terms.
+    pub struct SsimKernels = "ssim.cu", include_str!("../../../kernels/ssim.cu"), {
+        ssim_to_float_8, ssim_to_float_16, ssim_decimate, ssim_conv_h, ssim_terms,
+    }
+}
+pub const SSIM: KernelSource = source::<SsimKernels<()>>();
+
+kernel_set! {
+    /// kernels/speed.cu: SpEED's blur and decimation by 16
+    /// (src/feature/speed/gpu.rs).
+    pub struct SpeedKernels = "speed.cu", include_str!("../../../kernels/speed.cu"), {
+        speed_blur_dec16,
+    }
+}
+pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
+
 /// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

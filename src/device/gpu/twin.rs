@@ -22,6 +22,9 @@ pub trait TwinLane: Sized {
     fn grow(&mut self, slot: &mut Scratch<Self::Buffer>, bytes: usize) -> Result<u64>;
     /// A read-only table in `slot`, uploaded on the first call only.
     fn table(&mut self, slot: &mut Scratch<Self::Buffer>, data: &[u8]) -> Result<u64>;
+    /// `data` copied into `slot` (grown first) on every call, in stream
+    /// order (kernels queued before it still read what was there).
+    fn upload_bytes(&mut self, slot: &mut Scratch<Self::Buffer>, data: &[u8]) -> Result<u64>;
     /// A host plane copied into `slot`, rows at the host stride.
     fn upload_plane(&mut self, slot: &mut Scratch<Self::Buffer>, plane: &PlaneView) -> Result<DevPlane>;
     /// Launches `f` on a (grid_x, grid_y) grid of `BLOCK`-thread blocks.
@@ -49,6 +52,11 @@ impl<B: Backend> TwinLane for Engine<B> {
     }
     fn table(&mut self, slot: &mut Scratch<B::Buffer>, data: &[u8]) -> Result<u64> {
         slot.table(self.backend_mut(), data)
+    }
+    fn upload_bytes(&mut self, slot: &mut Scratch<B::Buffer>, data: &[u8]) -> Result<u64> {
+        let p = self.scratch(slot, data.len())?;
+        self.backend_mut().upload(p, data)?;
+        Ok(p)
     }
     fn upload_plane(&mut self, slot: &mut Scratch<B::Buffer>, plane: &PlaneView) -> Result<DevPlane> {
         Engine::upload_plane(self, slot, plane)

@@ -16,11 +16,13 @@
 //! reads 16-bit samples as bytes (docs/correctness.md, "SpEED").
 
 pub mod filter;
+pub(crate) mod gpu;
 pub mod linalg;
 pub mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use crate::device::gpu::DeviceLane;
 use crate::picture::{Chroma, PlaneView};
 use crate::{Error, Result};
 use filter::{Resize, ScaleMethod};
@@ -188,26 +190,33 @@ fn settle(
     Ok((params, dim))
 }
 
-/// libvmaf's `picture_copy` of the top-left `w` x `h` of `plane` into a
-/// float buffer of `stride` samples a row: the sample scaled to 8 bits,
-/// minus 128.
-fn copy_plane(plane: &PlaneView<'_>, bits: u32, w: usize, h: usize, out: &mut [f32], stride: usize) {
-    if bits == 8 {
-        for y in 0..h {
-            for (o, &v) in out[y * stride..y * stride + w].iter_mut().zip(plane.row_u8(y)) {
-                *o = v as f32 + COPY_OFFSET;
-            }
-        }
-        return;
+/// One sample of libvmaf's `picture_copy`: scaled to 8 bits (divided by
+/// 4, 16 or 256 in float above 8 bits), minus 128. kernels/speed.cu's
+/// `vx_speed_sample` is its device twin (tests/device_fns.rs).
+#[doc(hidden)]
+#[inline]
+pub fn copy_sample(v: u16, bits: u32) -> f32 {
+    match bits {
+        8 => v as f32 + COPY_OFFSET,
+        10 => v as f32 / 4.0f32 + COPY_OFFSET,
+        12 => v as f32 / 16.0f32 + COPY_OFFSET,
+        _ => v as f32 / 256.0f32 + COPY_OFFSET,
     }
-    let scaler = match bits {
-        10 => 4.0f32,
-        12 => 16.0,
-        _ => 256.0,
-    };
+}
+
+/// libvmaf's `picture_copy` of the top-left `w` x `h` of `plane` into a
+/// float buffer of `stride` samples a row ([`copy_sample`] each).
+fn copy_plane(plane: &PlaneView<'_>, bits: u32, w: usize, h: usize, out: &mut [f32], stride: usize) {
     for y in 0..h {
-        for (o, &v) in out[y * stride..y * stride + w].iter_mut().zip(plane.row_u16(y)) {
-            *o = v as f32 / scaler + COPY_OFFSET;
+        let out = &mut out[y * stride..y * stride + w];
+        if bits == 8 {
+            for (o, &v) in out.iter_mut().zip(plane.row_u8(y)) {
+                *o = copy_sample(v as u16, 8);
+            }
+        } else {
+            for (o, &v) in out.iter_mut().zip(plane.row_u16(y)) {
+                *o = copy_sample(v, bits);
+            }
         }
     }
 }
@@ -278,6 +287,49 @@ impl Extractor for SpeedChroma {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
         let (u, u_singular) = self.channel(frame, 1);
         let (v, v_singular) = self.channel(frame, 2);
+        self.write([(u, u_singular), (v, v_singular)], out);
+        Ok(())
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    /// The blur and decimation of the four chroma planes on the device
+    /// (speed/gpu.rs), the rest on the host with the CPU's code.
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+        if self.params.resize.is_some() {
+            return Err(Error::NotSupported(
+                "speed_chroma with speed_prescale on a GPU lane: the prescaler has no device twin yet (score it in a CPU context)".into(),
+            ));
+        }
+        let (r, d) = (frame.reference, frame.distorted);
+        if r.planes.len() < 3 || d.planes.len() < 3 {
+            return Err(Error::Mismatch("speed_chroma: the device pictures have no chroma planes".into()));
+        }
+        let planes = [r.planes[1], d.planes[1], r.planes[2], d.planes[2]];
+        let taps = self.state.antialias().to_vec();
+        let dec = gpu::downscale_dev(lane, &planes, self.bits, self.width, self.height, &taps)?;
+        let stride = self.state.dim.stride;
+        let ow = self.width / 16;
+        let mut scores = [(0.0f32, false); 2];
+        for (c, pair) in dec.chunks_exact(2).enumerate() {
+            for (buffer, picture) in [(&mut self.reference, &pair[0]), (&mut self.distorted, &pair[1])] {
+                for (y, row) in picture.chunks_exact(ow).enumerate() {
+                    buffer[y * stride..y * stride + ow].copy_from_slice(row);
+                }
+            }
+            scores[c] = self.state.score_downscaled(&self.params, &mut self.reference, &mut self.distorted);
+        }
+        self.write(scores, out);
+        Ok(())
+    }
+}
+
+impl SpeedChroma {
+    /// The U, V and UV values from each plane's score and whether its
+    /// covariance matrix was singular; shared by the CPU and device paths.
+    fn write(&self, [(u, u_singular), (v, v_singular)]: [(f32, bool); 2], out: &mut FrameScores) {
         // A flat plane has a singular covariance: the other one stands in.
         let uv = match (u_singular, v_singular) {
             (true, false) => v,
@@ -287,7 +339,6 @@ impl Extractor for SpeedChroma {
         for (name, score) in self.names.iter().zip([u, v, uv]) {
             out.push(name, clip(score, self.max_val));
         }
-        Ok(())
     }
 }
 

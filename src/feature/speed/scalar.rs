@@ -141,18 +141,27 @@ impl SpeedState {
     /// are filtered in place. Returns the score and whether either
     /// covariance matrix was singular (libvmaf's error return).
     pub fn score(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
-        self.filter_and_downscale(params, reference);
+        self.downscale(params, reference);
+        self.downscale(params, distorted);
+        self.score_downscaled(params, reference, distorted)
+    }
+
+    /// [`Self::score`] of two buffers already prescaled, blurred and
+    /// decimated by 16 (the decimated picture at the buffer's top left, at
+    /// `stride`): what a device twin hands back (speed/gpu.rs).
+    pub fn score_downscaled(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
+        self.remove_local_mean(reference);
         let ref_ok = self.est_params(reference, params.sigma_nn, true);
-        self.filter_and_downscale(params, distorted);
+        self.remove_local_mean(distorted);
         let dis_ok = self.est_params(distorted, params.sigma_nn, false);
         // One side singular (rare): 0 rather than an inflated score.
         let score = if ref_ok != dis_ok { 0.0 } else { self.speed_score(params) };
         (score, !ref_ok || !dis_ok)
     }
 
-    /// `filter_and_downscale`: prescale, anti-alias blur, decimate by 16,
-    /// subtract the local mean.
-    fn filter_and_downscale(&mut self, params: &SpeedParams, frame: &mut [f32]) {
+    /// `filter_and_downscale`'s first half: prescale, anti-alias blur,
+    /// decimate by 16.
+    fn downscale(&mut self, params: &SpeedParams, frame: &mut [f32]) {
         let d = self.dim;
         let stride = d.stride;
         if let Some(resize) = &params.resize {
@@ -161,9 +170,21 @@ impl SpeedState {
         }
         filter::filter1d(&self.antialias, frame, &mut self.curr_scale, &mut self.row, d.scaled_width, d.scaled_height, stride);
         filter::decimate16(&self.curr_scale, frame, d.scaled_width, d.scaled_height, stride);
+    }
+
+    /// `filter_and_downscale`'s second half: subtract the local mean of
+    /// the decimated picture (the filter writes every sample it reads
+    /// back, so the scratch left by [`Self::downscale`] is not read).
+    fn remove_local_mean(&mut self, frame: &mut [f32]) {
+        let d = self.dim;
         let (w, h) = (d.scaled_width >> NUM_SCALES, d.scaled_height >> NUM_SCALES);
-        filter::filter1d(&self.local_mean, frame, &mut self.curr_scale, &mut self.row, w, h, stride);
-        subtract(frame, &self.curr_scale, w, h, stride);
+        filter::filter1d(&self.local_mean, frame, &mut self.curr_scale, &mut self.row, w, h, d.stride);
+        subtract(frame, &self.curr_scale, w, h, d.stride);
+    }
+
+    /// The anti-alias taps (`speed_get_antialias_filter`).
+    pub fn antialias(&self) -> &[f32] {
+        &self.antialias
     }
 
     /// `est_params`: block entropies and variances of one filtered

@@ -25,9 +25,11 @@ pub(crate) struct Image {
 
 /// `KBND_SYMMETRIC`: mirror about the edge, the edge sample repeated.
 /// `None` where one reflection does not land inside (libvmaf reads out
-/// of bounds there).
+/// of bounds there). kernels/ssim.cu's `vx_ssim_symmetric` is its device
+/// twin (tests/device_fns.rs).
+#[doc(hidden)]
 #[inline]
-fn symmetric(i: isize, n: usize) -> Option<usize> {
+pub fn symmetric(i: isize, n: usize) -> Option<usize> {
     let n = n as isize;
     let r = if i < 0 {
         -1 - i
@@ -160,16 +162,86 @@ fn c_max0(v: f32) -> f32 {
     }
 }
 
+/// `_iqa_ssim`'s constants with default arguments (K1 0.01, K2 0.03, L 255).
+#[derive(Clone, Copy, Debug)]
+pub struct SsimConstants {
+    pub c1: f32,
+    pub c2: f32,
+    pub c3: f32,
+}
+
+impl SsimConstants {
+    pub fn new() -> SsimConstants {
+        let (k1, k2, l) = (0.01f32, 0.03f32, 255i32 as f32);
+        let c1 = (k1 * l) * (k1 * l);
+        let c2 = (k2 * l) * (k2 * l);
+        SsimConstants { c1, c2, c3: c2 / 2.0f32 }
+    }
+}
+
+impl Default for SsimConstants {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One pixel of `_iqa_ssim`: from its five convolved values (the means,
+/// the raw second moments of reference, distorted and both) the
+/// luminance, contrast and structure terms. kernels/ssim.cu's
+/// `vx_ssim_pixel` is its device twin (tests/device_fns.rs).
+#[doc(hidden)]
+pub fn pixel_terms(mu1: f32, mu2: f32, ref_sq: f32, cmp_sq: f32, both: f32, k: SsimConstants) -> (f64, f64, f64) {
+    let ref_sigma = c_max0(ref_sq - mu1 * mu1);
+    let cmp_sigma = c_max0(cmp_sq - mu2 * mu2);
+    let sigma_both = both - mu1 * mu2;
+    let sigma_ref_sigma_cmp = ((ref_sigma * cmp_sigma) as f64).sqrt() as f32;
+    let l = (2.0 * mu1 as f64 * mu2 as f64 + k.c1 as f64) / ((mu1 * mu1 + mu2 * mu2 + k.c1) as f64);
+    let c = (2.0 * sigma_ref_sigma_cmp as f64 + k.c2 as f64) / ((ref_sigma + cmp_sigma + k.c2) as f64);
+    // libvmaf's fix for flat, identical regions: a negative covariance
+    // from rounding counts as 0 where both deviations are 0.
+    let clamped = if sigma_both < 0.0f32 && sigma_ref_sigma_cmp <= 0.0f32 { 0.0f32 } else { sigma_both };
+    let s = ((clamped + k.c3) / (sigma_ref_sigma_cmp + k.c3)) as f64;
+    (l, c, s)
+}
+
+/// `_iqa_ssim`'s double sums over the pixels, added in row-major order
+/// (no other order gives the same doubles), then the means as floats.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TermSums {
+    ssim: f64,
+    l: f64,
+    c: f64,
+    s: f64,
+}
+
+impl TermSums {
+    #[inline]
+    pub(crate) fn add(&mut self, l: f64, c: f64, s: f64) {
+        self.ssim += l * c * s;
+        self.l += l;
+        self.c += c;
+        self.s += s;
+    }
+
+    /// The means over a `w` x `h` image's (w - 10) x (h - 10) windows.
+    pub(crate) fn terms(&self, w: usize, h: usize) -> SsimTerms {
+        let size = ((w + 1 - GAUSSIAN_LEN) * (h + 1 - GAUSSIAN_LEN)) as i32 as f64;
+        SsimTerms {
+            ssim: (self.ssim / size) as f32,
+            l: (self.l / size) as f32,
+            c: (self.c / size) as f32,
+            s: (self.s / size) as f32,
+        }
+    }
+}
+
 /// `_iqa_ssim` with the Gaussian window and default arguments (K1 0.01,
 /// K2 0.03, L 255, alpha = beta = gamma = 1). Both images are `w` x `h`,
 /// at least 11 x 11.
 pub(crate) fn ssim(reference: &Image, distorted: &Image) -> SsimTerms {
     let (w, h) = (reference.width, reference.height);
     debug_assert!(w >= GAUSSIAN_LEN && h >= GAUSSIAN_LEN);
-    let (k1, k2, l) = (0.01f32, 0.03f32, 255i32 as f32);
-    let c1 = (k1 * l) * (k1 * l);
-    let c2 = (k2 * l) * (k2 * l);
-    let c3 = c2 / 2.0f32;
+    let k = SsimConstants::new();
     let (rf, cf) = (&reference.data, &distorted.data);
     let mut cache = Vec::new();
     let ref_mu = convolve(rf, w, h, &mut cache);
@@ -177,39 +249,38 @@ pub(crate) fn ssim(reference: &Image, distorted: &Image) -> SsimTerms {
     let ref_sq: Vec<f32> = rf.iter().map(|&r| r * r).collect();
     let cmp_sq: Vec<f32> = cf.iter().map(|&d| d * d).collect();
     let both: Vec<f32> = rf.iter().zip(cf).map(|(&r, &d)| r * d).collect();
-    let mut ref_sigma = convolve(&ref_sq, w, h, &mut cache);
-    let mut cmp_sigma = convolve(&cmp_sq, w, h, &mut cache);
-    let mut sigma_both = convolve(&both, w, h, &mut cache);
-    let n = ref_mu.len();
-    for i in 0..n {
-        ref_sigma[i] -= ref_mu[i] * ref_mu[i];
-        cmp_sigma[i] -= cmp_mu[i] * cmp_mu[i];
-        ref_sigma[i] = c_max0(ref_sigma[i]);
-        cmp_sigma[i] = c_max0(cmp_sigma[i]);
-        sigma_both[i] -= ref_mu[i] * cmp_mu[i];
+    let ref_sigma = convolve(&ref_sq, w, h, &mut cache);
+    let cmp_sigma = convolve(&cmp_sq, w, h, &mut cache);
+    let sigma_both = convolve(&both, w, h, &mut cache);
+    let mut sums = TermSums::default();
+    for i in 0..ref_mu.len() {
+        let (l, c, s) = pixel_terms(ref_mu[i], cmp_mu[i], ref_sigma[i], cmp_sigma[i], sigma_both[i], k);
+        sums.add(l, c, s);
     }
-    let (mut ssim_sum, mut l_sum, mut c_sum, mut s_sum) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for i in 0..n {
-        let (mu1, mu2) = (ref_mu[i], cmp_mu[i]);
-        let sigma_ref_sigma_cmp = ((ref_sigma[i] * cmp_sigma[i]) as f64).sqrt() as f32;
-        let l = (2.0 * mu1 as f64 * mu2 as f64 + c1 as f64) / ((mu1 * mu1 + mu2 * mu2 + c1) as f64);
-        let c = (2.0 * sigma_ref_sigma_cmp as f64 + c2 as f64) / ((ref_sigma[i] + cmp_sigma[i] + c2) as f64);
-        // libvmaf's fix for flat, identical regions: a negative covariance
-        // from rounding counts as 0 where both deviations are 0.
-        let clamped = if sigma_both[i] < 0.0f32 && sigma_ref_sigma_cmp <= 0.0f32 { 0.0f32 } else { sigma_both[i] };
-        let s = ((clamped + c3) / (sigma_ref_sigma_cmp + c3)) as f64;
-        ssim_sum += l * c * s;
-        l_sum += l;
-        c_sum += c;
-        s_sum += s;
+    sums.terms(w, h)
+}
+
+/// Whether `_iqa_decimate` of a `w` x `h` image by `factor` with a `k` x
+/// `k` kernel stays inside one mirror reflection everywhere (the CPU's
+/// [`decimate`] errs where it does not; the device twin checks first).
+pub(crate) fn check_decimate(w: usize, h: usize, factor: usize, k: usize) -> Result<()> {
+    let (sw, sh) = decimated_size(w, h, factor);
+    let c = (k / 2) as isize;
+    let even = (k % 2 == 0) as isize;
+    let fits = |out: usize, n: usize| {
+        (0..out).all(|o| (-c..=c - even).all(|u| symmetric((o * factor) as isize + u, n).is_some()))
+    };
+    if fits(sw, w) && fits(sh, h) {
+        return Ok(());
     }
-    let size = ((w + 1 - GAUSSIAN_LEN) * (h + 1 - GAUSSIAN_LEN)) as i32 as f64;
-    SsimTerms {
-        ssim: (ssim_sum / size) as f32,
-        l: (l_sum / size) as f32,
-        c: (c_sum / size) as f32,
-        s: (s_sum / size) as f32,
-    }
+    Err(Error::NotSupported(format!(
+        "a {k}x{k} filter on a {w}x{h} picture reaches past its mirrored border (libvmaf reads outside the picture)"
+    )))
+}
+
+/// The Gaussian window as the device reads it (native-endian f32).
+pub(crate) fn gaussian_bytes() -> Vec<u8> {
+    GAUSSIAN.iter().flat_map(|v| v.to_ne_bytes()).collect()
 }
 
 /// `_round` of `math_utils.c`.
@@ -242,6 +313,33 @@ mod tests {
         assert_eq!(iqa_round(1.49), 1);
         assert_eq!(iqa_round(2.0), 2);
         assert_eq!(iqa_round(0.0), 0);
+    }
+
+    /// The device twin decimates into a new image; the CPU's in-place
+    /// decimation (float_ssim) must read no sample it already overwrote.
+    #[test]
+    fn in_place_decimation_equals_a_new_image() {
+        let mut seed = 0x5eedu64;
+        for factor in 2..=10usize {
+            for (w, h) in [(23, 23), (24, 31), (37, 22), (60, 45), (101, 57)] {
+                let data: Vec<f32> = (0..w * h)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        (seed >> 40) as u8 as f32
+                    })
+                    .collect();
+                let img = Image { data, width: w, height: h };
+                let kernel = vec![1.0f32 / (factor * factor) as i32 as f32; factor * factor];
+                let checked = check_decimate(w, h, factor, factor);
+                let new = decimate(&img, factor, &kernel, factor);
+                assert_eq!(checked.is_ok(), new.is_ok(), "{w}x{h} / {factor}");
+                let Ok(new) = new else { continue };
+                let mut in_place = img.clone();
+                decimate_in_place(&mut in_place, factor, &kernel, factor).unwrap();
+                let bits = |i: &Image| i.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&new), bits(&in_place), "{w}x{h} / {factor}");
+            }
+        }
     }
 
     #[test]

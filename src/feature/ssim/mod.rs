@@ -18,13 +18,18 @@
 //! With `enable_db` the score is written as -10 log10(1 - score), clipped
 //! with `clip_db` at ceil(10 log10(peak² / (0.5 / (w h)))).
 
+pub(crate) mod gpu;
 pub(crate) mod iqa;
 
+#[doc(hidden)]
+pub use iqa::{pixel_terms, symmetric, SsimConstants};
+
 use super::options::{OptionKind, OptionSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FrameInput, FrameScores};
+use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FrameInput, FrameScores};
+use crate::device::gpu::DeviceLane;
 use crate::picture::Picture;
 use crate::{Error, Result};
-use iqa::{Image, GAUSSIAN_LEN};
+use iqa::{Image, SsimTerms, GAUSSIAN_LEN};
 
 const LCS: OptionSpec = OptionSpec {
     name: "enable_lcs",
@@ -160,6 +165,7 @@ fn check_bits(name: &str, bits: u32) -> Result<()> {
 }
 
 struct Ssim {
+    bits: u32,
     lcs: bool,
     db: Db,
     /// The decimation factor (`scale`, or the automatic one).
@@ -181,6 +187,7 @@ fn create_ssim(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         )));
     }
     Ok(Box::new(Ssim {
+        bits,
         lcs: o.get_bool(&SSIM_OPTIONS, "enable_lcs"),
         db: Db::new(o.get_bool(&SSIM_OPTIONS, "enable_db"), o.get_bool(&SSIM_OPTIONS, "clip_db"), bits, w, h),
         factor,
@@ -198,14 +205,31 @@ impl Extractor for Ssim {
             iqa::decimate_in_place(&mut reference, k, &kernel, k)?;
             iqa::decimate_in_place(&mut distorted, k, &kernel, k)?;
         }
-        let t = iqa::ssim(&reference, &distorted);
+        self.write(iqa::ssim(&reference, &distorted), out);
+        Ok(())
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+        let plan = gpu::Plan::Single { factor: self.factor };
+        let t = gpu::terms_dev(lane, frame.reference.luma(), frame.distorted.luma(), self.bits, plan)?;
+        self.write(t[0], out);
+        Ok(())
+    }
+}
+
+impl Ssim {
+    /// The values of one frame's terms, shared by the CPU and device paths.
+    fn write(&self, t: SsimTerms, out: &mut FrameScores) {
         out.push("float_ssim", self.db.apply(t.ssim as f64));
         if self.lcs {
             out.push("float_ssim_l", t.l as f64);
             out.push("float_ssim_c", t.c as f64);
             out.push("float_ssim_s", t.s as f64);
         }
-        Ok(())
     }
 }
 
@@ -238,6 +262,7 @@ const MS_NAMES: [[&str; SCALES]; 3] = [
 ];
 
 struct MsSsim {
+    bits: u32,
     lcs: bool,
     db: Db,
 }
@@ -260,6 +285,7 @@ fn create_ms_ssim(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         ch /= 2;
     }
     Ok(Box::new(MsSsim {
+        bits,
         lcs: o.get_bool(&MS_SSIM_OPTIONS, "enable_lcs"),
         db: Db::new(o.get_bool(&MS_SSIM_OPTIONS, "enable_db"), o.get_bool(&MS_SSIM_OPTIONS, "clip_db"), bits, w, h),
     }))
@@ -269,14 +295,34 @@ impl Extractor for MsSsim {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
         let mut reference = luma_to_float(frame.reference);
         let mut distorted = luma_to_float(frame.distorted);
-        let mut msssim = 1.0f64;
-        let mut terms = [[0.0f64; SCALES]; 3];
+        let mut scales = Vec::with_capacity(SCALES);
         for idx in 0..SCALES {
             if idx > 0 {
                 reference = iqa::decimate(&reference, 2, &LPF, LPF_LEN)?;
                 distorted = iqa::decimate(&distorted, 2, &LPF, LPF_LEN)?;
             }
-            let t = iqa::ssim(&reference, &distorted);
+            scales.push(iqa::ssim(&reference, &distorted));
+        }
+        self.write(&scales, out)
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+        let scales = gpu::terms_dev(lane, frame.reference.luma(), frame.distorted.luma(), self.bits, gpu::Plan::Multi)?;
+        self.write(&scales, out)
+    }
+}
+
+impl MsSsim {
+    /// `compute_ms_ssim`'s product over the five scales' terms and the
+    /// values written, shared by the CPU and device paths.
+    fn write(&self, scales: &[SsimTerms], out: &mut FrameScores) -> Result<()> {
+        let mut msssim = 1.0f64;
+        let mut terms = [[0.0f64; SCALES]; 3];
+        for (idx, t) in scales.iter().enumerate() {
             let (l, c, s) = (t.l as f64, t.c as f64, t.s as f64);
             msssim *= l.powf(ALPHAS[idx] as f64) * c.powf(BETAS[idx] as f64) * s.powf(GAMMAS[idx] as f64);
             terms[0][idx] = l;
