@@ -34,7 +34,9 @@
 //!   pitches and offsets the moment the map returns, the mapping released
 //!   with the mapped frame and not before, a tiled modifier and a plane
 //!   outside its object refused by name; on 9.0 (a DRM hwcontext) a HIP
-//!   device derived from vgem refused as not a PCI device.
+//!   device derived from vgem refused as not a PCI device, one derived
+//!   from a PCI display (qemu's bochs-display, `--pci-display`) when the
+//!   fake sits at its bus id, refused naming the bus id when not.
 //!
 //! A missing build makes each test say SKIPPED; with VMAFX_REQUIRE_FFMPEG=1
 //! it fails instead.
@@ -301,7 +303,8 @@ fn drm_prime_frames_map_to_hip_in_the_dmabuf_vm() {
     if env.is_empty() {
         return;
     }
-    vm_bed::run_in_vm(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 2, env });
+    // A PCI display beside vgem: a DRM device with a PCI bus id to derive from.
+    vm_bed::run_in_vm_with(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 2, env }, &["--pci-display"]);
 }
 
 /// In the VM: the line's drm_map_check passes on the fake as each runtime.
@@ -314,19 +317,31 @@ fn drm_map_check_passes(line: &str) {
         eprintln!("SKIPPED: {line} was not built on the host");
         return;
     };
+    // The PCI display's card (bochs-display) and its bus id, from sysfs.
+    let pci = std::fs::canonicalize("/sys/class/drm/card1/device").ok().filter(|d| d.to_string_lossy().contains("/pci"));
+    let bus_id = pci.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+    assert!(bus_id.is_some(), "inside the dmabuf VM but /dev/dri/card1 is no PCI device (--pci-display)");
+    let bus_id = bus_id.unwrap();
     for version in [hip_fake::ROCM7, hip_fake::ROCM52] {
-        let out = Command::new(&program)
-            .env("LD_LIBRARY_PATH", &libs)
+        let mut cmd = Command::new(&program);
+        cmd.env("LD_LIBRARY_PATH", &libs)
             .env("VMAFX_FAKE_HIP_LAZY", "1")
             .env("VMAFX_FAKE_HIP_VERSION", version)
-            .output()
-            .expect("running drm_map_check");
+            .env("DRM_MAP_CHECK_PCI_CARD", "/dev/dri/card1")
+            .env("DRM_MAP_CHECK_PCI_BUS_ID", &bus_id);
+        // As ROCm 7 the fake sits at the display's bus id (derived); as
+        // ROCm 5.2 at its own, 0000:03:00.0 (refused).
+        if version == hip_fake::ROCM7 {
+            cmd.env("VMAFX_FAKE_HIP_PCI_BUS_ID", &bus_id);
+        }
+        let out = cmd.output().expect("running drm_map_check");
         println!("--- {line}, the fake as HIP_VERSION {version}:\n{}", String::from_utf8_lossy(&out.stdout));
         assert_check_passed(line, &format!("drm_map_check (HIP_VERSION {version})"), &out);
         if line == "9.0" {
             // Its libavutil has the DRM hwcontext: derivation was checked.
             let report = String::from_utf8_lossy(&out.stdout);
-            assert!(report.contains("ok   derive:"), "9.0: no derivation check ran:\n{report}");
+            let derived = report.lines().filter(|l| l.starts_with("ok   derive:")).count();
+            assert_eq!(derived, 3, "9.0: not every derivation check ran:\n{report}");
         }
     }
 }

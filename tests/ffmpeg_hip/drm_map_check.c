@@ -22,7 +22,9 @@
  * - an I915_FORMAT_MOD_X_TILED object refused by name, a plane outside
  *   its object refused;
  * - where libavutil has the DRM hwcontext (9.0): a HIP device derived
- *   from /dev/dri/card0 (vgem: no PCI device) refused by name.
+ *   from /dev/dri/card0 (vgem: no PCI device) refused by name; from
+ *   DRM_MAP_CHECK_PCI_CARD (a PCI display) derived when the fake is at its
+ *   bus id, refused naming the bus id when not.
  * Run once per runtime the fake acts as (VMAFX_FAKE_HIP_VERSION: ROCm 7
  * honours mapping offsets, ROCm 5.2 answers the object's base).
  */
@@ -33,6 +35,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -341,6 +344,42 @@ static void check_refused(AVBufferRef *device, const char *name, uint64_t modifi
     object_destroy(&o);
 }
 
+/* DRM_MAP_CHECK_PCI_CARD (the VM's bochs-display card) is a DRM device on
+ * PCI bus DRM_MAP_CHECK_PCI_BUS_ID: a HIP device derives from it when the
+ * fake sits at that bus id (VMAFX_FAKE_HIP_PCI_BUS_ID), and is refused,
+ * naming the bus id, when it does not. */
+static void derive_from_pci_card(void)
+{
+    const char *card = getenv("DRM_MAP_CHECK_PCI_CARD"), *bus_id = getenv("DRM_MAP_CHECK_PCI_BUS_ID");
+    const char *fake_at = getenv("VMAFX_FAKE_HIP_PCI_BUS_ID");
+    int match = fake_at && bus_id && !strcmp(fake_at, bus_id);
+    AVBufferRef *drm = NULL, *derived = NULL;
+    char words[128];
+    int ret;
+
+    if (!card || !bus_id) {
+        printf("note: no PCI DRM device named: derivation by bus id not checked\n");
+        return;
+    }
+    ret = av_hwdevice_ctx_create(&drm, AV_HWDEVICE_TYPE_DRM, card, NULL, 0);
+    CHECK(ret >= 0, "derive: DRM device %s (%d: %s)", card, ret, last_error);
+    if (ret < 0)
+        return;
+    last_error[0] = 0;
+    ret = av_hwdevice_ctx_create_derived(&derived, AV_HWDEVICE_TYPE_HIP, drm, 0);
+    if (match) {
+        CHECK(ret >= 0 && ((AVHIPDeviceContext *)((AVHWDeviceContext *)derived->data)->hwctx)->device == 0,
+              "derive: HIP device 0 from %s at PCI bus id %s, the fake's (%d: %s)", card, bus_id, ret, last_error);
+    } else {
+        snprintf(words, sizeof(words), "No HIP device at PCI bus id %s", bus_id);
+        CHECK(ret < 0 && strstr(last_error, words),
+              "derive: no HIP device from %s at PCI bus id %s, the fake being elsewhere (%d: %s)",
+              card, bus_id, ret, last_error);
+    }
+    av_buffer_unref(&derived);
+    av_buffer_unref(&drm);
+}
+
 int main(void)
 {
     AVBufferRef *device = NULL, *drm = NULL, *derived = NULL;
@@ -390,6 +429,7 @@ int main(void)
               "derive: a HIP device from vgem (no PCI device) refused (%d: %s)", ret, last_error);
         av_buffer_unref(&derived);
         av_buffer_unref(&drm);
+        derive_from_pci_card();
     } else {
         printf("note: no DRM hwcontext in this libavutil: derivation not checked\n");
     }
