@@ -250,7 +250,12 @@ def hip_standin_env(out):
     if not os.path.exists(os.path.join(d, "libamdhip64.so")):
         sys.exit(f"no HIP stand-in in {d} (scripts/gpu-ffmpeg build puts it there)")
     os.environ["VMAFX_HIP_LIB"] = os.environ["VMAFX_HIPRTC_LIB"] = os.path.join(d, "libamdhip64.so")
-    os.environ["LD_LIBRARY_PATH"] = d + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    # The host's NVRTC beside it: the stand-in needs libnvrtc.so.13 by its
+    # SONAME, and NVRTC opens its builtins by name (find_nvrtc ran first).
+    paths = [d, *filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":"))]
+    if os.environ.get("VMAFX_NVRTC_LIB"):
+        paths.append(os.path.dirname(os.environ["VMAFX_NVRTC_LIB"]))
+    os.environ["LD_LIBRARY_PATH"] = ":".join(paths)
     os.environ.setdefault("VMAFX_HIP_ARCH", "gfx90a")
 
 
