@@ -25,7 +25,10 @@ one host copy per frame, and only there). Prints a table; exits 1 on any differe
 
 Usage: python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg
        python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg --soak [FRAMES]
-The second form is the long run of docs/reliability.md (see soak()).
+       python3 scripts/gpu-ffmpeg-run.py build/gpu-ffmpeg --hip
+The second form is the long run of docs/reliability.md (see soak()); the
+third runs HIP frames (hwupload to HIP) on the HIP stand-in beside the
+same graph on CUDA frames (see hip_main()).
 Env: RUNS (timed repetitions, the best is shown; default 2), PSNR (0: no
      cuda+psnr / sw+psnr runs),
      CUDA_FILTER_OPTS / CPU_FILTER_OPTS (extra vmafx options, e.g.
@@ -239,10 +242,131 @@ def soak(out, frames):
     sys.exit(1 if problems else 0)
 
 
+def hip_standin_env(out):
+    """Points FFmpeg's HIP hwcontext (it dlopens libamdhip64.so last) and
+    vmafx's HIP lane at the stand-in carried in OUT/hip-standin, as
+    `scripts/hip-standin env` does."""
+    d = os.path.abspath(os.path.join(out, "hip-standin"))
+    if not os.path.exists(os.path.join(d, "libamdhip64.so")):
+        sys.exit(f"no HIP stand-in in {d} (scripts/gpu-ffmpeg build puts it there)")
+    os.environ["VMAFX_HIP_LIB"] = os.environ["VMAFX_HIPRTC_LIB"] = os.path.join(d, "libamdhip64.so")
+    # The host's NVRTC beside it: the stand-in needs libnvrtc.so.13 by its
+    # SONAME, and NVRTC opens its builtins by name (find_nvrtc ran first).
+    paths = [d, *filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":"))]
+    if os.environ.get("VMAFX_NVRTC_LIB"):
+        paths.append(os.path.dirname(os.environ["VMAFX_NVRTC_LIB"]))
+    os.environ["LD_LIBRARY_PATH"] = ":".join(paths)
+    os.environ.setdefault("VMAFX_HIP_ARCH", "gfx90a")
+
+
+def hip_main(out):
+    """HIP frames in FFmpeg on the NVIDIA-platform stand-in: per pair,
+    software decode -> hwupload to HIP (-init_hw_device hip=h:0
+    -filter_hw_device h) -> vmafx, against the same decode -> vmafx on the
+    CPU (every per-frame value and the pooled ones compared as doubles),
+    and timed beside the same graph with hwupload to CUDA. Host copies
+    must be 0 and every frame of both inputs read on the device. Prints a
+    table; exits 1 on any difference or failure."""
+    ff = os.path.join(out, "bin/ffmpeg")
+    work = os.path.join(out, "work-hip")
+    os.makedirs(work, exist_ok=True)
+    find_nvrtc()
+    hip_standin_env(out)
+    os.environ.setdefault("VMAFX_KERNEL_CACHE", os.path.join(out, "kernel-cache"))
+    runs = int(os.environ.get("RUNS", "2"))
+    cpu_opts = os.environ.get("CPU_FILTER_OPTS", f"n_threads={os.cpu_count() or 1}")
+    print(f"VMAFX_NVRTC_LIB={os.environ.get('VMAFX_NVRTC_LIB', '(by SONAME)')} VMAFX_HIP_LIB={os.environ['VMAFX_HIP_LIB']}")
+    sys.stdout.flush()
+    listed = subprocess.run([ff, "-hide_banner", "-init_hw_device", "list"], capture_output=True, text=True).stdout.split()
+    if "hip" not in listed or "cuda" not in listed:
+        sys.exit(f"{ff}: -init_hw_device list gives {listed}: hip and cuda are needed")
+    pairs = []
+    for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
+        name = os.path.basename(ref).rsplit("-ref.", 1)[0]
+        dist = ref.replace("-ref.", "-dist.")
+        if os.path.exists(dist):
+            pairs.append((name, dist, ref))
+    only = os.environ.get("PAIRS")
+    if only:
+        pairs = [p for p in pairs if p[0] in only.split(",")]
+    if not pairs:
+        sys.exit(f"no clip pairs under {out}/clips (run scripts/gpu-ffmpeg build first)")
+
+    def cmd(tag, device, opts):
+        up = "[0:v]hwupload[d];[1:v]hwupload[r];" if device else "[0:v]null[d];[1:v]null[r];"
+        graph = f"{up}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
+        graph += (":" + opts if opts else "") + f",metadata=mode=print:file={work}/{tag}.meta"
+        hw = ["-init_hw_device", f"{device}=gpu:0", "-filter_hw_device", "gpu"] if device else []
+        return [ff, "-hide_banner", "-nostdin", "-v", "verbose", *hw, "-i", dist, "-i", ref,
+                "-lavfi", graph, "-f", "null", "-"]
+
+    rows, details, failed = [], [], False
+    for name, dist, ref in pairs:
+        res = {k: best_of(runs, cmd(f"{name}-{k}", dev, opts), f"{work}/{name}-{k}.log")
+               for k, dev, opts in (("cpu", None, cpu_opts), ("hip", "hip", ""), ("cuda", "cuda", ""))}
+        status, cells = [], {}
+        if res["cpu"][1] != 0:
+            status.append("cpu run failed")
+            details.append(f"{name} cpu: {first_error(f'{work}/{name}-cpu.log')}")
+        else:
+            cpu_meta = read_metadata(f"{work}/{name}-cpu.meta")
+            cpu_json, cpu_pooled = read_json(f"{work}/{name}-cpu.json")
+            cpu_score = counters(f"{work}/{name}-cpu.log")[1]
+        nframes = (counters(f"{work}/{name}-cpu.log")[0][0] or 0) if res["cpu"][1] == 0 else 0
+        for k in ("hip", "cuda"):
+            log = f"{work}/{name}-{k}.log"
+            if res[k][1] != 0:
+                status.append(f"{k} failed")
+                details.append(f"{name} {k}: {first_error(log)}")
+                continue
+            (scored, copies, on_device), score, _ = counters(log)
+            if copies != 0 or on_device != 2 * (scored or 0) or not scored:
+                status.append(f"{k}: {copies} host copies, {on_device} frames on the device for {scored} pairs")
+            if res["cpu"][1] != 0:
+                continue
+            n1, p1 = compare(read_metadata(f"{work}/{name}-{k}.meta"), cpu_meta, f"{k} metadata")
+            js, pooled = read_json(f"{work}/{name}-{k}.json")
+            n2, p2 = compare(js, cpu_json, f"{k} json")
+            if pooled != cpu_pooled:
+                p2.append(f"{k} json pooled_metrics differ")
+            if score != cpu_score:
+                p2.append(f"{k} VMAF score line {score} vs {cpu_score}")
+            cells[k] = f"{n1 + n2}: {len(p1) + len(p2)} diff, {copies} host copies"
+            if p1 or p2:
+                status.append(f"{k}: {len(p1) + len(p2)} differences")
+                details.extend(f"{name} {x}" for x in (p1 + p2)[:10])
+        failed |= bool(status)
+
+        def fmt_t(key):
+            s, rc = res[key]
+            if rc != 0:
+                return "fail"
+            return f"{s:.2f}s" + (f" ({nframes / s:.0f} fps)" if nframes and s else "")
+
+        rows.append([name, str(nframes), fmt_t("hip"), fmt_t("cuda"), fmt_t("cpu"),
+                     cells.get("hip", "-"), cells.get("cuda", "-"), "ok" if not status else "; ".join(status)])
+
+    head = ["pair", "frames", "sw decode+hwupload hip+vmafx", "sw decode+hwupload cuda+vmafx", "sw+vmafx (cpu)",
+            "hip: values compared with cpu", "cuda: values compared with cpu", "status"]
+    print()
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print(f"\ntimes: best of {runs}; cpu run options: {cpu_opts}; logs, metadata and JSON logs in {work}")
+    if details:
+        print("\ndetails:")
+        for d in details:
+            print("  " + d)
+    sys.exit(1 if failed else 0)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "build/gpu-ffmpeg"
     if len(sys.argv) > 2 and sys.argv[2] == "--soak":
         return soak(out, int(sys.argv[3]) if len(sys.argv) > 3 else 10000)
+    if len(sys.argv) > 2 and sys.argv[2] == "--hip":
+        return hip_main(out)
     ff = os.path.join(out, "bin/ffmpeg")
     work = os.path.join(out, "work")
     os.makedirs(work, exist_ok=True)

@@ -27,7 +27,16 @@
 //!   no host copy for HIP frames, every one scored on the device; formats
 //!   that differ refused;
 //! - the filter refuses HIP inputs on two devices or two streams, beside
-//!   CUDA frames, or on an input not declared HIP (the Rust API, no ffmpeg).
+//!   CUDA frames, or on an input not declared HIP (the Rust API, no ffmpeg);
+//! - DRM_PRIME frames map to HIP frames (tests/ffmpeg_hip/drm_map_check.c,
+//!   in the dma-buf VM: vgem dma-bufs under unsignalled write fences, the
+//!   fake as ROCm 7 and as ROCm 5.2): the producer's bytes at the DRM
+//!   pitches and offsets the moment the map returns, the mapping released
+//!   with the mapped frame and not before, a tiled modifier and a plane
+//!   outside its object refused by name; on 9.0 (a DRM hwcontext) a HIP
+//!   device derived from vgem refused as not a PCI device, one derived
+//!   from a PCI display (qemu's bochs-display, `--pci-display`) when the
+//!   fake sits at its bus id, refused naming the bus id when not.
 //!
 //! A missing build makes each test say SKIPPED; with VMAFX_REQUIRE_FFMPEG=1
 //! it fails instead.
@@ -35,6 +44,8 @@
 mod ffmpeg_support;
 #[path = "common/hip_fake.rs"]
 mod hip_fake;
+#[path = "common/vm_bed.rs"]
+mod vm_bed;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -233,25 +244,115 @@ fn hwdevice_test_passes(line: &'static str) {
     }
 }
 
-fn hwframes_check_passes(line: &'static str) {
-    let (Some(line), Some(fake)) = (Line::find(line), fake()) else { return };
-    let dir = workdir(&format!("hip-hwframes-check-{}", line.name));
-    let program = dir.join("hwframes_check");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ffmpeg_hip/hwframes_check.c");
+/// Builds tests/ffmpeg_hip/`name`.c against the line's libavutil.
+fn build_check(line: &Line, name: &str) -> PathBuf {
+    let dir = workdir(&format!("hip-{name}-{}", line.name));
+    let program = dir.join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/ffmpeg_hip/{name}.c"));
     let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cc.args(["-std=c17", "-O1", "-Wall", "-Werror", "-o"]).arg(&program).arg(&source);
+    cc.args(["-std=c17", "-O1", "-Wall", "-Werror", "-pthread", "-o"]).arg(&program).arg(&source);
     cc.arg("-I").arg(&line.include).arg("-L").arg(&line.lib).arg("-lavutil");
-    if !line.shared {
-        // The static libavutil's own dependencies.
-        cc.args(["-lm", "-ldl", "-pthread"]);
-    }
+    // The static libavutil's own dependencies (and dlopen for the checks).
+    cc.args(["-lm", "-ldl"]);
     let built = cc.output().expect("running cc");
-    assert!(built.status.success(), "{}: building hwframes_check: {}", line.name, stderr(&built));
-    let out = line.command(&program, &fake).output().expect("running hwframes_check");
+    assert!(built.status.success(), "{}: building {name}: {}", line.name, stderr(&built));
+    program
+}
+
+/// A check program's report: it passed every check and finished.
+fn assert_check_passed(line: &str, name: &str, out: &Output) {
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     let failed: Vec<&str> = report.lines().filter(|l| l.starts_with("FAIL")).collect();
-    assert!(out.status.success() && failed.is_empty(), "{}: hwframes_check:\n{}\n{}", line.name, failed.join("\n"), stderr(&out));
-    assert!(report.contains("0 failures"), "{}: hwframes_check did not finish:\n{report}", line.name);
+    assert!(out.status.success() && failed.is_empty(), "{line}: {name} ({}):\n{}\n{report}\n{}", out.status, failed.join("\n"), stderr(out));
+    assert!(report.contains("0 failures"), "{line}: {name} did not finish:\n{report}");
+}
+
+fn hwframes_check_passes(line: &'static str) {
+    let (Some(line), Some(fake)) = (Line::find(line), fake()) else { return };
+    let program = build_check(&line, "hwframes_check");
+    let out = line.command(&program, &fake).output().expect("running hwframes_check");
+    assert_check_passed(line.name, "hwframes_check", &out);
+}
+
+// ------------------------------------------- DRM_PRIME to HIP, in the VM
+
+/// The guest's variables naming a line's drm_map_check and its
+/// LD_LIBRARY_PATH (the fake's folder first).
+fn drm_check_vars(line: &str) -> (String, String) {
+    let tag = line.replace('.', "");
+    (format!("VMAFX_HIP_DRM_CHECK_{tag}"), format!("VMAFX_HIP_DRM_LIBS_{tag}"))
+}
+
+/// Builds tests/ffmpeg_hip/drm_map_check.c for each line here and runs it
+/// in the dma-buf VM (real vgem dma-bufs and unsignalled fences), where the
+/// `vm_` tests below run it on the fake as ROCm 7 and as ROCm 5.2.
+#[test]
+fn drm_prime_frames_map_to_hip_in_the_dmabuf_vm() {
+    if std::env::var_os(vm_bed::IN_VM).is_some() {
+        return;
+    }
+    let Some(fake) = fake() else { return };
+    let mut env = Vec::new();
+    for name in ["7.1", "9.0"] {
+        let Some(line) = Line::find(name) else { continue };
+        let program = build_check(&line, "drm_map_check");
+        let (check, libs) = drm_check_vars(name);
+        env.push(format!("{check}={}", program.display()));
+        env.push(format!("{libs}={}", line.library_path(&fake)));
+    }
+    if env.is_empty() {
+        return;
+    }
+    // A PCI display beside vgem: a DRM device with a PCI bus id to derive from.
+    vm_bed::run_in_vm_with(vm_bed::VmRun { filter: "vm_", threads: 1, expected: 2, env }, &["--pci-display"]);
+}
+
+/// In the VM: the line's drm_map_check passes on the fake as each runtime.
+fn drm_map_check_passes(line: &str) {
+    if !vm_bed::in_vm(&["/dev/dri/card0"]) {
+        return;
+    }
+    let (check, libs) = drm_check_vars(line);
+    let (Ok(program), Ok(libs)) = (std::env::var(&check), std::env::var(&libs)) else {
+        eprintln!("SKIPPED: {line} was not built on the host");
+        return;
+    };
+    // The PCI display's card (bochs-display) and its bus id, from sysfs.
+    let pci = std::fs::canonicalize("/sys/class/drm/card1/device").ok().filter(|d| d.to_string_lossy().contains("/pci"));
+    let bus_id = pci.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+    assert!(bus_id.is_some(), "inside the dmabuf VM but /dev/dri/card1 is no PCI device (--pci-display)");
+    let bus_id = bus_id.unwrap();
+    for version in [hip_fake::ROCM7, hip_fake::ROCM52] {
+        let mut cmd = Command::new(&program);
+        cmd.env("LD_LIBRARY_PATH", &libs)
+            .env("VMAFX_FAKE_HIP_LAZY", "1")
+            .env("VMAFX_FAKE_HIP_VERSION", version)
+            .env("DRM_MAP_CHECK_PCI_CARD", "/dev/dri/card1")
+            .env("DRM_MAP_CHECK_PCI_BUS_ID", &bus_id);
+        // As ROCm 7 the fake sits at the display's bus id (derived); as
+        // ROCm 5.2 at its own, 0000:03:00.0 (refused).
+        if version == hip_fake::ROCM7 {
+            cmd.env("VMAFX_FAKE_HIP_PCI_BUS_ID", &bus_id);
+        }
+        let out = cmd.output().expect("running drm_map_check");
+        println!("--- {line}, the fake as HIP_VERSION {version}:\n{}", String::from_utf8_lossy(&out.stdout));
+        assert_check_passed(line, &format!("drm_map_check (HIP_VERSION {version})"), &out);
+        if line == "9.0" {
+            // Its libavutil has the DRM hwcontext: derivation was checked.
+            let report = String::from_utf8_lossy(&out.stdout);
+            let derived = report.lines().filter(|l| l.starts_with("ok   derive:")).count();
+            assert_eq!(derived, 3, "9.0: not every derivation check ran:\n{report}");
+        }
+    }
+}
+
+#[test]
+fn vm_ffmpeg71_drm_prime_frames_map_to_hip() {
+    drm_map_check_passes("7.1");
+}
+#[test]
+fn vm_ffmpeg90_drm_prime_frames_map_to_hip() {
+    drm_map_check_passes("9.0");
 }
 
 /// One vmafx run on the fake: its metadata (`metadata=print`) and stderr.

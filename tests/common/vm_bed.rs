@@ -66,6 +66,11 @@ pub struct VmRun<'a> {
 /// `VMAFX_REQUIRE_VM=1` (scripts/test and scripts/planted-defects set it)
 /// and is reported as SKIPPED otherwise.
 pub fn run_in_vm(run: VmRun) {
+    run_in_vm_with(run, &[]);
+}
+
+/// [`run_in_vm`] with more options of scripts/dmabuf-vm (`--pci-display`).
+pub fn run_in_vm_with(run: VmRun, vm_options: &[&str]) {
     if std::env::var_os(IN_VM).is_some() {
         return;
     }
@@ -77,7 +82,7 @@ pub fn run_in_vm(run: VmRun) {
     let (code, stdout) = loop {
         boots += 1;
         let mut cmd = std::process::Command::new(&script);
-        cmd.args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1")]);
+        cmd.args(["--hostroot", "-t", "400", "-e", &format!("{IN_VM}=1")]).args(vm_options);
         for e in &run.env {
             cmd.arg("-e").arg(e);
         }

@@ -25,7 +25,8 @@
 // reuses an upload's source, before synchronising sees the difference
 // (tests/ffmpeg_hip.rs: FFmpeg's HIP hwcontext).
 //
-// One device, index 0, at PCI bus id 0000:03:00.0 (hipDeviceGetByPCIBusId).
+// One device, index 0, at PCI bus id 0000:03:00.0 (hipDeviceGetByPCIBusId;
+// VMAFX_FAKE_HIP_PCI_BUS_ID names another).
 // hipMemcpy2DAsync checks only the device side(s) of a copy by its kind:
 // host memory is not an allocation.
 //
@@ -276,6 +277,13 @@ API int hipSetDevice(int d) {
 }
 API int hipGetDevice(int *d) { *d = current_device; return OK; }
 API int hipDeviceGetByPCIBusId(int *d, const char *bus_id) {
+    // VMAFX_FAKE_HIP_PCI_BUS_ID: the device's bus id instead (a DRM device's in the VM).
+    const char *own = getenv("VMAFX_FAKE_HIP_PCI_BUS_ID");
+    if (own && *own) {
+        if (strcasecmp(bus_id, own) != 0) return 101;
+        *d = 0;
+        return OK;
+    }
     if (strcasecmp(bus_id, "0000:03:00.0") != 0 && strcasecmp(bus_id, "03:00.0") != 0) return 101;
     *d = 0;
     return OK;

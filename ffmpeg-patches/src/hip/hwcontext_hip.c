@@ -16,9 +16,28 @@
  * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
  */
 
+#include "config.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__linux__)
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+/* DRM_PRIME frames map to HIP frames, and a HIP device derives from a DRM
+ * device, on Linux: dma-bufs and sysfs. */
+#define HIP_DRM_INTEROP 1
+#include "hwcontext_drm.h"
+#endif
 
 #include "buffer.h"
 #include "common.h"
@@ -34,9 +53,50 @@
  * texture reads want on every AMD GPU. */
 #define HIP_PITCH_ALIGNMENT 256
 
+/* The external-memory calls only the DRM_PRIME mapping makes, loaded
+ * beside HIPFunctions but optional: a runtime without them still holds
+ * frames, and a DRM_PRIME mapping says what is missing. */
+typedef struct ihipExtMemory_t *hipExternalMemory_t;
+
+/* hipExternalMemoryHandleDesc: ROCm 6 added the reserved tail, which must
+ * be zero; ROCm 5 reads the fields before it only. */
+typedef struct HIPExternalMemoryHandleDesc {
+    int type;
+    union {
+        int fd;
+        struct {
+            void *handle;
+            const void *name;
+        } win32;
+        const void *nvSciBufObject;
+    } handle;
+    unsigned long long size;
+    unsigned int flags;
+    unsigned int reserved[16];
+} HIPExternalMemoryHandleDesc;
+
+/* hipExternalMemoryBufferDesc, with the same ROCm 6 tail. */
+typedef struct HIPExternalMemoryBufferDesc {
+    unsigned long long offset;
+    unsigned long long size;
+    unsigned int flags;
+    unsigned int reserved[16];
+} HIPExternalMemoryBufferDesc;
+
+#define HIP_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD 1
+
+typedef struct HIPInteropFunctions {
+    hipError_t (*hipImportExternalMemory)(hipExternalMemory_t *ext,
+                                          const HIPExternalMemoryHandleDesc *desc);
+    hipError_t (*hipExternalMemoryGetMappedBuffer)(void **ptr, hipExternalMemory_t ext,
+                                                   const HIPExternalMemoryBufferDesc *desc);
+    hipError_t (*hipDestroyExternalMemory)(hipExternalMemory_t ext);
+} HIPInteropFunctions;
+
 typedef struct HIPDeviceContext {
     AVHIPDeviceContext p;
     AVHIPDeviceContextInternal internal;
+    HIPInteropFunctions interop;
 } HIPDeviceContext;
 
 /* The layout of one frame in its pool buffer: each plane at its offset,
@@ -97,6 +157,9 @@ static int hip_check(void *log_ctx, const HIPFunctions *hip, hipError_t err,
 
 #define CHECK_HIP(log_ctx, hip, call, args) \
     hip_check(log_ctx, hip, (hip)->call args, #call)
+/* The same for the optional calls of HIPDeviceContext.interop. */
+#define CHECK_HIP_INTEROP(log_ctx, hwctx, call, args) \
+    hip_check(log_ctx, &(hwctx)->internal.hip, (hwctx)->interop.call args, #call)
 
 static int hip_load_functions(AVHWDeviceContext *ctx, HIPFunctions *hip)
 {
@@ -385,6 +448,324 @@ exit:
     return ret;
 }
 
+#ifdef HIP_DRM_INTEROP
+/* The uAPI of linux/dma-buf.h (Linux 6.0), declared here so that older
+ * kernel headers build: a sync_file of the dma-buf's implicit fences. */
+typedef struct HIPDmaBufExportSyncFile {
+    uint32_t flags;
+    int32_t  fd;
+} HIPDmaBufExportSyncFile;
+#define HIP_DMA_BUF_SYNC_READ                 (1 << 0)
+#define HIP_DMA_BUF_IOCTL_EXPORT_SYNC_FILE    _IOWR('b', 2, HIPDmaBufExportSyncFile)
+
+/* How long a mapping waits for the producer's fences before it gives up
+ * with an error instead of hanging the graph. */
+#define HIP_DRM_FENCE_TIMEOUT_MS 5000
+
+#define HIP_DRM_FORMAT_MOD_LINEAR  0ULL
+#define HIP_DRM_FORMAT_MOD_INVALID ((1ULL << 56) - 1)
+
+/* One DRM_PRIME frame mapped to HIP: each object imported once, and every
+ * distinct buffer the runtime mapped, each freed once. */
+typedef struct HIPDRMMapping {
+    hipExternalMemory_t ext[AV_DRM_MAX_PLANES];
+    int nb_ext;
+    void *buffers[2 * AV_DRM_MAX_PLANES];
+    int nb_buffers;
+} HIPDRMMapping;
+
+/* The name of a DRM format modifier, for refusals. */
+static void hip_drm_modifier_name(char *buf, size_t size, uint64_t modifier)
+{
+    static const char *const vendors[] = {
+        "NONE", "INTEL", "AMD", "NVIDIA", "SAMSUNG", "QCOM", "VIVANTE",
+        "BROADCOM", "ARM", "ALLWINNER", "AMLOGIC",
+    };
+    unsigned vendor = modifier >> 56;
+
+    if (modifier == HIP_DRM_FORMAT_MOD_INVALID)
+        snprintf(buf, size, "DRM_FORMAT_MOD_INVALID (a layout only its driver knows)");
+    else if (modifier == (1ULL << 56 | 1))
+        snprintf(buf, size, "I915_FORMAT_MOD_X_TILED (0x%016"PRIx64")", modifier);
+    else if (modifier == (1ULL << 56 | 2))
+        snprintf(buf, size, "I915_FORMAT_MOD_Y_TILED (0x%016"PRIx64")", modifier);
+    else if (vendor < FF_ARRAY_ELEMS(vendors))
+        snprintf(buf, size, "a DRM_FORMAT_MOD_VENDOR_%s modifier (0x%016"PRIx64")",
+                 vendors[vendor], modifier);
+    else
+        snprintf(buf, size, "modifier 0x%016"PRIx64, modifier);
+}
+
+/* Waits until the writers of the dma-buf (a decoder still writing the
+ * surface) are done: its implicit fences, exported as a sync_file. */
+static int hip_drm_wait_fence(AVHWFramesContext *hwfc, int object, int fd)
+{
+    HIPDmaBufExportSyncFile sync = { .flags = HIP_DMA_BUF_SYNC_READ, .fd = -1 };
+    struct pollfd pfd = { .events = POLLIN };
+    int ret;
+
+    if (ioctl(fd, HIP_DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &sync) == 0) {
+        pfd.fd = sync.fd;
+    } else if (errno == ENOTTY) {
+        /* A kernel before 6.0: polling the dma-buf itself waits for the
+         * same fences. */
+        pfd.fd = fd;
+    } else {
+        av_log(hwfc, AV_LOG_ERROR, "DRM object %d: exporting the fences of "
+               "fd %d failed: %s (not a dma-buf?)\n", object, fd, strerror(errno));
+        return AVERROR(EINVAL);
+    }
+    do {
+        ret = poll(&pfd, 1, HIP_DRM_FENCE_TIMEOUT_MS);
+    } while (ret < 0 && errno == EINTR);
+    if (pfd.fd == sync.fd)
+        close(sync.fd);
+    if (ret < 0) {
+        av_log(hwfc, AV_LOG_ERROR, "DRM object %d: waiting for its fences "
+               "failed: %s\n", object, strerror(errno));
+        return AVERROR(errno);
+    }
+    if (ret == 0) {
+        av_log(hwfc, AV_LOG_ERROR, "DRM object %d: its writer did not signal "
+               "its fences within %d ms\n", object, HIP_DRM_FENCE_TIMEOUT_MS);
+        return AVERROR(ETIMEDOUT);
+    }
+    return 0;
+}
+
+/* Keeps a buffer the runtime mapped, unless that address is kept already
+ * (ROCm 5.2 answers one address for every offset: freed once). */
+static void hip_drm_keep_buffer(HIPDRMMapping *map, void *ptr)
+{
+    for (int i = 0; i < map->nb_buffers; i++) {
+        if (map->buffers[i] == ptr)
+            return;
+    }
+    map->buffers[map->nb_buffers++] = ptr;
+}
+
+/* Frees the mapped buffers, then destroys the imports; once every reader
+ * of the device's stream is done with them. */
+static void hip_drm_mapping_release(AVHWDeviceContext *device_ctx, HIPDRMMapping *map)
+{
+    HIPDeviceContext *hwctx = device_ctx->hwctx;
+    const HIPFunctions *hip = &hwctx->internal.hip;
+    int prev, i;
+
+    if (hip_enter(device_ctx, &prev) < 0)
+        return;
+    CHECK_HIP(device_ctx, hip, hipStreamSynchronize, (hwctx->p.stream));
+    for (i = 0; i < map->nb_buffers; i++)
+        CHECK_HIP(device_ctx, hip, hipFree, (map->buffers[i]));
+    map->nb_buffers = 0;
+    for (i = 0; i < map->nb_ext; i++)
+        CHECK_HIP_INTEROP(device_ctx, hwctx, hipDestroyExternalMemory, (map->ext[i]));
+    map->nb_ext = 0;
+    hip_leave(device_ctx, prev);
+}
+
+static void hip_unmap_from_drm(AVHWFramesContext *hwfc, HWMapDescriptor *hwmap)
+{
+    hip_drm_mapping_release(hwfc->device_ctx, hwmap->priv);
+    av_free(hwmap->priv);
+}
+
+/* Maps the planes of a linear DRM_PRIME frame, in the layout of the HIP
+ * frames context's sw_format, into the HIP device's address space: each
+ * dma-buf imported as external memory (the runtime takes a duplicate of
+ * its fd), each plane mapped at its offset. Nothing is copied. */
+static int hip_map_from_drm(AVHWFramesContext *hwfc, AVFrame *dst,
+                            const AVFrame *src, int flags)
+{
+    AVHWDeviceContext *device_ctx  = hwfc->device_ctx;
+    HIPDeviceContext *hwctx        = device_ctx->hwctx;
+    const HIPInteropFunctions *ext = &hwctx->interop;
+    const AVDRMFrameDescriptor *desc = (const AVDRMFrameDescriptor *)src->data[0];
+    const AVPixFmtDescriptor *pix  = av_pix_fmt_desc_get(hwfc->sw_format);
+    int nb_planes = av_pix_fmt_count_planes(hwfc->sw_format);
+    uint8_t *base[AV_DRM_MAX_PLANES] = { NULL };
+    size_t object_size[AV_DRM_MAX_PLANES];
+    int bytes[4], plane, prev, ret, i, j;
+    HIPDRMMapping *map;
+    char name[96];
+
+    if (!ext->hipImportExternalMemory || !ext->hipExternalMemoryGetMappedBuffer ||
+        !ext->hipDestroyExternalMemory) {
+        av_log(hwfc, AV_LOG_ERROR, "The HIP runtime has no hipImportExternalMemory, "
+               "hipExternalMemoryGetMappedBuffer or hipDestroyExternalMemory: "
+               "DRM_PRIME frames cannot be mapped\n");
+        return AVERROR(ENOSYS);
+    }
+    if (!desc || desc->nb_objects < 1 || desc->nb_objects > AV_DRM_MAX_PLANES ||
+        desc->nb_layers < 1 || desc->nb_layers > AV_DRM_MAX_PLANES) {
+        av_log(hwfc, AV_LOG_ERROR, "Invalid DRM_PRIME frame descriptor\n");
+        return AVERROR(EINVAL);
+    }
+    for (i = 0; i < desc->nb_objects; i++) {
+        if (desc->objects[i].format_modifier != HIP_DRM_FORMAT_MOD_LINEAR) {
+            hip_drm_modifier_name(name, sizeof(name), desc->objects[i].format_modifier);
+            av_log(hwfc, AV_LOG_ERROR, "DRM object %d has %s: HIP maps linear "
+                   "(DRM_FORMAT_MOD_LINEAR) dma-bufs only\n", i, name);
+            return AVERROR(ENOSYS);
+        }
+    }
+    for (i = plane = 0; i < desc->nb_layers; i++)
+        plane += desc->layers[i].nb_planes;
+    if (plane != nb_planes) {
+        av_log(hwfc, AV_LOG_ERROR, "The DRM_PRIME frame has %d planes, HIP "
+               "frames of %s have %d\n", plane, av_get_pix_fmt_name(hwfc->sw_format),
+               nb_planes);
+        return AVERROR(EINVAL);
+    }
+    ret = av_image_fill_linesizes(bytes, hwfc->sw_format, src->width);
+    if (ret < 0)
+        return ret;
+
+    map = av_mallocz(sizeof(*map));
+    if (!map)
+        return AVERROR(ENOMEM);
+
+    ret = hip_enter(device_ctx, &prev);
+    if (ret < 0) {
+        av_free(map);
+        return ret;
+    }
+
+    for (i = 0; i < desc->nb_objects; i++) {
+        const AVDRMObjectDescriptor *obj = &desc->objects[i];
+        HIPExternalMemoryHandleDesc handle = {
+            .type = HIP_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD,
+        };
+        HIPExternalMemoryBufferDesc whole = { 0 };
+        void *ptr;
+        off_t end;
+
+        ret = hip_drm_wait_fence(hwfc, i, obj->fd);
+        if (ret < 0)
+            goto fail;
+        object_size[i] = obj->size;
+        end = lseek(obj->fd, 0, SEEK_END);
+        if (!object_size[i] && end > 0)
+            object_size[i] = end;
+        if (!object_size[i] || (end > 0 && object_size[i] > end)) {
+            av_log(hwfc, AV_LOG_ERROR, "DRM object %d: size %zu, but its "
+                   "dma-buf holds %lld bytes\n", i, obj->size, (long long)end);
+            ret = AVERROR(EINVAL);
+            goto fail;
+        }
+        /* The runtime owns the fd it imports: hand it a duplicate. */
+        handle.handle.fd = dup(obj->fd);
+        handle.size      = object_size[i];
+        if (handle.handle.fd < 0) {
+            ret = AVERROR(errno);
+            goto fail;
+        }
+        ret = CHECK_HIP_INTEROP(hwfc, hwctx, hipImportExternalMemory, (&map->ext[i], &handle));
+        if (ret < 0) {
+            close(handle.handle.fd);
+            goto fail;
+        }
+        map->nb_ext++;
+        /* The whole object at offset 0: the base every plane is found
+         * from where the runtime ignores mapping offsets. */
+        whole.size = object_size[i];
+        ret = CHECK_HIP_INTEROP(hwfc, hwctx, hipExternalMemoryGetMappedBuffer,
+                        (&ptr, map->ext[i], &whole));
+        if (ret < 0)
+            goto fail;
+        hip_drm_keep_buffer(map, ptr);
+        base[i] = ptr;
+    }
+
+    for (i = plane = 0; i < desc->nb_layers; i++) {
+        for (j = 0; j < desc->layers[i].nb_planes; j++, plane++) {
+            const AVDRMPlaneDescriptor *p = &desc->layers[i].planes[j];
+            int rows = plane == 1 || plane == 2 ?
+                       AV_CEIL_RSHIFT(src->height, pix->log2_chroma_h) : src->height;
+            HIPExternalMemoryBufferDesc at = { .offset = p->offset };
+            void *ptr;
+
+            if (p->object_index < 0 || p->object_index >= desc->nb_objects ||
+                p->pitch < bytes[plane] || p->pitch > INT_MAX || p->offset < 0 ||
+                (size_t)p->offset > object_size[p->object_index] ||
+                (size_t)p->pitch * rows > object_size[p->object_index] - p->offset) {
+                av_log(hwfc, AV_LOG_ERROR, "DRM plane %d (object %d, offset %td, "
+                       "pitch %td) does not hold %d rows of %d bytes inside its "
+                       "object\n", plane, p->object_index, p->offset, p->pitch,
+                       rows, bytes[plane]);
+                ret = AVERROR(EINVAL);
+                goto fail;
+            }
+            ptr = base[p->object_index];
+            if (p->offset) {
+                at.size = (size_t)p->pitch * rows;
+                ret = CHECK_HIP_INTEROP(hwfc, hwctx, hipExternalMemoryGetMappedBuffer,
+                                (&ptr, map->ext[p->object_index], &at));
+                if (ret < 0)
+                    goto fail;
+                hip_drm_keep_buffer(map, ptr);
+                /* ROCm 5.2 answers the object's base whatever the offset. */
+                if (ptr == base[p->object_index])
+                    ptr = base[p->object_index] + p->offset;
+            }
+            dst->data[plane]     = ptr;
+            dst->linesize[plane] = p->pitch;
+        }
+    }
+    hip_leave(device_ctx, prev);
+
+    ret = ff_hwframe_map_create(dst->hw_frames_ctx, dst, src, &hip_unmap_from_drm, map);
+    if (ret < 0) {
+        hip_drm_mapping_release(device_ctx, map);
+        av_free(map);
+        return ret;
+    }
+    dst->width  = src->width;
+    dst->height = src->height;
+    return 0;
+
+fail:
+    hip_leave(device_ctx, prev);
+    hip_drm_mapping_release(device_ctx, map);
+    av_free(map);
+    return ret;
+}
+
+/* A frame of another hwcontext that maps to DRM_PRIME (VAAPI, Vulkan)
+ * reaches HIP through it; the mapped frame then refers to the source. */
+static int hip_map_through_drm(AVHWFramesContext *hwfc, AVFrame *dst,
+                               const AVFrame *src, int flags)
+{
+    AVFrame *drm = av_frame_alloc();
+    int ret;
+
+    if (!drm)
+        return AVERROR(ENOMEM);
+    drm->format = AV_PIX_FMT_DRM_PRIME;
+    ret = av_hwframe_map(drm, src, AV_HWFRAME_MAP_READ);
+    if (ret >= 0)
+        ret = hip_map_from_drm(hwfc, dst, drm, flags);
+    if (ret >= 0)
+        ret = ff_hwframe_map_replace(dst, src);
+    av_frame_free(&drm);
+    return ret;
+}
+#endif /* HIP_DRM_INTEROP */
+
+static int hip_map_to(AVHWFramesContext *hwfc, AVFrame *dst,
+                      const AVFrame *src, int flags)
+{
+    if (dst->format != AV_PIX_FMT_HIP)
+        return AVERROR(ENOSYS);
+#ifdef HIP_DRM_INTEROP
+    if (src->format == AV_PIX_FMT_DRM_PRIME)
+        return hip_map_from_drm(hwfc, dst, src, flags);
+    if (src->hw_frames_ctx)
+        return hip_map_through_drm(hwfc, dst, src, flags);
+#endif
+    return AVERROR(ENOSYS);
+}
+
 static void hip_device_uninit(AVHWDeviceContext *ctx)
 {
     HIPDeviceContext *hwctx = ctx->hwctx;
@@ -392,6 +773,7 @@ static void hip_device_uninit(AVHWDeviceContext *ctx)
     if (hwctx->internal.hip.lib)
         dlclose(hwctx->internal.hip.lib);
     memset(&hwctx->internal, 0, sizeof(hwctx->internal));
+    memset(&hwctx->interop, 0, sizeof(hwctx->interop));
     hwctx->p.internal = NULL;
 }
 
@@ -406,6 +788,13 @@ static int hip_device_open(AVHWDeviceContext *ctx)
     ret = hip_load_functions(ctx, &hwctx->internal.hip);
     if (ret < 0)
         return ret;
+    /* Optional: NULL where the runtime lacks them. */
+    *(void **)&hwctx->interop.hipImportExternalMemory =
+        dlsym(hwctx->internal.hip.lib, "hipImportExternalMemory");
+    *(void **)&hwctx->interop.hipExternalMemoryGetMappedBuffer =
+        dlsym(hwctx->internal.hip.lib, "hipExternalMemoryGetMappedBuffer");
+    *(void **)&hwctx->interop.hipDestroyExternalMemory =
+        dlsym(hwctx->internal.hip.lib, "hipDestroyExternalMemory");
     return CHECK_HIP(ctx, &hwctx->internal.hip, hipInit, (0));
 }
 
@@ -474,6 +863,87 @@ fail:
     return ret;
 }
 
+#ifdef HIP_DRM_INTEROP
+/* The PCI bus id (domain:bus:device.function) of the GPU behind a DRM
+ * device's fd, from sysfs; an error naming the device when it is not a
+ * PCI device (vgem, a display controller on another bus). */
+static int hip_drm_pci_bus_id(AVHWDeviceContext *ctx, int fd, char *bus_id, size_t size)
+{
+    char path[64], dev[PATH_MAX] = "", link[PATH_MAX], *name;
+    struct stat st;
+    ssize_t len;
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    len = readlink(path, dev, sizeof(dev) - 1);
+    dev[len > 0 ? len : 0] = 0;
+    if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+        av_log(ctx, AV_LOG_ERROR, "The DRM device (fd %d, %s) is not a "
+               "character device\n", fd, dev);
+        return AVERROR(EINVAL);
+    }
+    snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/subsystem",
+             major(st.st_rdev), minor(st.st_rdev));
+    len = readlink(path, link, sizeof(link) - 1);
+    link[len > 0 ? len : 0] = 0;
+    name = strrchr(link, '/');
+    if (len <= 0 || !name || strcmp(name + 1, "pci")) {
+        av_log(ctx, AV_LOG_ERROR, "The DRM device %s is not a PCI device "
+               "(bus %s): it is no GPU a HIP device can be derived from\n",
+               dev, name ? name + 1 : "unknown");
+        return AVERROR(ENODEV);
+    }
+    snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device",
+             major(st.st_rdev), minor(st.st_rdev));
+    if (!realpath(path, link) || !(name = strrchr(link, '/')) ||
+        strlen(name + 1) >= size) {
+        av_log(ctx, AV_LOG_ERROR, "No PCI bus id for the DRM device %s "
+               "(%s)\n", dev, path);
+        return AVERROR(ENODEV);
+    }
+    memcpy(bus_id, name + 1, strlen(name + 1) + 1);
+    return 0;
+}
+#endif
+
+/* The HIP device of the same GPU as a DRM device: their PCI bus ids match.
+ * Other device types (VAAPI) answer ENOSYS, so that a HIP device derives
+ * from the DRM device they were derived from. */
+static int hip_device_derive(AVHWDeviceContext *ctx, AVHWDeviceContext *src_ctx,
+                             AVDictionary *opts, int flags)
+{
+#ifdef HIP_DRM_INTEROP
+    HIPDeviceContext *hwctx = ctx->hwctx;
+    const AVDRMDeviceContext *drm = src_ctx->hwctx;
+    char bus_id[64];
+    int ret;
+
+    if (src_ctx->type != AV_HWDEVICE_TYPE_DRM)
+        return AVERROR(ENOSYS);
+    ret = hip_drm_pci_bus_id(ctx, drm->fd, bus_id, sizeof(bus_id));
+    if (ret < 0)
+        return ret;
+    ret = hip_device_open(ctx);
+    if (ret < 0)
+        goto fail;
+    if (hwctx->internal.hip.hipDeviceGetByPCIBusId(&hwctx->p.device, bus_id) != 0) {
+        av_log(ctx, AV_LOG_ERROR, "No HIP device at PCI bus id %s, the DRM "
+               "device's (another vendor's GPU, or hidden by "
+               "HIP_VISIBLE_DEVICES)\n", bus_id);
+        ret = AVERROR(ENODEV);
+        goto fail;
+    }
+    av_log(ctx, AV_LOG_VERBOSE, "HIP device %d is the DRM device's GPU, PCI "
+           "bus id %s\n", hwctx->p.device, bus_id);
+    return 0;
+
+fail:
+    hip_device_uninit(ctx);
+    return ret;
+#else
+    return AVERROR(ENOSYS);
+#endif
+}
+
 const HWContextType ff_hwcontext_type_hip = {
     .type                 = AV_HWDEVICE_TYPE_HIP,
     .name                 = "HIP",
@@ -482,6 +952,7 @@ const HWContextType ff_hwcontext_type_hip = {
     .frames_hwctx_size    = sizeof(HIPFramesContext),
 
     .device_create        = hip_device_create,
+    .device_derive        = hip_device_derive,
     .device_init          = hip_device_init,
     .device_uninit        = hip_device_uninit,
     .frames_get_constraints = hip_frames_get_constraints,
@@ -490,6 +961,7 @@ const HWContextType ff_hwcontext_type_hip = {
     .transfer_get_formats = hip_transfer_get_formats,
     .transfer_data_to     = hip_transfer_data,
     .transfer_data_from   = hip_transfer_data,
+    .map_to               = hip_map_to,
 
     .pix_fmts             = (const enum AVPixelFormat[]){ AV_PIX_FMT_HIP, AV_PIX_FMT_NONE },
 };
