@@ -25,8 +25,9 @@
 //! planar and VAAPI-nv12 frames. Refusals go through the graph too: a tiled
 //! modifier, a plane past the end of its object, a fence never signalled
 //! (fence_timeout): the graph returns an error naming the frame and the
-//! reason, the frames before it were scored and counted, the graph frees
-//! cleanly and every buffer the pool made is released.
+//! reason, the frames before it were scored and counted and written to
+//! vmafx's log (marked incomplete, equal to a run on those frames alone),
+//! the graph frees cleanly and every buffer the pool made is released.
 //!
 //! Run (scripts/ffmpeg-build 9.0 first):
 //!   FFMPEG_DIR=build/ffmpeg-9.0/install LD_LIBRARY_PATH=build/ffmpeg-9.0/install/lib \
@@ -39,6 +40,9 @@ mod synth;
 mod vm_bed;
 #[path = "common/hip_fake.rs"]
 mod hip_fake;
+#[path = "common/partial_log.rs"]
+#[allow(dead_code)]
+mod partial_log;
 
 use std::ffi::{c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -683,7 +687,10 @@ fn vm_graph_drm_prime_frames_score_like_software() {
 /// the graph returns the error, vmafx's message names the frame and the
 /// reason, the pairs before it were scored and counted (their outputs, if
 /// out, equal the software run's), and the graph frees cleanly with every
-/// pool buffer released.
+/// pool buffer released. Nothing scored is lost: vmafx's JSON log (written
+/// at uninit) holds the frames before the fault, marked incomplete with the
+/// fault's reason, equal as text to a software run's log of those frames
+/// alone (the last kept frame's look-ahead ends with the stream there).
 #[test]
 fn vm_graph_refusals_end_the_graph_cleanly() {
     if !in_vm() {
@@ -705,7 +712,15 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
             &["main frame 1 (drm_prime yuv420p)", "implicit write fence of object 0"],
         ),
     ];
+    // `options` with vmafx's JSON log at `name` in the guest's /tmp.
+    let logged = |options: &str, name: &str| -> (&'static str, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("vmafx-graph-{name}.json"));
+        let _ = std::fs::remove_file(&path);
+        let with_log = format!("{options}:log_fmt=json:log_path={}", path.display());
+        (Box::leak(with_log.into_boxed_str()), path)
+    };
     for (at, on_main, defect, options, code, words) in cases {
+        let (options, log_path) = logged(options, &format!("{defect:?}"));
         let got = run(&Case { bad: Some((at, on_main, defect)), options, ..base }, &frames);
         let (r, when) = got.error.unwrap_or_else(|| panic!("{defect:?}: the graph did not fail: {:?}", got.log));
         assert_eq!((r, when), (code, at), "{defect:?}: {} at frame {when}", err_text(r));
@@ -723,6 +738,20 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
         assert_eq!(got.scored_and_copies, Some((at as u64, 0)), "{defect:?}: the pairs before the refused one are counted");
         assert!(got.out.len() <= at, "{defect:?}: no output for the refused frame");
         assert_eq!(got.out[..], want.out[..got.out.len()], "{defect:?}: the frames out before the error");
+
+        // The log the graph left, against a software run of the kept frames.
+        let cut = partial_log::read_json(&log_path);
+        let why = cut["incomplete"].as_str().unwrap_or_else(|| panic!("{defect:?}: no \"incomplete\" mark in {cut}"));
+        assert!(why.contains(&format!("frame {at}")), "{defect:?}: incomplete = {why:?}, expected it to name frame {at}");
+        assert_eq!(partial_log::frames_by_number(&cut).len(), at, "{defect:?}: the frames scored before the fault");
+        let (clean_options, clean_path) = logged(MODEL, &format!("{defect:?}-clean"));
+        let clean_run = run(&Case { drm_main: false, drm_ref: false, options: clean_options, ..base }, &frames[..at]);
+        assert!(clean_run.error.is_none(), "{defect:?}: the software run of {at} frames failed: {:?}", clean_run.log);
+        let clean = partial_log::read_json(&clean_path);
+        assert!(clean.get("incomplete").is_none(), "{defect:?}: {clean}");
+        assert_eq!(cut["frames"], clean["frames"], "{defect:?}: the kept frames differ from a run on them alone");
+        assert_eq!(cut["pooled_metrics"], clean["pooled_metrics"], "{defect:?}: pooled values");
+        eprintln!("{defect:?}: the log holds the {at} frame(s) before the fault, marked incomplete ({why})");
     }
 }
 
