@@ -36,6 +36,7 @@ fn compare(frames: &Clip, features: &[&str], threads: u32, subsample: u32) -> Ve
         threads,
         subsample,
         path: LibvmafPath::C,
+        ..Default::default()
     };
     let theirs = reference::run(frames, &spec, &[]);
     let input = LogInput {
