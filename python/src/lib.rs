@@ -262,6 +262,12 @@ fn open_pair(
 ) -> vmafx::Result<(Box<dyn io::FrameReader>, Box<dyn io::FrameReader>)> {
     let r = io::open(reference, None)?;
     let d = io::open(distorted, None)?;
+    check_pair(r.as_ref(), d.as_ref())?;
+    Ok((r, d))
+}
+
+/// Both inputs have one size and format.
+fn check_pair(r: &dyn io::FrameReader, d: &dyn io::FrameReader) -> vmafx::Result<()> {
     if (r.width(), r.height(), r.format()) != (d.width(), d.height(), d.format()) {
         return Err(vmafx::Error::Mismatch(format!(
             "reference {} ({}x{} {}) and distorted {} ({}x{} {}) differ in size or format",
@@ -275,7 +281,7 @@ fn open_pair(
             d.format()
         )));
     }
-    Ok((r, d))
+    Ok(())
 }
 
 fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::Path) -> vmafx::Result<Result> {
@@ -325,6 +331,43 @@ fn frame_count(py: Python<'_>, reference: PathBuf, distorted: PathBuf) -> PyResu
     .map_err(py_err)
 }
 
+/// Where each frame of an encoded input is (`vmafx::io::FrameMap`, from its
+/// packets alone): `(pts, keys)`, or None for y4m/yuv inputs and streams
+/// whose packets do not say (those are read from their start).
+#[pyfunction]
+fn frame_map(py: Python<'_>, path: PathBuf) -> PyResult<Option<MapTuple>> {
+    py.allow_threads(|| -> vmafx::Result<Option<MapTuple>> {
+        // y4m has its own reader (io::open), which reads from the start.
+        let mut head = [0u8; 9];
+        let n = std::io::Read::read(&mut std::fs::File::open(&path).map_err(|e| vmafx::Error::io(&path, e))?, &mut head)
+            .map_err(|e| vmafx::Error::io(&path, e))?;
+        if &head[..n] == b"YUV4MPEG2" {
+            return Ok(None);
+        }
+        Ok(io::DecodeReader::map_frames(&path)?.map(|m| (m.pts, m.keys)))
+    })
+    .map_err(py_err)
+}
+
+/// A `FrameMap` as it crosses processes.
+type MapTuple = (Vec<i64>, Vec<(u32, i64)>);
+
+/// `path` opened so that its next frame is frame `from`: by seeking to the
+/// key frame at or before it where `map` is given, else by reading and
+/// dropping the frames before it.
+fn open_at(path: &std::path::Path, map: Option<MapTuple>, from: u32) -> vmafx::Result<Box<dyn io::FrameReader>> {
+    if let Some((pts, keys)) = map.filter(|_| from > 0) {
+        let mut reader = io::DecodeReader::open(path)?;
+        reader.seek_to_frame(&io::FrameMap { pts, keys }, from)?;
+        return Ok(Box::new(reader));
+    }
+    let mut reader = io::open(path, None)?;
+    if reader.skip_frames(from)? != from {
+        return Err(vmafx::Error::input(path, format!("it has fewer than {from} frames")));
+    }
+    Ok(reader)
+}
+
 /// A chroma layout as a segment's result names it (it crosses processes).
 fn chroma_name(c: Chroma) -> &'static str {
     match c {
@@ -349,7 +392,8 @@ fn chroma_of(name: &str) -> PyResult<Chroma> {
 type FrameValues = Vec<(String, f64)>;
 
 /// Scores frames `first..end` of a title for a segmented run: pushes from
-/// `look_behind` frames earlier (`Context::segment_push_from`) and returns
+/// `look_behind` frames earlier (`Context::segment_push_from`; an input
+/// with a `frame_map` seeks to the key frame at or before that) and returns
 /// `(width, height, chroma, bits, values)`, `values` the extracted values
 /// of each frame of the range (fewer when the title ends first), which
 /// `merge` turns into the title's result.
@@ -366,19 +410,17 @@ fn score_range(
     threads: usize,
     device: &str,
     subsample: u32,
+    reference_map: Option<MapTuple>,
+    distorted_map: Option<MapTuple>,
 ) -> PyResult<(usize, usize, &'static str, u8, Vec<FrameValues>)> {
     let plan = Plan::new(models, features, threads, device, subsample)?;
     py.allow_threads(|| -> vmafx::Result<_> {
-        let (mut r, mut d) = open_pair(&reference, &distorted)?;
         let mut ctx = plan.context()?;
         ctx.record_extracted()?;
         let from = ctx.segment_push_from(first);
-        // TODO(docs/ray.md): seek to the key frame at or before `from`
-        // instead of reading every frame before it.
-        let skipped = (r.skip_frames(from)?, d.skip_frames(from)?);
-        if skipped != (from, from) {
-            return Err(vmafx::Error::invalid(format!("frame {first}: the title has fewer frames")));
-        }
+        let mut r = open_at(&reference, reference_map, from)?;
+        let mut d = open_at(&distorted, distorted_map, from)?;
+        check_pair(r.as_ref(), d.as_ref())?;
         for index in from..end {
             match (r.read_source()?, d.read_source()?) {
                 (Some(a), Some(b)) => ctx.push(a, b)?,
@@ -648,6 +690,7 @@ impl Drop for Context {
 fn _vmafx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(frame_count, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_map, m)?)?;
     m.add_function(wrap_pyfunction!(score_range, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_class::<Context>()?;

@@ -50,11 +50,11 @@ class _Attempts:
 
 
 def _score_segment(attempts, segment, reference, distorted, first, end, models, features, threads, device,
-                   subsample):
+                   subsample, maps):
     attempt = ray.get(attempts.begin.remote(segment))
     if attempt == 0 and os.environ.get(KILL_FIRST_ATTEMPT_ENV) == str(segment):
         os._exit(1)
-    return _vmafx.score_range(reference, distorted, first, end, models, features, threads, device, subsample)
+    return _vmafx.score_range(reference, distorted, first, end, models, features, threads, device, subsample, *maps)
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,17 @@ def score(reference, distorted, segment_frames=2400, model=DEFAULT_MODEL, featur
     threads, subsample = int(threads), max(int(subsample), 1)
     if not ray.is_initialized():
         ray.init(address=address, logging_level="warning", log_to_driver=False)
+    # Encoded inputs: a demux-only pass maps each frame to its key frame, so
+    # a task seeks near its range and decodes forward (y4m: None, read).
+    maps = (_vmafx.frame_map(reference), _vmafx.frame_map(distorted))
     if frames is None:
-        frames = _vmafx.frame_count(reference, distorted)
+        if None in maps:
+            frames = _vmafx.frame_count(reference, distorted)
+        elif len(maps[0][0]) != len(maps[1][0]):
+            raise _vmafx.Error(f"{reference} has {len(maps[0][0])} frames and {distorted} has {len(maps[1][0])}")
+        else:
+            frames = len(maps[0][0])
+    maps = ray.put(maps)
     ranges = _ranges(int(frames), int(segment_frames))
     gpu = str(device).split(":")[0] in ("cuda", "hip")
     task = ray.remote(_score_segment).options(
@@ -106,7 +115,8 @@ def score(reference, distorted, segment_frames=2400, model=DEFAULT_MODEL, featur
         retry_exceptions=False,
     )
     attempts = _Attempts.remote()
-    pending = [task.remote(attempts, i, reference, distorted, a, b, models, features, threads, str(device), subsample)
+    pending = [task.remote(attempts, i, reference, distorted, a, b, models, features, threads, str(device), subsample,
+                           maps)
                for i, (a, b) in enumerate(ranges)]
     try:
         parts = ray.get(pending)
