@@ -576,7 +576,8 @@ impl Context {
     /// single pass over the pictures does (the same code on the same values
     /// in the same order). The pictures were `width` x `height` in
     /// `format`. Configure it as the segments' contexts were (models,
-    /// features, subsample, and threads 0 or not: that orders the features).
+    /// features, subsample, and threads 0 or not: that orders the features);
+    /// it starts no workers, and takes no pictures once its workers run.
     pub fn push_extracted(
         &mut self,
         width: usize,
@@ -589,6 +590,9 @@ impl Context {
         }
         if let Some(f) = &self.failed {
             return Err(Error::Internal(f.clone()));
+        }
+        if self.workers.is_some() {
+            return Err(Error::invalid("extracted values pushed to a context that scores pictures"));
         }
         let g = Geometry { width, height, format };
         match self.geometry {

@@ -68,6 +68,8 @@ class RayResult:
 
     def __getattr__(self, name):
         # frames, pooled, aggregates, json(), xml(), csv(), plot(): the result's.
+        if name == "result":  # not yet set (copying, unpickling)
+            raise AttributeError(name)
         return getattr(self.result, name)
 
 
