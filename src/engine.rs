@@ -377,6 +377,10 @@ pub struct Context {
     frames_final: u32,
     flushed: bool,
     failed: Option<String>,
+    /// Each committed frame's extracted values in commit order, when
+    /// asked for ([`Context::record_extracted`]): what a segment of a
+    /// title hands to the merge ([`Context::push_extracted`]).
+    extracted: Option<Vec<Vec<(String, f64)>>>,
 }
 
 impl Context {
@@ -452,6 +456,7 @@ impl Context {
             frames_final: 0,
             flushed: false,
             failed: None,
+            extracted: None,
         })
     }
 
@@ -530,6 +535,81 @@ impl Context {
         &self.models
     }
 
+    /// Frames before a frame whose pictures its extraction reads (the most
+    /// any extractor of this context needs: [`ExtractorDescriptor::look_behind`]).
+    /// A segment `[a, b)` of a title pushes frames from
+    /// [`Context::segment_push_from`]`(a)` and keeps the extracted values of
+    /// `a..b` ([`Context::extracted`]).
+    pub fn look_behind(&self) -> u32 {
+        self.uses.iter().map(|u| u.descriptor.look_behind(&u.options)).max().unwrap_or(0)
+    }
+
+    /// The first frame to push for a segment of a title that starts at
+    /// frame `first`: [`Context::look_behind`] frames earlier (not before
+    /// frame 0), down to a multiple of the subsample rate, so the segment's
+    /// frames are numbered as in the title modulo that rate.
+    pub fn segment_push_from(&self, first: u32) -> u32 {
+        let from = first.saturating_sub(self.look_behind());
+        from - from % self.config.subsample.max(1)
+    }
+
+    /// Keeps every committed frame's extracted values (before look-ahead
+    /// features and model scores), for [`Context::extracted`]. Call before
+    /// the first frame.
+    pub fn record_extracted(&mut self) -> Result<()> {
+        self.check_configurable()?;
+        self.extracted = Some(Vec::new());
+        Ok(())
+    }
+
+    /// The extracted values of every committed frame, from frame 0, each
+    /// frame's in the order they were committed (empty unless
+    /// [`Context::record_extracted`] was called).
+    pub fn extracted(&self) -> &[Vec<(String, f64)>] {
+        self.extracted.as_deref().unwrap_or(&[])
+    }
+
+    /// Commits the next frame's extracted values as another context
+    /// recorded them ([`Context::extracted`]), for a title scored in
+    /// segments: fed every frame in order, this context settles the look-
+    /// ahead features, scores the models, pools and aggregates exactly as a
+    /// single pass over the pictures does (the same code on the same values
+    /// in the same order). The pictures were `width` x `height` in
+    /// `format`. Configure it as the segments' contexts were (models,
+    /// features, subsample, and threads 0 or not: that orders the features);
+    /// it starts no workers, and takes no pictures once its workers run.
+    pub fn push_extracted(
+        &mut self,
+        width: usize,
+        height: usize,
+        format: PixelFormat,
+        values: Vec<(String, f64)>,
+    ) -> Result<()> {
+        if self.flushed {
+            return Err(Error::invalid("frame pushed after flush"));
+        }
+        if let Some(f) = &self.failed {
+            return Err(Error::Internal(f.clone()));
+        }
+        if self.workers.is_some() {
+            return Err(Error::invalid("extracted values pushed to a context that scores pictures"));
+        }
+        let g = Geometry { width, height, format };
+        match self.geometry {
+            None => self.start(g, false)?,
+            Some(first) if first != g => {
+                return Err(Error::Mismatch(format!(
+                    "frame {}: a segment of {width}x{height} {format}, earlier ones were {}x{} {}",
+                    self.frames_in, first.width, first.height, first.format
+                )))
+            }
+            Some(_) => {}
+        }
+        let index = self.frames_in;
+        self.frames_in += 1;
+        self.accept(index, Ok(vec![FrameScores { values }]))
+    }
+
     fn needs_prev_reference(&self) -> bool {
         self.uses.iter().any(|u| u.descriptor.needs_prev_reference)
     }
@@ -552,7 +632,9 @@ impl Context {
             .collect()
     }
 
-    fn start(&mut self, geometry: Geometry) -> Result<()> {
+    /// Creates the extractor instances for `geometry`; with `spawn`, the
+    /// worker pool too (none when the frames come already extracted).
+    fn start(&mut self, geometry: Geometry, spawn: bool) -> Result<()> {
         if self.uses.is_empty() {
             return Err(Error::invalid("no model and no feature to compute"));
         }
@@ -607,7 +689,7 @@ impl Context {
         if self.config.threads == 0 {
             self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
         }
-        if self.config.threads > 0 {
+        if self.config.threads > 0 && spawn {
             let (job_tx, job_rx) = mpsc::sync_channel::<Job>(self.config.threads);
             let job_rx = Arc::new(Mutex::new(job_rx));
             let (res_tx, res_rx) = mpsc::channel::<JobResult>();
@@ -670,7 +752,7 @@ impl Context {
                 )));
             }
             match self.geometry {
-                None => self.start(g)?,
+                None => self.start(g, true)?,
                 Some(first) if first != g => {
                     return Err(Error::Mismatch(format!(
                         "frame {index} is {}x{} {}, earlier frames were {}x{} {}",
@@ -742,10 +824,17 @@ impl Context {
         self.pending.insert(index, scores);
         let before = self.next_commit;
         while let Some(scores) = self.pending.remove(&self.next_commit) {
+            let mut record = self.extracted.as_ref().map(|_| Vec::new());
             for fs in scores {
                 for (name, value) in fs.values {
                     self.collector.append(&name, self.next_commit, value)?;
+                    if let Some(r) = &mut record {
+                        r.push((name, value));
+                    }
                 }
+            }
+            if let (Some(all), Some(r)) = (&mut self.extracted, record) {
+                all.push(r);
             }
             self.next_commit += 1;
         }

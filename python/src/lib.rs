@@ -22,7 +22,7 @@ use vmafx::cli::{parse_device, parse_feature, parse_model, prefixed};
 use vmafx::engine::{Context as CoreContext, ContextConfig, PictureSource};
 use vmafx::io;
 use vmafx::model::Model;
-use vmafx::picture::{OwnedPicture, Picture, PixelFormat, PlaneView};
+use vmafx::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
 use vmafx::score::log::{log_name, render_log, LogFormat, LogInput};
 use vmafx::score::plot::{self, PlotSpec};
 use vmafx::score::pool::{pool_frames, PoolMethod};
@@ -255,9 +255,19 @@ fn score(
     py.allow_threads(|| score_files(&plan, &reference, &distorted)).map_err(py_err)
 }
 
-fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::Path) -> vmafx::Result<Result> {
-    let mut r = io::open(reference, None)?;
-    let mut d = io::open(distorted, None)?;
+/// Both inputs opened, checked to have one size and format.
+fn open_pair(
+    reference: &std::path::Path,
+    distorted: &std::path::Path,
+) -> vmafx::Result<(Box<dyn io::FrameReader>, Box<dyn io::FrameReader>)> {
+    let r = io::open(reference, None)?;
+    let d = io::open(distorted, None)?;
+    check_pair(r.as_ref(), d.as_ref())?;
+    Ok((r, d))
+}
+
+/// Both inputs have one size and format.
+fn check_pair(r: &dyn io::FrameReader, d: &dyn io::FrameReader) -> vmafx::Result<()> {
     if (r.width(), r.height(), r.format()) != (d.width(), d.height(), d.format()) {
         return Err(vmafx::Error::Mismatch(format!(
             "reference {} ({}x{} {}) and distorted {} ({}x{} {}) differ in size or format",
@@ -271,6 +281,11 @@ fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::
             d.format()
         )));
     }
+    Ok(())
+}
+
+fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::Path) -> vmafx::Result<Result> {
+    let (mut r, mut d) = open_pair(reference, distorted)?;
     let mut ctx = plan.context()?;
     let start = Instant::now();
     let mut frames = 0u32;
@@ -294,6 +309,172 @@ fn score_files(plan: &Plan, reference: &std::path::Path, distorted: &std::path::
     }
     ctx.flush()?;
     Ok(Result::from_context(&ctx, frames, r.width(), r.height(), start.elapsed().as_secs_f64()))
+}
+
+/// Frames in `reference` and `distorted`, which must have as many, of one
+/// size and format: the title a segmented run cuts into ranges. Reads
+/// every frame (decoding encoded inputs).
+#[pyfunction]
+fn frame_count(py: Python<'_>, reference: PathBuf, distorted: PathBuf) -> PyResult<u32> {
+    py.allow_threads(|| -> vmafx::Result<u32> {
+        let (mut r, mut d) = open_pair(&reference, &distorted)?;
+        let (nr, nd) = (r.skip_frames(u32::MAX)?, d.skip_frames(u32::MAX)?);
+        if nr != nd {
+            return Err(vmafx::Error::Mismatch(format!(
+                "{} has {nr} frames and {} has {nd} (frame counts differ)",
+                r.path().display(),
+                d.path().display()
+            )));
+        }
+        Ok(nr)
+    })
+    .map_err(py_err)
+}
+
+/// Where each frame of an encoded input is (`vmafx::io::FrameMap`, from its
+/// packets alone): `(pts, keys)`, or None for y4m/yuv inputs and streams
+/// whose packets do not say (those are read from their start).
+#[pyfunction]
+fn frame_map(py: Python<'_>, path: PathBuf) -> PyResult<Option<MapTuple>> {
+    py.allow_threads(|| -> vmafx::Result<Option<MapTuple>> {
+        // y4m has its own reader (io::open), which reads from the start.
+        let mut head = [0u8; 9];
+        let n = std::io::Read::read(&mut std::fs::File::open(&path).map_err(|e| vmafx::Error::io(&path, e))?, &mut head)
+            .map_err(|e| vmafx::Error::io(&path, e))?;
+        if &head[..n] == b"YUV4MPEG2" {
+            return Ok(None);
+        }
+        Ok(io::DecodeReader::map_frames(&path)?.map(|m| (m.pts, m.keys)))
+    })
+    .map_err(py_err)
+}
+
+/// A `FrameMap` as it crosses processes.
+type MapTuple = (Vec<i64>, Vec<(u32, i64)>);
+
+/// `path` opened so that its next frame is frame `from`: by seeking to the
+/// key frame at or before it where `map` is given, else by reading and
+/// dropping the frames before it.
+fn open_at(path: &std::path::Path, map: Option<MapTuple>, from: u32) -> vmafx::Result<Box<dyn io::FrameReader>> {
+    if let Some((pts, keys)) = map.filter(|_| from > 0) {
+        let mut reader = io::DecodeReader::open(path)?;
+        reader.seek_to_frame(&io::FrameMap { pts, keys }, from)?;
+        return Ok(Box::new(reader));
+    }
+    let mut reader = io::open(path, None)?;
+    if reader.skip_frames(from)? != from {
+        return Err(vmafx::Error::input(path, format!("it has fewer than {from} frames")));
+    }
+    Ok(reader)
+}
+
+/// A chroma layout as a segment's result names it (it crosses processes).
+fn chroma_name(c: Chroma) -> &'static str {
+    match c {
+        Chroma::Yuv400 => "400",
+        Chroma::Yuv420 => "420",
+        Chroma::Yuv422 => "422",
+        Chroma::Yuv444 => "444",
+    }
+}
+
+fn chroma_of(name: &str) -> PyResult<Chroma> {
+    Ok(match name {
+        "400" => Chroma::Yuv400,
+        "420" => Chroma::Yuv420,
+        "422" => Chroma::Yuv422,
+        "444" => Chroma::Yuv444,
+        _ => return Err(Error::new_err(format!("chroma '{name}': expected 400, 420, 422 or 444"))),
+    })
+}
+
+/// One frame's extracted values, in commit order.
+type FrameValues = Vec<(String, f64)>;
+
+/// Scores frames `first..end` of a title for a segmented run: pushes from
+/// `look_behind` frames earlier (`Context::segment_push_from`; an input
+/// with a `frame_map` seeks to the key frame at or before that) and returns
+/// `(width, height, chroma, bits, values)`, `values` the extracted values
+/// of each frame of the range (fewer when the title ends first), which
+/// `merge` turns into the title's result.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn score_range(
+    py: Python<'_>,
+    reference: PathBuf,
+    distorted: PathBuf,
+    first: u32,
+    end: u32,
+    models: Vec<String>,
+    features: Vec<String>,
+    threads: usize,
+    device: &str,
+    subsample: u32,
+    reference_map: Option<MapTuple>,
+    distorted_map: Option<MapTuple>,
+) -> PyResult<(usize, usize, &'static str, u8, Vec<FrameValues>)> {
+    let plan = Plan::new(models, features, threads, device, subsample)?;
+    py.allow_threads(|| -> vmafx::Result<_> {
+        let mut ctx = plan.context()?;
+        ctx.record_extracted()?;
+        let from = ctx.segment_push_from(first);
+        let mut r = open_at(&reference, reference_map, from)?;
+        let mut d = open_at(&distorted, distorted_map, from)?;
+        check_pair(r.as_ref(), d.as_ref())?;
+        for index in from..end {
+            match (r.read_source()?, d.read_source()?) {
+                (Some(a), Some(b)) => ctx.push(a, b)?,
+                (None, None) => break,
+                _ => {
+                    return Err(vmafx::Error::Mismatch(format!(
+                        "{} and {} differ in length at frame {index}",
+                        r.path().display(),
+                        d.path().display()
+                    )))
+                }
+            }
+        }
+        ctx.flush()?;
+        let values = ctx.extracted().get((first - from) as usize..).unwrap_or_default().to_vec();
+        let format = r.format();
+        Ok((r.width(), r.height(), chroma_name(format.chroma), format.bits, values))
+    })
+    .map_err(py_err)
+}
+
+/// The title's result from its segments' values (`score_range`), every
+/// frame in order: look-ahead features settled, models scored and pooled
+/// once over all frames, as one pass. `seconds`: the run's wall time (its
+/// fps in the logs).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn merge(
+    py: Python<'_>,
+    width: usize,
+    height: usize,
+    chroma: &str,
+    bits: u8,
+    frames: Vec<FrameValues>,
+    models: Vec<String>,
+    features: Vec<String>,
+    threads: usize,
+    subsample: u32,
+    seconds: f64,
+) -> PyResult<Result> {
+    let format = PixelFormat::new(chroma_of(chroma)?, bits).map_err(py_err)?;
+    // The features are already computed: the merge runs on the CPU, with
+    // the segments' thread setting (it orders the features in the logs).
+    let plan = Plan::new(models, features, threads, "cpu", subsample)?;
+    py.allow_threads(|| -> vmafx::Result<Result> {
+        let mut ctx = plan.context()?;
+        let n = frames.len() as u32;
+        for values in frames {
+            ctx.push_extracted(width, height, format, values)?;
+        }
+        ctx.flush()?;
+        Ok(Result::from_context(&ctx, n, width, height, seconds))
+    })
+    .map_err(py_err)
 }
 
 /// One plane of a pushed picture, held by its Python buffer (never read:
@@ -508,6 +689,10 @@ impl Drop for Context {
 #[pymodule]
 fn _vmafx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_count, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_map, m)?)?;
+    m.add_function(wrap_pyfunction!(score_range, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_class::<Context>()?;
     m.add_class::<Result>()?;
     m.add("Error", m.py().get_type::<Error>())?;

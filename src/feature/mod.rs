@@ -181,6 +181,21 @@ impl ExtractorDescriptor {
         self.provided_features.contains(&provided)
     }
 
+    /// Frames before frame `i` whose pictures `extract` reads for frame
+    /// `i` under `options`: 2 for the reference two back, 1 for the
+    /// previous reference or distorted picture, 0 for none. A segment of a
+    /// title is scored from that many frames before its first one (look-
+    /// ahead values are settled at the merge, over every frame).
+    pub fn look_behind(&self, options: &FeatureOptions) -> u32 {
+        if (self.needs_two_back)(options) {
+            2
+        } else if self.needs_prev_reference || self.needs_prev_distorted {
+            1
+        } else {
+            0
+        }
+    }
+
     /// Whether libvmaf flags this extractor `VMAF_FEATURE_EXTRACTOR_TEMPORAL`
     /// (which orders its features first in a threaded context's logs).
     pub fn libvmaf_temporal(&self) -> bool {

@@ -125,6 +125,9 @@ pub struct DecodeReader {
     draining: bool,
     /// The decoder has returned its last frame.
     ended: bool,
+    /// A frame decoded ahead by a seek ([`DecodeReader::seek_to_frame`]):
+    /// the next one to hand out.
+    pending: Option<FrameHandle>,
 }
 
 // SAFETY: the reader owns its FFmpeg contexts and uses them from one thread
@@ -209,11 +212,15 @@ impl DecodeReader {
             frames: 0,
             draining: false,
             ended: false,
+            pending: None,
         })
     }
 
     /// The next decoded frame, still referenced, or `None` at the end.
     fn next_frame(&mut self) -> Result<Option<FrameHandle>> {
+        if let Some(frame) = self.pending.take() {
+            return Ok(Some(frame));
+        }
         if self.ended {
             return Ok(None);
         }
@@ -360,5 +367,129 @@ impl FrameReader for DecodeReader {
             }
         }
         Ok(n)
+    }
+}
+
+/// Where each frame of a stream is, from its packets alone (no decoding):
+/// what a segmented run needs to start a task at any frame by seeking to
+/// the key frame at or before it and decoding forward.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameMap {
+    /// Each frame's presentation timestamp, in presentation order (the
+    /// position of a timestamp here is its frame's index).
+    pub pts: Vec<i64>,
+    /// The key frames, in presentation order: (frame index, the timestamp
+    /// to seek to: its packet's decoding timestamp, else its presentation
+    /// one).
+    pub keys: Vec<(u32, i64)>,
+}
+
+impl FrameMap {
+    /// The index of the frame presented at `pts`.
+    fn index_of(&self, pts: i64) -> Option<u32> {
+        self.pts.binary_search(&pts).ok().map(|i| i as u32)
+    }
+}
+
+impl DecodeReader {
+    /// Maps every frame of `path`'s video stream by reading its packets
+    /// (no decoding). `None` when the packets do not say where each frame
+    /// goes (a packet without a presentation timestamp, two with one
+    /// timestamp, no key frame first): such a stream is read from its start.
+    pub fn map_frames(path: &Path) -> Result<Option<FrameMap>> {
+        let reader = DecodeReader::open(path)?;
+        let mut pts = Vec::new();
+        let mut keys = Vec::new();
+        loop {
+            // SAFETY: demuxer open, packet ours; its previous reference was
+            // released below.
+            let rc = unsafe { ff::av_read_frame(reader.demuxer.0, reader.packet.0) };
+            if rc == ff::AVERROR_EOF {
+                break;
+            }
+            if rc < 0 {
+                return Err(reader.error(format!("reading packet {}: {}", pts.len(), av_error(rc))));
+            }
+            // SAFETY: av_read_frame filled the packet.
+            let (stream, p, d, flags) = unsafe {
+                let k = &*reader.packet.0;
+                (k.stream_index, k.pts, k.dts, k.flags)
+            };
+            // SAFETY: releases the packet's reference; the packet is reusable.
+            unsafe { ff::av_packet_unref(reader.packet.0) };
+            if stream != reader.stream {
+                continue;
+            }
+            if p == ff::AV_NOPTS_VALUE {
+                return Ok(None);
+            }
+            if flags & ff::AV_PKT_FLAG_KEY != 0 {
+                keys.push((p, if d == ff::AV_NOPTS_VALUE { p } else { d }));
+            }
+            pts.push(p);
+        }
+        pts.sort_unstable();
+        if pts.windows(2).any(|w| w[0] == w[1]) {
+            return Ok(None);
+        }
+        let map = FrameMap { pts, keys: Vec::new() };
+        let mut keys: Vec<(u32, i64)> =
+            keys.into_iter().filter_map(|(p, seek)| map.index_of(p).map(|i| (i, seek))).collect();
+        keys.sort_unstable();
+        if keys.first().map(|k| k.0) != Some(0) {
+            return Ok(None);
+        }
+        Ok(Some(FrameMap { keys, ..map }))
+    }
+
+    /// Positions the reader so that the next frame read is frame `frame`
+    /// of `map` (this stream's map): seeks to the latest key frame at or
+    /// before it, decodes forward and drops the frames before it (an
+    /// earlier key frame is tried when the demuxer lands past it). Returns
+    /// the key frame it decoded from.
+    pub fn seek_to_frame(&mut self, map: &FrameMap, frame: u32) -> Result<u32> {
+        if frame as usize >= map.pts.len() {
+            return Err(self.error(format!("frame {frame}: the stream has {} frames", map.pts.len())));
+        }
+        let mut key = map.keys.partition_point(|k| k.0 <= frame);
+        while key > 0 {
+            key -= 1;
+            let seek = map.keys[key].1;
+            // SAFETY: the demuxer is open and `stream` is one of its
+            // streams; the decoder is open, and flushing drops what it
+            // held from before the seek.
+            let rc = unsafe {
+                let rc = ff::av_seek_frame(self.demuxer.0, self.stream, seek, ff::AVSEEK_FLAG_BACKWARD);
+                ff::avcodec_flush_buffers(self.decoder.0);
+                rc
+            };
+            if rc < 0 {
+                return Err(self.error(format!("seeking to frame {}: {}", map.keys[key].0, av_error(rc))));
+            }
+            self.draining = false;
+            self.ended = false;
+            self.pending = None;
+            loop {
+                let Some(decoded) = self.next_frame()? else {
+                    return Err(self.error(format!("the stream ended before frame {frame} after a seek")));
+                };
+                // SAFETY: a frame the decoder returned: its fields are set.
+                let ts = unsafe { (*(decoded.as_ptr() as *const ff::AVFrame)).best_effort_timestamp };
+                let index = map.index_of(ts).ok_or_else(|| {
+                    self.error(format!("a frame at timestamp {ts} is not in the stream's packets"))
+                })?;
+                if index < frame {
+                    continue;
+                }
+                if index > frame {
+                    // Landed past it: an earlier key frame.
+                    break;
+                }
+                self.pending = Some(decoded);
+                self.frames = frame;
+                return Ok(map.keys[key].0);
+            }
+        }
+        Err(self.error(format!("no key frame to decode frame {frame} from")))
     }
 }

@@ -28,7 +28,7 @@ use crate::picture::{OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 
 #[cfg(feature = "decode")]
-pub use decode::DecodeReader;
+pub use decode::{DecodeReader, FrameMap};
 pub use y4m::{Y4mHeader, Y4mReader, Y4mWriter};
 pub use yuv::{RawFormat, YuvReader};
 
