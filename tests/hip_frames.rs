@@ -16,6 +16,11 @@
 //! scored from host memory as f64 bits; every HIP frame went to the device,
 //! none through host memory; the fake saw no misuse.
 //!
+//! Below the filter, the HIP importer on HIP-made device pointers (hipMalloc,
+//! every layout of tests/common/device_support.rs at an offset, with padded
+//! rows): each plane it hands over, read back, is the plane the CPU reads,
+//! and PSNR's twin on them gives the SSE of those planes.
+//!
 //! `hip_frames_ordered_after_the_producers_stream` starts this binary again
 //! with the fake on the search path: the `child_*` tests.
 
@@ -23,14 +28,24 @@
 mod filter_capi;
 #[path = "common/hip_fake.rs"]
 mod hip_fake;
+#[path = "common/device_support.rs"]
+#[allow(dead_code)]
+mod device_support;
 
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use device_support::{device_bytes, read_plane};
 use filter_capi::*;
 use hip_fake::*;
 use vmafx::avfilter::ffi::*;
+use vmafx::device::gpu::engine::{Backend, DeviceMemory, Engine};
+use vmafx::device::gpu::lane::GpuLane;
+use vmafx::device::DeviceKind;
+use vmafx::engine::PictureSource;
+use vmafx::import::gpu::{wait_ready, GpuImporter};
+use vmafx::import::Memory;
 
 const W: usize = 65;
 const H: usize = 49;
@@ -50,7 +65,7 @@ fn hip_frames_ordered_after_the_producers_stream() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("--- the child on the lazy fake:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && stdout.contains("test result: ok. 1 passed"), "the child test on the fake failed");
+    assert!(out.status.success() && stdout.contains("test result: ok. 2 passed"), "the child test on the fake failed");
 }
 
 /// The HIP runtime calls a producer (FFmpeg's HIP hwcontext) makes, from
@@ -305,4 +320,57 @@ fn child_hip_frames_score_as_host_frames_with_the_upload_still_queued() {
         println!("{name}: {FRAMES} frames, every value equal to the CPU's");
     }
     no_violations(&fake.log());
+}
+
+/// HIP-made frames (device pointers from hipMalloc) imported by the HIP
+/// importer: every layout read in place or planarised on the device into
+/// the planes the CPU reads, and PSNR's twin on them equal to the SSE of
+/// those planes.
+#[test]
+fn child_hip_device_pointers_import_like_the_cpu() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let fake = Fake::get();
+    let importer = GpuImporter::hip(0, true).unwrap();
+    let mut lane = Engine::new(GpuLane::open(DeviceKind::Hip, 0).unwrap()).unwrap();
+    let mut cases = 0;
+    for format in device_support::LAYOUT_FORMATS {
+        for (w, h, offset, pad) in [(17, 9, 0, 0), (33, 19, 6, 3)] {
+            let seed = (w * 7919 + h * 31 + offset * 3 + pad) as u64 ^ format as u64;
+            let a = device_support::layout(format, w, h, offset, pad, seed);
+            let b = device_support::layout(format, w, h, offset, pad, !seed);
+            let what = format!("HIP {format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
+            let (ba, bb) = (device_bytes(&mut lane, &a.bytes), device_bytes(&mut lane, &b.bytes));
+            let fa = importer.import(a.descriptor(&what, Memory::DevicePointer(ba.ptr()), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
+            let fb = importer.import(b.descriptor(&what, Memory::DevicePointer(bb.ptr()), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
+            let (da, db) = (fa.device_frame().unwrap(), fb.device_frame().unwrap());
+            wait_ready(da, lane.backend_mut()).unwrap();
+            wait_ready(db, lane.backend_mut()).unwrap();
+            for i in 0..3 {
+                let (pw, ph) = (a.want[i][0].len(), a.want[i].len());
+                assert_eq!(read_plane(&mut lane, &da.planes[i]), a.want[i], "{what}: plane {i}");
+                let want: u64 = a.want[i]
+                    .iter()
+                    .flatten()
+                    .zip(b.want[i].iter().flatten())
+                    .map(|(&x, &y)| (x as i64 - y as i64).pow(2) as u64)
+                    .sum();
+                let got = vmafx::feature::psnr::gpu::sse_dev(&mut lane, da.planes[i], db.planes[i], pw, ph).unwrap();
+                assert_eq!(got, want, "{what}: SSE of plane {i}");
+            }
+            if a.bits == 8 || a.bits == 16 {
+                assert_eq!(da.planes[0].ptr, ba.ptr() + offset as u64, "{what}: luma read in place");
+            }
+            fa.reads_queued(lane.backend_mut()).unwrap();
+            fb.reads_queued(lane.backend_mut()).unwrap();
+            drop((fa, fb));
+            lane.backend_mut().synchronize().unwrap();
+            drop((ba, bb));
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 2 * device_support::LAYOUT_FORMATS.len());
+    no_violations(&fake.log());
+    println!("{cases} HIP-made frames: planes and SSE equal to the CPU's");
 }

@@ -212,12 +212,16 @@ bool lazy() {
     return on;
 }
 
-// The stream whose queue holds `event`'s record of `generation`, or 0.
-uintptr_t recorder(State &s, uintptr_t event, uint64_t generation) {
+// The stream whose queue holds `event`'s record of `generation` (0, the
+// null stream, is one), or false when no queue holds it.
+bool recorder(State &s, uintptr_t event, uint64_t generation, uintptr_t &stream) {
     for (auto &[id, q] : s.streams)
         for (auto &op : q)
-            if (op.kind == Op::Record && op.event == event && op.generation == generation) return id;
-    return 0;
+            if (op.kind == Op::Record && op.event == event && op.generation == generation) {
+                stream = id;
+                return true;
+            }
+    return false;
 }
 
 // Lazy mode: runs `stream`'s queue in order (with `event`, only up to its
@@ -232,8 +236,9 @@ void drain(State &s, uintptr_t stream, uintptr_t event = 0, uint64_t generation 
         if (event && s.events[event].done >= generation) return;
         const Op &op = q.front();
         if (op.kind == Op::Wait && s.events[op.event].done < op.generation) {
-            uintptr_t producer = recorder(s, op.event, op.generation);
-            if (producer && producer != stream) drain(s, producer, op.event, op.generation, depth + 1);
+            uintptr_t producer;
+            if (recorder(s, op.event, op.generation, producer) && producer != stream)
+                drain(s, producer, op.event, op.generation, depth + 1);
             if (s.events[op.event].done < op.generation) return;
         }
         Op taken = q.front();
@@ -253,7 +258,8 @@ void settle(State &s, uintptr_t stream) {
 void settle_event(State &s, uintptr_t event) {
     if (!lazy()) return pump(s);
     uint64_t g = s.events[event].queued;
-    if (uintptr_t producer = recorder(s, event, g)) drain(s, producer, event, g);
+    uintptr_t producer;
+    if (recorder(s, event, g, producer)) drain(s, producer, event, g);
 }
 
 int queue(State &s, void *stream, Op op) {
