@@ -313,7 +313,7 @@ fn child_hip_frames_score_as_host_frames_with_the_upload_still_queued() {
             assert!(cpu[0].iter().any(|(k, _)| k.contains("psnr_cb")), "{name}: no chroma PSNR: {:?}", cpu[0]);
         }
         for (t, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
-            assert_eq!(g, c, "{name} frame {t}: HIP frames pushed before their upload ran scored differently from host frames (a read not ordered after the producer's stream)");
+            assert_eq!(g, c, "{name} frame {t}: HIP frames pushed before their upload ran scored differently from host frames (a read not ordered after the producer's stream, or planes read wrong)");
         }
         assert_eq!(device_frames, 2 * FRAMES as u64, "{name}: every HIP frame read on the device");
         assert_eq!(copies, 0, "{name}: no HIP frame copied through host memory");

@@ -190,9 +190,9 @@ fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, LibraryLane<B>> {
     lane.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A GPU lane's importer: a library stream (shared by every importer of
-/// the device made by [`GpuImporter::cuda`] / [`GpuImporter::hip`]) and
-/// whether chroma is wanted.
+/// A GPU lane's importer: a library stream of its own (shared only with
+/// the importers [`GpuImporter::with_chroma`] makes from it) and whether
+/// chroma is wanted.
 pub struct GpuImporter<B: Backend + Send + 'static> {
     lane: Shared<B>,
     memory: DeviceMemoryId,
