@@ -48,7 +48,7 @@ use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::feature::FeatureOptions;
 use vmafx::import::cpu::CpuDevice;
-use vmafx::import::gpu::{reads_queued, wait_ready, GpuImporter};
+use vmafx::import::gpu::{wait_ready, GpuImporter};
 use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object, PlaneRef};
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture};
@@ -271,7 +271,7 @@ fn destroyed_after_the_last_reader(vgem: Option<&Arc<Vgem>>) {
     reader.wait_event(unsafe { EventRef::from_handle(still_reading) }).unwrap();
     let y = frame.frame().planes[0];
     reader.copy_2d(Pitched { ptr: dst, pitch: l.w }, Pitched { ptr: y.ptr, pitch: y.pitch }, l.w, l.h).unwrap();
-    reads_queued(frame.frame(), &mut reader).unwrap();
+    frame.reads_queued(&mut reader).unwrap();
     drop(frame);
     drop(importer);
     let log = fake.log()[before..].to_string();

@@ -9,7 +9,7 @@
 //!   (yuv420p, yuv420p10le, yuv444p16le, gray, ...), and the luma of nv12 /
 //!   p016 when no extractor reads chroma (the VMAF models read only luma;
 //!   the picture is then 4:0:0, as for software nv12). Nothing is queued.
-//! - Through the GPU importer ([`CudaImport`], src/import/gpu.rs): p010's
+//! - Through the GPU importer ([`super::frames_import`], src/import/gpu.rs): p010's
 //!   MSB-aligned samples (shifted down to the LSBs the core expects) and
 //!   semi-planar chroma when an extractor reads it (deinterleaved into U and
 //!   V planes), by kernels/convert.cu on a library stream of the frames' own
@@ -21,16 +21,11 @@
 //!
 //! No frame data goes through host memory on either path.
 
-use std::sync::Arc;
-
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
-use crate::device::gpu::lane::GpuLane;
-use crate::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
-use crate::device::gpu::lane::Event;
+use crate::device::gpu::engine::DevPlane;
 use crate::device::{DeviceFrame, DeviceMemoryId};
 use crate::engine::PictureSource;
-use crate::import::gpu::{GpuImportStats, GpuImporter};
-use crate::import::{AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
+use crate::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
 use crate::picture::{Chroma, Picture};
 use crate::{Error, Result};
 
@@ -138,7 +133,7 @@ impl DevicePicture {
 
 /// Whether frames of `format` need work on the device before the core can
 /// read them: MSB-aligned samples (p010) always, semi-planar chroma when an
-/// extractor reads it. Those go through [`CudaImport`]; the others are read
+/// extractor reads it. Those go through [`super::frames_import`]; the others are read
 /// in place ([`DevicePicture`]).
 pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
     format.msb_aligned || (format.layout == Layout::SemiPlanar && read_chroma)
@@ -186,104 +181,6 @@ pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<F
         desc.layers.push(Layer { format: fourcc, planes });
         desc.implicit_sync = false;
         Ok(desc)
-}
-
-/// An input's stream, borrowed to record the acquire event of each frame:
-/// the importer's library stream waits for it, so the conversions run after
-/// whatever FFmpeg queued there (NVDEC's copies into the frame).
-/// (A recorded event still pending when dropped is released by the driver
-/// once it completes, cuEventDestroy's contract; waits queued on it stay.)
-struct InputStream {
-    lane: GpuLane,
-    event: Event,
-}
-
-/// The CUDA inputs' converter: a [`GpuImporter`] whose library stream is a
-/// stream of vmafx's own in the frames' `CUcontext`, and each CUDA input's
-/// stream for the acquire events.
-pub struct CudaImport {
-    importer: GpuImporter<GpuLane>,
-    inputs: [Option<InputStream>; 2],
-}
-
-impl CudaImport {
-    /// An importer in `context` for the CUDA inputs `inputs` (main,
-    /// reference), reading chroma when `read_chroma`.
-    ///
-    /// # Safety
-    /// `context` is a live `CUcontext`, and each input's stream a stream in
-    /// it (or 0, its default stream); both outlive the returned value (they
-    /// are the `AVCUDADeviceContext`'s, referenced by the filter's links).
-    pub unsafe fn new(
-        context: u64,
-        inputs: [Option<CudaInput>; 2],
-        format: &HostFormat,
-        read_chroma: bool,
-    ) -> Result<CudaImport> {
-        // SAFETY: forwarded contract.
-        unsafe { Self::open(context, inputs, read_chroma) }.map_err(|e| {
-            let detail = match e {
-                Error::Device(m) => m,
-                other => other.to_string(),
-            };
-            Error::Device(format!(
-                "converting cuda {} frames on the device (CUDA context {context:#x}): {detail}",
-                format.name
-            ))
-        })
-    }
-
-    /// [`CudaImport::new`] without the error's context.
-    ///
-    /// # Safety
-    /// As [`CudaImport::new`].
-    unsafe fn open(context: u64, inputs: [Option<CudaInput>; 2], read_chroma: bool) -> Result<CudaImport> {
-        let ctx = context as usize as _;
-        // SAFETY: forwarded contract.
-        let library = unsafe { GpuLane::own_stream_in(ctx) }?;
-        let importer = GpuImporter::new(library, read_chroma)?;
-        let mut streams = [None, None];
-        for (slot, input) in streams.iter_mut().zip(inputs) {
-            if let Some(input) = input {
-                // SAFETY: forwarded contract (the input's context is `context`:
-                // the filter refuses two contexts).
-                let mut lane = unsafe { GpuLane::on_caller_stream(ctx, input.stream as usize as _) }?;
-                let event = lane.create_event()?;
-                *slot = Some(InputStream { lane, event });
-            }
-        }
-        Ok(CudaImport { importer, inputs: streams })
-    }
-
-    /// The importer's counters (converted planes, releases; host copies 0).
-    pub fn stats(&self) -> &Arc<GpuImportStats> {
-        self.importer.stats()
-    }
-
-    /// Imports one CUDA frame of input `input` (0 main, 1 reference): the
-    /// library stream waits for the input's stream, then shifts / splits
-    /// what needs it into buffers the frame owns; the AVFrame (`handle`) is
-    /// released once the library stream is past every read of it.
-    pub fn import(
-        &mut self,
-        input: usize,
-        handle: FrameHandle,
-        raw: &RawPlanes,
-        format: &HostFormat,
-        label: &str,
-    ) -> Result<Arc<dyn PictureSource>> {
-        let mut desc = descriptor(raw, format, label)?;
-        let Some(stream) = self.inputs.get_mut(input).and_then(Option::as_mut) else {
-            return Err(Error::Internal(format!("{label}: input {input} has no CUDA stream")));
-        };
-        // After everything FFmpeg queued on the input's stream so far.
-        stream.lane.record_event(EventRef::of(&stream.event))?;
-        desc.acquire.push(AcquireFence::DeviceEvent(stream.event.handle()));
-        let release: crate::import::gpu::ReleaseCallback = Box::new(move || drop(handle));
-        // A refusal hands the callback back; dropping it releases the frame.
-        let frame = self.importer.import_with(desc, Some(release)).map_err(|(refusal, _)| Error::from(refusal))?;
-        Ok(frame)
-    }
 }
 
 /// Checks that CUDA can be used at all: the driver library loads and

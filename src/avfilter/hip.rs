@@ -11,9 +11,9 @@
 //!   device memory); the scoring context runs on that device beside the
 //!   `AVHIPDeviceContext`'s stream (`DeviceChoice::HipStream`), its lanes
 //!   ordered after that stream by event. p010, and semi-planar chroma when
-//!   read, go through the GPU importer ([`HipImport`]) on vmafx's own
-//!   library stream of the device, which first waits for an event
-//!   recorded after FFmpeg's work on the input's stream.
+//!   read, go through the GPU importer ([`super::frames_import`]) on
+//!   vmafx's own library stream of the device, which first waits for an
+//!   event recorded after FFmpeg's work on the input's stream.
 //!
 //! For DRM_PRIME:
 //! One [`HipDrm`] per filter instance: its importer caches each dma-buf
@@ -27,14 +27,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::cuda::{descriptor, DevicePicture};
+use super::cuda::DevicePicture;
 use super::frame::{FrameHandle, HostFormat, RawPlanes};
-use crate::device::gpu::engine::{Backend, DeviceEvent, EventRef};
-use crate::device::gpu::lane::{Event, GpuLane};
+use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceKind, DeviceMemoryId};
 use crate::engine::{DeviceChoice, PictureSource};
-use crate::import::gpu::{GpuImportStats, GpuImporter, ReleaseCallback};
-use crate::import::{AcquireFence, FrameDescriptor};
+use crate::import::gpu::{GpuImporter, ReleaseCallback};
+use crate::import::FrameDescriptor;
 use crate::{Error, Result};
 
 /// The dma-buf importer of HIP device `index`.
@@ -113,92 +112,4 @@ pub fn check_runtime(which: &str, format: &str) -> Result<()> {
     crate::device::gpu::hip::runtime().map(|_| ()).map_err(|e| {
         Error::Device(format!("the {which} input is HIP frames ({format}), but the HIP runtime is not usable here: {e}"))
     })
-}
-
-/// An input's stream, followed to record each frame's acquire event: a
-/// lane of ours on the device that waits for the input's stream by event
-/// (`follow_caller`), then records `event`, which the importer's library
-/// stream waits for. HIP has no way to wrap a caller's stream as a lane, so
-/// the order goes through this one hop on the device, never the host.
-struct InputStream {
-    lane: GpuLane,
-    event: Event,
-}
-
-/// The HIP inputs' converter: a [`GpuImporter`] on vmafx's library stream
-/// of the frames' device, and each HIP input's stream for the acquire
-/// events.
-pub struct HipImport {
-    importer: GpuImporter<GpuLane>,
-    inputs: [Option<InputStream>; 2],
-}
-
-impl HipImport {
-    /// An importer on HIP device `device` for the HIP inputs `inputs`
-    /// (main, reference), reading chroma when `read_chroma`.
-    ///
-    /// # Safety
-    /// Each input's stream is a live stream of device `device` (or 0, its
-    /// null stream) that outlives the returned value (the
-    /// `AVHIPDeviceContext`'s, referenced by the filter's links).
-    pub unsafe fn new(device: usize, inputs: [Option<HipInput>; 2], format: &HostFormat, read_chroma: bool) -> Result<HipImport> {
-        // SAFETY: forwarded contract.
-        unsafe { Self::open(device, inputs, read_chroma) }.map_err(|e| {
-            let detail = match e {
-                Error::Device(m) => m,
-                other => other.to_string(),
-            };
-            Error::Device(format!("converting hip {} frames on HIP device {device}: {detail}", format.name))
-        })
-    }
-
-    /// [`HipImport::new`] without the error's context.
-    ///
-    /// # Safety
-    /// As [`HipImport::new`].
-    unsafe fn open(device: usize, inputs: [Option<HipInput>; 2], read_chroma: bool) -> Result<HipImport> {
-        let importer = GpuImporter::hip(device, read_chroma)?;
-        let mut streams = [None, None];
-        for (slot, input) in streams.iter_mut().zip(inputs) {
-            if let Some(input) = input {
-                // SAFETY: forwarded contract (the filter refuses inputs on
-                // two devices, so the stream is of `device`).
-                let mut lane = unsafe { GpuLane::beside_stream_of_device(DeviceKind::Hip, device, input.stream as usize as _) }?;
-                let event = lane.create_event()?;
-                *slot = Some(InputStream { lane, event });
-            }
-        }
-        Ok(HipImport { importer, inputs: streams })
-    }
-
-    /// The importer's counters (converted planes, releases; host copies 0).
-    pub fn stats(&self) -> &Arc<GpuImportStats> {
-        self.importer.stats()
-    }
-
-    /// Imports one HIP frame of input `input` (0 main, 1 reference): the
-    /// library stream waits for the input's stream, then shifts / splits
-    /// what needs it into buffers the frame owns; the AVFrame (`handle`) is
-    /// released once the library stream is past every read of it.
-    pub fn import(
-        &mut self,
-        input: usize,
-        handle: FrameHandle,
-        raw: &RawPlanes,
-        format: &HostFormat,
-        label: &str,
-    ) -> Result<Arc<dyn PictureSource>> {
-        let mut desc = descriptor(raw, format, label)?;
-        let Some(stream) = self.inputs.get_mut(input).and_then(Option::as_mut) else {
-            return Err(Error::Internal(format!("{label}: input {input} has no HIP stream")));
-        };
-        // After everything FFmpeg queued on the input's stream so far.
-        stream.lane.follow_caller()?;
-        stream.lane.record_event(EventRef::of(&stream.event))?;
-        desc.acquire.push(AcquireFence::DeviceEvent(stream.event.handle()));
-        let release: ReleaseCallback = Box::new(move || drop(handle));
-        // A refusal hands the callback back; dropping it releases the frame.
-        let frame = self.importer.import_with(desc, Some(release)).map_err(|(refusal, _)| Error::from(refusal))?;
-        Ok(frame)
-    }
 }

@@ -43,10 +43,16 @@
 //! ([`Filter::set_hip_device`]), the context scores on that device beside
 //! that stream (`DeviceChoice::HipStream`), and p010 / read chroma are
 //! converted by the GPU importer on a stream of ours ([`hip`]).
+//!
+//! Both vendors' frames that need work on the device (p010; semi-planar
+//! chroma when read) go through one converter ([`frames_import`]), which
+//! differs per vendor only in how it reaches the device and the input's
+//! stream.
 
 pub mod cuda;
 pub mod ffi;
 pub mod frame;
+pub mod frames_import;
 pub mod hip;
 pub mod number;
 pub mod options;
@@ -65,9 +71,10 @@ use crate::model::Model;
 use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};
 
-use cuda::{CudaImport, CudaInput, DevicePicture};
+use cuda::{CudaInput, DevicePicture};
 use frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
-use hip::{HipDrm, HipImport, HipInput};
+use frames_import::{FramesDevice, FramesImport};
+use hip::{HipDrm, HipInput};
 use options::{DeviceOption, FilterOptions, ModelSource, RawOptions};
 
 /// How long a DRM_PRIME frame's fences are waited for by default.
@@ -126,11 +133,9 @@ pub struct Filter {
     home: DeviceChoice,
     /// Imports DRM_PRIME frames on that HIP device (`device=hip[:N]`).
     hip: Option<HipDrm>,
-    /// Converts the CUDA frames that need it on the device (p010; nv12 /
-    /// p016 chroma when read); made by `configure` when needed.
-    cuda_import: Option<CudaImport>,
-    /// Converts the HIP frames that need it, as `cuda_import` does.
-    hip_import: Option<HipImport>,
+    /// Converts the CUDA or HIP frames that need it on their device (p010;
+    /// nv12 / p016 chroma when read); made by `configure` when needed.
+    frames_import: Option<FramesImport>,
     /// CUDA and HIP frames handed to the context (in place or converted
     /// on the device), and DRM_PRIME frames imported on the HIP device.
     device_frames: u64,
@@ -217,8 +222,7 @@ impl Filter {
             scoring_on: home,
             home,
             hip,
-            cuda_import: None,
-            hip_import: None,
+            frames_import: None,
             device_frames: 0,
             read_chroma,
             geometry: None,
@@ -386,26 +390,23 @@ impl Filter {
         // The converter first (its library stream in the frames' context;
         // kernels load on first use), then the scoring context.
         let format = HostFormat::by_name(format)?;
-        self.cuda_import = None;
-        if let DeviceChoice::CudaStream(caller) = device {
-            let context = caller.context();
-            if cuda::needs_device_work(format, self.read_chroma) {
-                // SAFETY: the CUcontext and streams are the inputs'
-                // AVCUDADeviceContext's (vmafx_filter_set_cuda_device), alive
-                // while the filter's links reference their frames contexts,
-                // i.e. longer than the filter.
-                self.cuda_import = Some(unsafe { CudaImport::new(context, self.cuda, format, self.read_chroma) }?);
+        self.frames_import = None;
+        let frames = match device {
+            DeviceChoice::CudaStream(caller) => {
+                Some((FramesDevice::Cuda { context: caller.context() }, self.cuda.map(|c| c.map(|c| c.stream))))
             }
-        }
-        self.hip_import = None;
-        if let DeviceChoice::HipStream(caller) = device {
-            if cuda::needs_device_work(format, self.read_chroma) {
-                // SAFETY: the streams are the inputs' AVHIPDeviceContext's
-                // (vmafx_filter_set_hip_device), of device `caller.device()`
-                // (hip_frames_device refuses two devices), alive while the
-                // filter's links reference their frames contexts.
-                self.hip_import = Some(unsafe { HipImport::new(caller.device(), self.hip_inputs, format, self.read_chroma) }?);
+            DeviceChoice::HipStream(caller) => {
+                Some((FramesDevice::Hip { device: caller.device() }, self.hip_inputs.map(|h| h.map(|h| h.stream))))
             }
+            _ => None,
+        };
+        if let Some((frames, streams)) = frames.filter(|_| cuda::needs_device_work(format, self.read_chroma)) {
+            // SAFETY: the CUcontext and the streams are the inputs' hw
+            // device context's (vmafx_filter_set_cuda_device /
+            // set_hip_device), of one device (the filter refuses two),
+            // alive while the filter's links reference their frames
+            // contexts, i.e. longer than the filter.
+            self.frames_import = Some(unsafe { FramesImport::new(frames, streams, format, self.read_chroma) }?);
         }
         if device != self.scoring_on {
             self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
@@ -460,7 +461,7 @@ impl Filter {
                 device.context
             )));
         }
-        let pic: Arc<dyn PictureSource> = match self.cuda_import.as_mut() {
+        let pic: Arc<dyn PictureSource> = match self.frames_import.as_mut() {
             Some(import) => import.import(input, frame, raw, g.format, &label)?,
             None => Arc::new(DevicePicture::wrap(frame, raw, g.format, self.read_chroma, cuda_memory(context), &label)?),
         };
@@ -479,7 +480,7 @@ impl Filter {
                 "{label}: a HIP frame on an input not declared as HIP (vmafx_filter_set_hip_device)"
             )));
         };
-        let pic: Arc<dyn PictureSource> = match self.hip_import.as_mut() {
+        let pic: Arc<dyn PictureSource> = match self.frames_import.as_mut() {
             Some(import) => import.import(input, frame, raw, g.format, &label)?,
             None => Arc::new(hip::wrap_in_place(frame, raw, g.format, self.read_chroma, device.device, &label)?),
         };
@@ -725,9 +726,7 @@ impl Filter {
     /// every CUDA or HIP frame is read in place.
     pub fn device_converted_planes(&self) -> u64 {
         use crate::import::gpu::GpuImportStats;
-        let cuda = self.cuda_import.as_ref().map_or(0, |i| GpuImportStats::get(&i.stats().converted_planes));
-        let hip = self.hip_import.as_ref().map_or(0, |i| GpuImportStats::get(&i.stats().converted_planes));
-        cuda + hip
+        self.frames_import.as_ref().map_or(0, |i| GpuImportStats::get(&i.stats().converted_planes))
     }
     /// Where the context scores.
     pub fn scoring_on(&self) -> DeviceChoice {

@@ -24,7 +24,7 @@
 //!   refuses the import with BUSY (nothing is queued): retry, or
 //!   [`GpuImporter::wait_and_import`].
 //! - Release: when the last `Arc` of the frame drops, the library stream
-//!   waits for every reader's stream ([`reads_queued`]), then device-event
+//!   waits for every reader's stream ([`GpuFrame::reads_queued`]), then device-event
 //!   release fences are recorded on it; host release fences and the release
 //!   callback are signalled once that work is done (the dropping thread
 //!   waits for it). A sync_file release fence is refused.
@@ -33,9 +33,8 @@
 //! counter [`host_copies`] counts the lanes' host→device uploads (host
 //! pictures scored on a GPU), and stays 0 for imported frames.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::dmabuf;
@@ -86,8 +85,6 @@ pub struct GpuImportStats {
     pub array_copies: AtomicU64,
     /// Frames released (last reference dropped, readers done).
     pub releases: AtomicU64,
-    /// Frame data copied through host memory by this importer: always 0.
-    pub host_copies: AtomicU64,
 }
 
 impl GpuImportStats {
@@ -193,9 +190,9 @@ fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, LibraryLane<B>> {
     lane.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A GPU lane's importer: a library stream (shared by every importer of
-/// the device made by [`GpuImporter::cuda`] / [`GpuImporter::hip`]) and
-/// whether chroma is wanted.
+/// A GPU lane's importer: a library stream of its own (shared only with
+/// the importers [`GpuImporter::with_chroma`] makes from it) and whether
+/// chroma is wanted.
 pub struct GpuImporter<B: Backend + Send + 'static> {
     lane: Shared<B>,
     memory: DeviceMemoryId,
@@ -206,32 +203,17 @@ pub struct GpuImporter<B: Backend + Send + 'static> {
     externals: Mutex<ExternalCache>,
 }
 
-/// The library lanes of the devices, by (vendor, index), while an importer
-/// holds them.
-type LibraryLanes = Mutex<HashMap<(DeviceKind, usize), Weak<Mutex<LibraryLane<GpuLane>>>>>;
-static LIBRARY_LANES: OnceLock<LibraryLanes> = OnceLock::new();
-
 impl GpuImporter<GpuLane> {
-    /// An importer on CUDA device `index`'s primary context; importers of
-    /// one device share its library stream.
+    /// An importer on a library stream of its own on CUDA device `index`'s
+    /// primary context ([`GpuImporter::with_chroma`] shares it).
     pub fn cuda(index: usize, read_chroma: bool) -> crate::Result<Self> {
-        Self::of_device(DeviceKind::Cuda, index, read_chroma)
+        Self::new(GpuLane::open(DeviceKind::Cuda, index)?, read_chroma)
     }
 
-    /// An importer on HIP device `index`; importers of one device share its
-    /// library stream.
+    /// An importer on a library stream of its own on HIP device `index`
+    /// ([`GpuImporter::with_chroma`] shares it).
     pub fn hip(index: usize, read_chroma: bool) -> crate::Result<Self> {
-        Self::of_device(DeviceKind::Hip, index, read_chroma)
-    }
-
-    fn of_device(kind: DeviceKind, index: usize, read_chroma: bool) -> crate::Result<Self> {
-        let mut map = LIBRARY_LANES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(lane) = map.get(&(kind, index)).and_then(Weak::upgrade) {
-            return Ok(Self::on_lane(lane, read_chroma));
-        }
-        let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(GpuLane::open(kind, index)?)?)));
-        map.insert((kind, index), Arc::downgrade(&lane));
-        Ok(Self::on_lane(lane, read_chroma))
+        Self::new(GpuLane::open(DeviceKind::Hip, index)?, read_chroma)
     }
 }
 
@@ -749,10 +731,9 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         externals: Vec<Arc<ExternalObject>>,
         on_release: Option<ReleaseCallback>,
     ) -> GpuFrame<B> {
-        readers().insert((frame.memory, ready.handle()), Vec::new());
         GpuFrame {
             label: desc.label,
-            key: (frame.memory, ready.handle()),
+            readers: Mutex::default(),
             ready: Some(ready),
             owned,
             externals,
@@ -774,19 +755,6 @@ impl<B: Backend + Send + 'static> Drop for GpuImporter<B> {
     }
 }
 
-/// Live imported frames, by (memory, ready event), with the events their
-/// readers recorded after their last reads ([`reads_queued`]). A frame is
-/// entered when imported and taken out when released.
-type ReaderMap = HashMap<(DeviceMemoryId, u64), Vec<Box<dyn DeviceEvent>>>;
-static READERS: OnceLock<Mutex<ReaderMap>> = OnceLock::new();
-
-fn readers() -> MutexGuard<'static, ReaderMap> {
-    READERS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-}
-
 /// Before a reader's first read of `frame`'s planes: `reader`'s stream
 /// waits, on the device, for the frame's `ready` event (the acquire fences
 /// and the library stream's copies and conversions). No host wait.
@@ -799,41 +767,13 @@ pub fn wait_ready<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Res
     Ok(())
 }
 
-/// After a reader has queued its last read of `frame` on `reader`'s
-/// stream: the frame's release (when its last reference drops) waits for
-/// that work. A reader that synchronises its stream before dropping its
-/// reference needs not call this.
-pub fn reads_queued<B: Backend>(frame: &DeviceFrame, reader: &mut B) -> crate::Result<()> {
-    let Some(ready) = frame.ready else { return Ok(()) };
-    let key = (frame.memory, ready);
-    if !readers().contains_key(&key) {
-        return Ok(()); // not an import of ours: nothing waits at release
-    }
-    if reader.memory() != frame.memory {
-        return Err(crate::Error::Mismatch(format!(
-            "reads_queued: the reader is in {:?} memory {:#x}, the frame in {:?} {:#x}",
-            reader.memory().kind,
-            reader.memory().context,
-            frame.memory.kind,
-            frame.memory.context
-        )));
-    }
-    let event = reader.create_event()?;
-    reader.record_event(EventRef::of(&event))?;
-    // Released meanwhile (our caller's reference was not the last): the
-    // event just goes.
-    if let Some(events) = readers().get_mut(&key) {
-        events.push(Box::new(event));
-    }
-    Ok(())
-}
-
 /// An imported device frame: the planes, the memory they own (converted
 /// planes, arrays copied out) and what to signal at release.
 pub struct GpuFrame<B: Backend + Send + 'static> {
     label: String,
-    /// The frame's memory and its `ready` event's handle.
-    key: (DeviceMemoryId, u64),
+    /// The events its readers recorded after their last reads
+    /// ([`GpuFrame::reads_queued`]); the release waits for each.
+    readers: Mutex<Vec<Box<dyn DeviceEvent>>>,
     /// Recorded after the import's work, and again at release (taken then).
     ready: Option<B::Event>,
     /// Device memory the frame owns (converted planes, copied arrays).
@@ -860,6 +800,27 @@ impl<B: Backend + Send + 'static> GpuFrame<B> {
     pub fn frame(&self) -> &DeviceFrame {
         &self.frame
     }
+
+    /// After a reader has queued its last read of the frame on `reader`'s
+    /// stream: the frame's release (when its last reference drops) waits
+    /// for that work. A reader that synchronises its stream before dropping
+    /// its reference needs not call this.
+    pub fn reads_queued<R: Backend>(&self, reader: &mut R) -> crate::Result<()> {
+        let memory = self.frame.memory;
+        if reader.memory() != memory {
+            return Err(crate::Error::Mismatch(format!(
+                "reads_queued: the reader is in {:?} memory {:#x}, the frame in {:?} {:#x}",
+                reader.memory().kind,
+                reader.memory().context,
+                memory.kind,
+                memory.context
+            )));
+        }
+        let event = reader.create_event()?;
+        reader.record_event(EventRef::of(&event))?;
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).push(Box::new(event));
+        Ok(())
+    }
 }
 
 impl<B: Backend + Send + 'static> PictureSource for GpuFrame<B> {
@@ -873,7 +834,7 @@ impl<B: Backend + Send + 'static> PictureSource for GpuFrame<B> {
 
 impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
     fn drop(&mut self) {
-        let reader_events = readers().remove(&self.key).unwrap_or_default();
+        let reader_events = std::mem::take(self.readers.get_mut().unwrap_or_else(|p| p.into_inner()));
         let mut lane = lock(&self.lane);
         let record = |r: crate::Result<()>| {
             if let Err(e) = r {

@@ -1,8 +1,11 @@
 //! Helpers of the device tests (tests/device_emu.rs, device_import.rs,
 //! device_twins.rs): a seeded generator, planes in u16 storage (so 16-bit
 //! samples are aligned) and their byte views, frames laid out as DRM
-//! formats for import, and the `VMAFX_REQUIRE_GPU` rule.
+//! formats for import, device memory written and read back through a
+//! lane (`device_bytes`, `read_plane`), and the `VMAFX_REQUIRE_GPU` rule.
 
+use vmafx::device::gpu::engine::{Backend, DevPlane, DeviceMemory, Engine};
+use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
 use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
 use vmafx::picture::PlaneView;
 
@@ -154,4 +157,32 @@ impl Layout {
         d.layers.push(Layer { format: self.format, planes: self.planes.clone() });
         d
     }
+}
+
+/// Device memory holding `bytes`, allocated and written through the lane's
+/// driver table (a producer's frame; an upload, which the host-copy counter
+/// sees: tests measure it around the imports only).
+pub fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> DeviceBuffer {
+    let b = engine.backend_mut();
+    let buffer = b.alloc(bytes.len()).unwrap();
+    b.upload(buffer.ptr(), bytes).unwrap();
+    b.synchronize().unwrap();
+    buffer
+}
+
+/// A device plane read back through the lane (a test's own check, not the
+/// library's), as samples.
+pub fn read_plane(engine: &mut Engine<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
+    let mut bytes = vec![0u8; p.span()];
+    engine.backend_mut().download(&mut bytes, p.ptr).unwrap();
+    (0..p.height)
+        .map(|y| {
+            let row = &bytes[y * p.pitch..y * p.pitch + p.width * p.bytes_per_sample];
+            if p.bytes_per_sample == 1 {
+                row.iter().map(|&b| b as u16).collect()
+            } else {
+                row.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect()
+            }
+        })
+        .collect()
 }

@@ -19,11 +19,17 @@
 // VMAFX_FAKE_HIP_LAUNCHES=N does the same for kernel launches with
 // hipErrorLaunchFailure. Unset: no fault.
 //
-// VMAFX_FAKE_HIP_LAZY=1 makes queued copies wait for a synchronisation
-// (hipStreamSynchronize, an event query or wait) instead of running at
-// once, as a GPU's copy engine would: a caller that reads a download, or
-// reuses an upload's source, before synchronising sees the difference
-// (tests/ffmpeg_hip.rs: FFmpeg's HIP hwcontext).
+// VMAFX_FAKE_HIP_LAZY=1 makes queued copies wait until something ordered
+// after them needs them, instead of running at once, as a GPU's copy
+// engine would: a stream runs its queue when it is synchronised, when an
+// event recorded on it is queried or waited for on the host, and when a
+// kernel launched on it or a stream waiting for its event needs what came
+// before (a wait runs the recording stream up to that record, and no
+// further). So a caller that reads a download, or reuses an upload's
+// source, before synchronising sees the difference (tests/ffmpeg_hip.rs:
+// FFmpeg's HIP hwcontext), and a kernel on stream B reading what a copy
+// on stream A wrote, with no event wait ordering B after A, reads what was
+// there before (hipMalloc's 0xa5 poison): tests/hip_frames.rs.
 //
 // One device, index 0, at PCI bus id 0000:03:00.0 (hipDeviceGetByPCIBusId;
 // VMAFX_FAKE_HIP_PCI_BUS_ID names another).
@@ -207,6 +213,56 @@ bool lazy() {
     return on;
 }
 
+// The stream whose queue holds `event`'s record of `generation` (0, the
+// null stream, is one), or false when no queue holds it.
+bool recorder(State &s, uintptr_t event, uint64_t generation, uintptr_t &stream) {
+    for (auto &[id, q] : s.streams)
+        for (auto &op : q)
+            if (op.kind == Op::Record && op.event == event && op.generation == generation) {
+                stream = id;
+                return true;
+            }
+    return false;
+}
+
+// Lazy mode: runs `stream`'s queue in order (with `event`, only up to its
+// record of `generation`); behind a wait, first the stream that records
+// the awaited event, up to that record. Work nothing is ordered behind
+// stays queued. Stops behind an event no queue records (a blocked one).
+void drain(State &s, uintptr_t stream, uintptr_t event = 0, uint64_t generation = 0, int depth = 0) {
+    auto it = s.streams.find(stream);
+    if (it == s.streams.end() || depth > 64) return;
+    auto &q = it->second;  // map nodes stay put while other streams drain
+    while (!q.empty()) {
+        if (event && s.events[event].done >= generation) return;
+        const Op &op = q.front();
+        if (op.kind == Op::Wait && s.events[op.event].done < op.generation) {
+            uintptr_t producer;
+            if (recorder(s, op.event, op.generation, producer) && producer != stream)
+                drain(s, producer, op.event, op.generation, depth + 1);
+            if (s.events[op.event].done < op.generation) return;
+        }
+        Op taken = q.front();
+        q.pop_front();
+        run(s, stream, taken);
+    }
+}
+
+// What `stream` needs run before the host or a launch uses it: all queued
+// work when eager, the stream's own queue and what it waits for when lazy.
+void settle(State &s, uintptr_t stream) {
+    if (lazy()) drain(s, stream);
+    else pump(s);
+}
+
+// Lazy mode: the work before `event`'s latest record (a host query or wait).
+void settle_event(State &s, uintptr_t event) {
+    if (!lazy()) return pump(s);
+    uint64_t g = s.events[event].queued;
+    uintptr_t producer;
+    if (recorder(s, event, g, producer)) drain(s, producer, event, g);
+}
+
 int queue(State &s, void *stream, Op op) {
     auto it = s.streams.find((uintptr_t)stream);
     if (it == s.streams.end()) return INVALID_VALUE;
@@ -379,14 +435,14 @@ API int hipStreamDestroy(void *stream) {
 API int hipStreamSynchronize(void *stream) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    pump(s);
+    settle(s, (uintptr_t)stream);
     return s.streams[(uintptr_t)stream].empty() ? OK : UNKNOWN;
 }
 
 API int hipMemcpyHtoDAsync(uintptr_t dst, const void *src, size_t n, void *stream) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    pump(s);
+    settle(s, (uintptr_t)stream);
     if (!s.streams[(uintptr_t)stream].empty()) return NOT_SUPPORTED;  // pageable source: copy now or never
     if (!valid(s, dst, n)) return INVALID_VALUE;
     memcpy((void *)dst, src, n);
@@ -412,7 +468,7 @@ API int hipMemcpy2DAsync(uintptr_t dst, size_t dpitch, uintptr_t src, size_t spi
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned, unsigned, unsigned, unsigned, unsigned, void *stream, void **args, void **) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    pump(s);
+    settle(s, (uintptr_t)stream);
     auto q = s.streams.find((uintptr_t)stream);
     if (q == s.streams.end()) return INVALID_VALUE;
     if (!allowed("VMAFX_FAKE_HIP_LAUNCHES", s.launches_left)) return 719;  // hipErrorLaunchFailure
@@ -451,14 +507,14 @@ API int hipStreamWaitEvent(void *stream, void *event, unsigned) {
 API int hipEventQuery(void *event) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    pump(s);
+    settle_event(s, (uintptr_t)event);
     auto &e = s.events[(uintptr_t)event];
     return e.done >= e.queued ? OK : NOT_READY;
 }
 API int hipEventSynchronize(void *event) {
     State &s = st();
     std::lock_guard<std::mutex> g(s.lock);
-    pump(s);
+    settle_event(s, (uintptr_t)event);
     auto &e = s.events[(uintptr_t)event];
     return e.done >= e.queued ? OK : UNKNOWN;
 }
