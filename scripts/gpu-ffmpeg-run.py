@@ -243,13 +243,20 @@ def soak(out, frames):
 
 
 def hip_standin_env(out):
-    """Points FFmpeg's HIP hwcontext (it dlopens libamdhip64.so last) and
+    """Points FFmpeg's HIP hwcontext (it dlopens libamdhip64.so.7 first) and
     vmafx's HIP lane at the stand-in carried in OUT/hip-standin, as
     `scripts/hip-standin env` does."""
     d = os.path.abspath(os.path.join(out, "hip-standin"))
     if not os.path.exists(os.path.join(d, "libamdhip64.so")):
         sys.exit(f"no HIP stand-in in {d} (scripts/gpu-ffmpeg build puts it there)")
     os.environ["VMAFX_HIP_LIB"] = os.environ["VMAFX_HIPRTC_LIB"] = os.path.join(d, "libamdhip64.so")
+    # The hwcontext tries libamdhip64.so.7 first and .so last: a host with
+    # a distribution's HIP runtime (the H200's has Debian's .so.5, which
+    # fails hipInit with hipErrorInvalidDevice on an NVIDIA GPU) would be
+    # chosen over the stand-in. Its first name, beside it, wins.
+    first = os.path.join(d, "libamdhip64.so.7")
+    if not os.path.lexists(first):
+        os.symlink("libamdhip64.so", first)
     # The host's NVRTC beside it: the stand-in needs libnvrtc.so.13 by its
     # SONAME, and NVRTC opens its builtins by name (find_nvrtc ran first).
     paths = [d, *filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":"))]
