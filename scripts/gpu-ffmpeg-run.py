@@ -242,6 +242,33 @@ def soak(out, frames):
     sys.exit(1 if problems else 0)
 
 
+def vmafx_graph(ff, work, inputs, tag, opts, prep="[0:v]null[d];[1:v]null[r];"):
+    """ffmpeg's command for INPUTS (distorted first) -> PREP -> vmafx
+    (OPTS, JSON log WORK/TAG.json) -> per-frame metadata in WORK/TAG.meta."""
+    graph = f"{prep}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
+    if opts:
+        graph += ":" + opts
+    graph += f",metadata=mode=print:file={work}/{tag}.meta"
+    return [ff, "-hide_banner", "-nostdin", "-v", "verbose", *inputs, "-lavfi", graph, "-f", "null", "-"]
+
+
+def clip_pairs(out):
+    """The (name, distorted, reference) clips under OUT/clips, those named
+    in PAIRS (comma-separated) when it is set; exits when there are none."""
+    pairs = []
+    for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
+        name = os.path.basename(ref).rsplit("-ref.", 1)[0]
+        dist = ref.replace("-ref.", "-dist.")
+        if os.path.exists(dist):
+            pairs.append((name, dist, ref))
+    only = os.environ.get("PAIRS")
+    if only:
+        pairs = [p for p in pairs if p[0] in only.split(",")]
+    if not pairs:
+        sys.exit(f"no clip pairs under {out}/clips (run scripts/gpu-ffmpeg build first)")
+    return pairs
+
+
 def hip_standin_env(out):
     """Points FFmpeg's HIP hwcontext (it dlopens libamdhip64.so.7 first) and
     vmafx's HIP lane at the stand-in carried in OUT/hip-standin, as
@@ -287,25 +314,14 @@ def hip_main(out):
     listed = subprocess.run([ff, "-hide_banner", "-init_hw_device", "list"], capture_output=True, text=True).stdout.split()
     if "hip" not in listed or "cuda" not in listed:
         sys.exit(f"{ff}: -init_hw_device list gives {listed}: hip and cuda are needed")
-    pairs = []
-    for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
-        name = os.path.basename(ref).rsplit("-ref.", 1)[0]
-        dist = ref.replace("-ref.", "-dist.")
-        if os.path.exists(dist):
-            pairs.append((name, dist, ref))
-    only = os.environ.get("PAIRS")
-    if only:
-        pairs = [p for p in pairs if p[0] in only.split(",")]
-    if not pairs:
-        sys.exit(f"no clip pairs under {out}/clips (run scripts/gpu-ffmpeg build first)")
+    pairs = clip_pairs(out)
 
     def cmd(tag, device, opts):
-        up = "[0:v]hwupload[d];[1:v]hwupload[r];" if device else "[0:v]null[d];[1:v]null[r];"
-        graph = f"{up}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
-        graph += (":" + opts if opts else "") + f",metadata=mode=print:file={work}/{tag}.meta"
-        hw = ["-init_hw_device", f"{device}=gpu:0", "-filter_hw_device", "gpu"] if device else []
-        return [ff, "-hide_banner", "-nostdin", "-v", "verbose", *hw, "-i", dist, "-i", ref,
-                "-lavfi", graph, "-f", "null", "-"]
+        if not device:
+            return vmafx_graph(ff, work, ["-i", dist, "-i", ref], tag, opts)
+        hw = ["-init_hw_device", f"{device}=gpu:0", "-filter_hw_device", "gpu"]
+        return vmafx_graph(ff, work, [*hw, "-i", dist, "-i", ref], tag, opts,
+                           prep="[0:v]hwupload[d];[1:v]hwupload[r];")
 
     rows, details, failed = [], [], False
     for name, dist, ref in pairs:
@@ -393,26 +409,12 @@ def main():
         print("nvidia-smi: not found")
     sys.stdout.flush()
     subprocess.call([ff, "-hide_banner", "-version"])
-    pairs = []
-    for ref in sorted(glob.glob(os.path.join(out, "clips/*-ref.*"))):
-        name = os.path.basename(ref).rsplit("-ref.", 1)[0]
-        dist = ref.replace("-ref.", "-dist.")
-        if os.path.exists(dist):
-            pairs.append((name, dist, ref))
-    only = os.environ.get("PAIRS")
-    if only:
-        pairs = [p for p in pairs if p[0] in only.split(",")]
-    if not pairs:
-        sys.exit(f"no clip pairs under {out}/clips (run scripts/gpu-ffmpeg build first)")
+    pairs = clip_pairs(out)
 
     rows, details, failed = [], [], False
 
     def vmafx_cmd(inputs, tag, opts, prep="[0:v]null[d];[1:v]null[r];"):
-        graph = f"{prep}[d][r]vmafx=log_fmt=json:log_path={work}/{tag}.json"
-        if opts:
-            graph += ":" + opts
-        graph += f",metadata=mode=print:file={work}/{tag}.meta"
-        return [ff, "-hide_banner", "-nostdin", "-v", "verbose", *inputs, "-lavfi", graph, "-f", "null", "-"]
+        return vmafx_graph(ff, work, inputs, tag, opts, prep)
 
     for name, dist, ref in pairs:
         t = f"{name}"
