@@ -31,31 +31,14 @@ use crate::feature::{
     FrameScores,
 };
 use crate::model::Model;
-use crate::picture::{OwnedPicture, Picture, PixelFormat};
+use crate::picture::{Picture, PixelFormat};
+/// The engine scores picture sources; the trait lives with the pictures
+/// (src/picture/source.rs) so nothing that makes pictures points here.
+pub use crate::picture::PictureSource;
 use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
-
-/// Something that holds a picture for as long as the engine needs it:
-/// an [`OwnedPicture`], or a wrapper around a reference-counted frame. Its
-/// samples are in host memory ([`PictureSource::host`]), in a GPU lane's
-/// memory ([`PictureSource::device_frame`]), or both. Dropping the last
-/// reference is the release: every reader is done with it then.
-pub trait PictureSource: Send + Sync {
-    /// The host planes; `None` for a picture that lives only on a device.
-    fn host(&self) -> Option<Picture<'_>>;
-    /// The planes in device memory, when the picture is there.
-    fn device_frame(&self) -> Option<&DeviceFrame> {
-        None
-    }
-}
-
-impl PictureSource for OwnedPicture {
-    fn host(&self) -> Option<Picture<'_>> {
-        Some(self.view())
-    }
-}
 
 /// Context settings, as libvmaf's `VmafConfiguration`.
 #[derive(Clone, Debug)]
@@ -1210,7 +1193,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use super::*;
     use crate::feature::{ExtractorConfig, FrameInput};
-    use crate::picture::Chroma;
+    use crate::picture::{Chroma, OwnedPicture};
 
     const FAILS_AT: u32 = 5;
 

@@ -207,7 +207,7 @@ pub fn drm_descriptor(data: &[u8]) {
     desc.implicit_sync = false;
     let device = CpuDevice::new(b.u8() & 1 == 1);
     if let Ok(frame) = device.import(desc) {
-        let picture = crate::engine::PictureSource::host(&frame).expect("a CPU frame is on the host");
+        let picture = crate::picture::PictureSource::host(&frame).expect("a CPU frame is on the host");
         let mut sum = 0u64;
         for i in 0..picture.plane_count() {
             let plane = picture.plane(i);

@@ -24,7 +24,7 @@
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
 use crate::device::gpu::engine::DevPlane;
 use crate::device::{DeviceFrame, DeviceMemoryId};
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
 use crate::picture::{Chroma, Picture};
 use crate::{Error, Result};

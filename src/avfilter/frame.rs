@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::picture::{Chroma, Picture, PixelFormat, PlaneView};
 use crate::{Error, Result};
 

@@ -22,7 +22,7 @@ use super::frame::{FrameHandle, HostFormat, RawPlanes};
 use crate::device::gpu::engine::{Backend, DeviceEvent, EventRef};
 use crate::device::gpu::lane::{Event, GpuLane};
 use crate::device::DeviceKind;
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::import::gpu::{GpuImportStats, GpuImporter, ReleaseCallback};
 use crate::import::AcquireFence;
 use crate::{Error, Result};

@@ -61,12 +61,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, HipCallerStream, PictureSource};
+use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, HipCallerStream};
 use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
 use crate::import::cpu::{CpuDevice, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
-use crate::picture::Picture;
+use crate::picture::{Picture, PictureSource};
 use crate::model::Model;
 use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};

@@ -5,20 +5,13 @@
 //! CPU's bit for bit and every floating-point step stays on the host, in
 //! the CPU's code. See docs/gpu.md.
 
-pub mod frame;
 pub mod gpu;
 
-pub use frame::{DeviceFrame, DeviceMemoryId};
+/// The device frame types are picture data (src/picture/device_frame.rs):
+/// the import layers and the engine meet there; `device` only reads them.
+pub use crate::picture::{DeviceFrame, DeviceKind, DeviceMemoryId};
 
 use crate::Result;
-
-/// The lanes vmafx can compute on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeviceKind {
-    Cpu,
-    Cuda,
-    Hip,
-}
 
 /// Where a picture's samples can live for a device to read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use super::{
     DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Object, Refusal, ReleaseFence,
 };
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
 
 /// Counters of one device, shared by its frames. Tests read them to prove

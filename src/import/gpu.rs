@@ -48,7 +48,7 @@ use crate::device::gpu::engine::{int, Args, ArrayRef, Backend, DevPlane, DeviceE
 use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::picture::{Chroma, Picture, PixelFormat};
 
 static HOST_COPIES: AtomicU64 = AtomicU64::new(0);

@@ -23,7 +23,7 @@ use ffmpeg_sys_next as ff;
 
 use super::{display, FrameReader};
 use crate::avfilter::frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::picture::{OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 

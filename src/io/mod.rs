@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use crate::engine::PictureSource;
+use crate::picture::PictureSource;
 use crate::picture::{OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 

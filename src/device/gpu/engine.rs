@@ -5,6 +5,9 @@
 
 use super::kernels::{KernelSet, KernelSource, Loaded, MotionKernels, PsnrKernels};
 use crate::device::DeviceMemoryId;
+/// Device planes are picture data (`picture::device_frame`); kept at this
+/// path because every twin's launch arguments name it here.
+pub use crate::picture::DevPlane;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 use std::any::{Any, TypeId};
@@ -298,25 +301,6 @@ impl<M: DeviceMemory> Scratch<M> {
         let ptr = self.at_least(backend, data.len())?;
         backend.upload(ptr, data)?;
         Ok(DevPlane { ptr, ..plane })
-    }
-}
-
-/// A plane in device memory (a `CUdeviceptr`, a HIP pointer), read in
-/// place: `pitch` bytes from one row to the next, `width` samples of
-/// `bytes_per_sample` bytes each per row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DevPlane {
-    pub ptr: u64,
-    pub pitch: usize,
-    pub width: usize,
-    pub height: usize,
-    pub bytes_per_sample: usize,
-}
-
-impl DevPlane {
-    /// Bytes the plane spans: up to the end of its last row.
-    pub fn span(&self) -> usize {
-        (self.height.max(1) - 1) * self.pitch + self.width * self.bytes_per_sample
     }
 }
 

@@ -5,6 +5,17 @@
 //! an [`OwnedPicture`] (CLI, tests), or from memory an import layer maps
 //! (AVFrame buffers, dma-bufs). Samples are `u8` at 8 bits and native-endian
 //! `u16` above, as in libvmaf's `VmafPicture`.
+//!
+//! This room is the meeting point of the data path: the readers, the
+//! importers and the filter make pictures ([`PictureSource`], host planes
+//! here, device planes in [`device_frame`]); the engine and the device lanes
+//! read them. It points at nothing but the crate's error type.
+
+pub mod device_frame;
+mod source;
+
+pub use device_frame::{DevPlane, DeviceFrame, DeviceKind, DeviceMemoryId};
+pub use source::PictureSource;
 
 use crate::{Error, Result};
 

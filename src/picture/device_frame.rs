@@ -1,10 +1,19 @@
 //! A picture whose planes live in a GPU lane's memory: what the import
 //! layer hands the scoring context for device frames (CUDA / HIP pointers,
 //! planarised on the device where the producer's layout was semi-planar).
+//! Plain data: the rooms that make device frames (import, avfilter) and the
+//! one that reads them (engine, device) all point here, and this points at
+//! nothing but the pixel formats beside it.
 
-use super::gpu::engine::DevPlane;
-use super::DeviceKind;
-use crate::picture::PixelFormat;
+use super::PixelFormat;
+
+/// The lanes vmafx can compute on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    Cpu,
+    Cuda,
+    Hip,
+}
 
 /// Which device memory the plane pointers are valid in: the vendor and the
 /// context (a `CUcontext`; for HIP the device ordinal), compared by value.
@@ -30,6 +39,25 @@ pub struct DeviceFrame {
     /// these planes; a reader's stream waits on it before its first read.
     /// `None`: the planes are ready now.
     pub ready: Option<u64>,
+}
+
+/// A plane in device memory (a `CUdeviceptr`, a HIP pointer), read in
+/// place: `pitch` bytes from one row to the next, `width` samples of
+/// `bytes_per_sample` bytes each per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevPlane {
+    pub ptr: u64,
+    pub pitch: usize,
+    pub width: usize,
+    pub height: usize,
+    pub bytes_per_sample: usize,
+}
+
+impl DevPlane {
+    /// Bytes the plane spans: up to the end of its last row.
+    pub fn span(&self) -> usize {
+        (self.height.max(1) - 1) * self.pitch + self.width * self.bytes_per_sample
+    }
 }
 
 impl DeviceFrame {
