@@ -1,40 +1,22 @@
-//! The scoring context: which extractors run, frames in flight on a worker
-//! pool, results in frame order, look-back pictures for temporal features,
-//! and model scores once the stream ends.
-//!
-//! Like libvmaf's `VmafContext` with `n_threads`: with 0 threads every frame
-//! is scored on the caller's thread; with N, frames go to N workers (each
-//! with its own extractor instances) and at most `2 * N` are in flight.
-//! Results are committed to the collector in frame order, so the log's
-//! feature order never depends on scheduling.
-//!
-//! On a GPU ([`DeviceChoice::Gpu`], [`DeviceChoice::CudaStream`],
-//! [`DeviceChoice::HipStream`],
-//! [`Context::with_lanes`]) every worker (or the caller's thread, with 0
-//! threads) owns one lane: a [`GpuDevice`] with its own stream and scratch.
-//! Per frame the worker puts each picture on its lane once (a host picture
-//! is copied into the lane's scratch, a device picture of the lane's memory
-//! is read in place after its `ready` event) and every extractor's device
-//! twin reads those planes. The twins compute integer sums on the device
-//! and finish with the CPU code, so the values are the CPU context's.
+//! The public scoring context: its settings, the extractors and models it
+//! runs, the frames pushed in and their results committed in frame order,
+//! look-back pictures for temporal features, look-ahead settling, model
+//! scores, pooling, and the end of the stream (whole or cut short).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
-use crate::device::gpu::{GpuDevice, UploadSlot};
-use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use crate::feature::{
-    DeviceFrameInput, ExtractorConfig, ExtractorDescriptor, Extractor, FeatureOptions, FrameInput,
-    FrameScores,
-};
+use super::choice::DeviceChoice;
+use super::picture_checks::{geometry_of, Geometry};
+use super::placement::{describe_memory, LaneState, WorkerLane};
+use super::prefix_error;
+use super::workers::{create_instances, run_job, ExtractorUse, Job, Workers};
+use crate::device::gpu::GpuDevice;
+use crate::device::{DeviceKind, DeviceMemoryId};
+use crate::feature::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameScores};
 use crate::model::Model;
-use crate::picture::{Picture, PixelFormat};
-/// The engine scores picture sources; the trait lives with the pictures
-/// (src/picture/source.rs) so nothing that makes pictures points here.
-pub use crate::picture::PictureSource;
+use crate::picture::{PictureSource, PixelFormat};
 use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -57,272 +39,6 @@ impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig { threads: 0, subsample: 1, cpu: CpuLevel::detect(), device: DeviceChoice::Cpu }
     }
-}
-
-/// Where a context computes its features. On a GPU every extractor runs
-/// its device twin (identical values); host pictures are copied to the
-/// device once per frame, device pictures ([`PictureSource::device_frame`])
-/// are read in place.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DeviceChoice {
-    #[default]
-    Cpu,
-    /// Device `index` of `kind` (CUDA or HIP), on streams of vmafx's own.
-    Gpu { kind: DeviceKind, index: usize },
-    /// The caller's CUDA context and stream (FFmpeg's
-    /// `AVCUDADeviceContext`); each frame's work runs after what the caller
-    /// queued there before the frame was scored. Made with the unsafe
-    /// [`CallerStream::new`].
-    ///
-    /// Every lane (one per worker thread) has a non-blocking stream of its
-    /// own in the caller's context; per frame it records an event on the
-    /// caller's stream and waits for it (no host wait). So a decoder's next
-    /// copies on the caller's stream do not queue behind our kernels, and
-    /// our read-backs wait for our stream only.
-    CudaStream(CallerStream),
-    /// The caller's HIP device and stream (`hipStream_t`), as
-    /// [`DeviceChoice::CudaStream`] for CUDA: lanes on non-blocking streams
-    /// of their own that wait for the caller's stream by event per frame.
-    /// Made with the unsafe [`HipCallerStream::new`].
-    HipStream(HipCallerStream),
-}
-
-/// A caller's `CUcontext` and `CUstream`, as integers. Only
-/// [`CallerStream::new`] makes one, and it is unsafe: the driver
-/// dereferences these handles, so a safe caller must not be able to invent
-/// them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CallerStream {
-    context: u64,
-    stream: u64,
-}
-
-impl CallerStream {
-    /// # Safety
-    /// `context` is a live `CUcontext` and `stream` a stream in it (or 0,
-    /// its default stream); both outlive every [`Context`] made with them.
-    pub unsafe fn new(context: u64, stream: u64) -> Self {
-        CallerStream { context, stream }
-    }
-    pub fn context(&self) -> u64 {
-        self.context
-    }
-    pub fn stream(&self) -> u64 {
-        self.stream
-    }
-}
-
-/// A caller's HIP device ordinal and `hipStream_t` (as an integer). Only
-/// [`HipCallerStream::new`] makes one, and it is unsafe, as
-/// [`CallerStream::new`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HipCallerStream {
-    device: usize,
-    stream: u64,
-}
-
-impl HipCallerStream {
-    /// # Safety
-    /// `stream` is a live stream of HIP device `device` (or 0, its null
-    /// stream) that outlives every [`Context`] made with it.
-    pub unsafe fn new(device: usize, stream: u64) -> Self {
-        HipCallerStream { device, stream }
-    }
-    pub fn device(&self) -> usize {
-        self.device
-    }
-    pub fn stream(&self) -> u64 {
-        self.stream
-    }
-}
-
-impl DeviceChoice {
-    /// Opens one lane for this GPU choice.
-    fn open_lane(self) -> Result<GpuDevice> {
-        Ok(match self {
-            DeviceChoice::Cpu => return Err(Error::Internal("a GPU lane for the CPU".into())),
-            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => GpuDevice::cuda(index)?,
-            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => GpuDevice::hip(index)?,
-            DeviceChoice::Gpu { kind: DeviceKind::Cpu, .. } => {
-                return Err(Error::invalid("DeviceChoice::Gpu of kind Cpu: use DeviceChoice::Cpu"))
-            }
-            // SAFETY: CallerStream::new's contract: a live context and a
-            // stream in it (or 0, its default stream), outliving the context.
-            DeviceChoice::CudaStream(caller) => unsafe {
-                GpuDevice::cuda_from_stream(caller.context as usize as _, caller.stream as usize as _)?
-            },
-            // SAFETY: HipCallerStream::new's contract: a live stream of that
-            // device (or 0, its null stream), outliving the context.
-            DeviceChoice::HipStream(caller) => unsafe {
-                GpuDevice::hip_from_stream(caller.device, caller.stream as usize as _)?
-            },
-        })
-    }
-}
-
-impl std::fmt::Display for DeviceChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceChoice::Cpu => write!(f, "the CPU"),
-            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => write!(f, "CUDA device {index}"),
-            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => write!(f, "HIP device {index}"),
-            DeviceChoice::Gpu { kind: DeviceKind::Cpu, index } => write!(f, "CPU device {index}"),
-            DeviceChoice::CudaStream(CallerStream { context, stream }) => {
-                write!(f, "CUDA context {context:#x}, stream {stream:#x}")
-            }
-            DeviceChoice::HipStream(HipCallerStream { device, stream }) => {
-                write!(f, "HIP device {device}, stream {stream:#x}")
-            }
-        }
-    }
-}
-
-/// Pictures per frame whose planes a lane holds uploaded at once:
-/// reference, distorted, previous reference.
-const SLOTS: usize = crate::device::gpu::UPLOAD_PICTURES;
-
-/// A worker's GPU lane and the pictures on it.
-struct LaneState {
-    device: GpuDevice,
-    /// Planes each picture needs there (chroma only when an extractor of
-    /// the context reads it).
-    planes: usize,
-    /// Planes the previous reference needs (chroma only when a temporal
-    /// extractor reads it).
-    prev_planes: usize,
-    /// The last frame's reference copied here, with its planes and scratch
-    /// slot: the next frame's previous reference when this lane scores that
-    /// frame, so a run on one lane copies each picture once.
-    kept: Option<(Arc<dyn PictureSource>, DeviceFrame, usize)>,
-    /// Host pictures copied to a device, context-wide.
-    uploads: Arc<AtomicU64>,
-}
-
-impl LaneState {
-    /// `picture` on the lane: in place, kept from the last frame, or copied
-    /// into a scratch slot not in `used` (returned in the second field).
-    fn place(
-        &mut self,
-        picture: &Arc<dyn PictureSource>,
-        planes: usize,
-        used: &mut [bool; SLOTS],
-        index: u32,
-        which: &str,
-    ) -> Result<(DeviceFrame, Option<usize>)> {
-        let memory = self.device.memory();
-        if let Some(frame) = picture.device_frame().filter(|f| f.memory == memory) {
-            if frame.planes.len() < planes {
-                return Err(Error::invalid(format!(
-                    "frame {index}: the {which} device picture has luma only; this context's extractors read chroma"
-                )));
-            }
-            if let Some(event) = frame.ready {
-                // SAFETY: a device frame's `ready` is an event of its
-                // memory's device, live while the picture is (DeviceFrame).
-                self.device.wait_ready(unsafe { crate::device::gpu::engine::EventRef::from_handle(event) })?;
-            }
-            return Ok((frame.clone(), None));
-        }
-        if let Some((kept, frame, slot)) = &self.kept {
-            if same_picture(kept, picture) && frame.planes.len() >= planes {
-                used[*slot] = true;
-                return Ok((frame.clone(), Some(*slot)));
-            }
-        }
-        let host = placed_host(picture.as_ref(), memory, index, which)?;
-        let kept_slot = self.kept.as_ref().map(|k| k.2);
-        let slot = (0..SLOTS)
-            .filter(|&i| !used[i])
-            .min_by_key(|&i| Some(i) == kept_slot)
-            .ok_or_else(|| Error::Internal("more than three pictures in one frame".into()))?;
-        if Some(slot) == kept_slot {
-            self.kept = None;
-        }
-        used[slot] = true;
-        let planes = (0..planes)
-            .map(|p| self.device.upload_plane(UploadSlot { picture: slot, plane: p }, &host.plane(p)))
-            .collect::<Result<Vec<_>>>()?;
-        self.uploads.fetch_add(1, Ordering::Relaxed);
-        let frame = DeviceFrame {
-            memory,
-            format: host.format(),
-            width: host.width(),
-            height: host.height(),
-            planes,
-            ready: None,
-        };
-        Ok((frame, Some(slot)))
-    }
-}
-
-fn same_picture(a: &Arc<dyn PictureSource>, b: &Arc<dyn PictureSource>) -> bool {
-    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
-}
-
-/// The host planes of a picture a lane of `memory` must copy; a device
-/// picture of another memory without host planes is refused, naming both.
-fn placed_host<'p>(
-    p: &'p dyn PictureSource,
-    memory: DeviceMemoryId,
-    index: u32,
-    which: &str,
-) -> Result<Picture<'p>> {
-    match (p.host(), p.device_frame()) {
-        (Some(h), _) => Ok(h),
-        (None, Some(f)) => Err(Error::Mismatch(format!(
-            "frame {index}: the {which} picture is in {}, and this context scores in {}",
-            describe_memory(f.memory),
-            describe_memory(memory)
-        ))),
-        (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
-    }
-}
-
-fn describe_memory(m: DeviceMemoryId) -> String {
-    match m.kind {
-        DeviceKind::Cuda => format!("CUDA context {:#x}", m.context),
-        DeviceKind::Hip => format!("HIP device {}", m.context),
-        DeviceKind::Cpu => "host memory".into(),
-    }
-}
-
-/// One extractor the context runs, with the options it runs under.
-#[derive(Clone)]
-struct ExtractorUse {
-    descriptor: &'static ExtractorDescriptor,
-    options: FeatureOptions,
-}
-
-/// What a worker scores frames with: the CPU, or its own GPU lane.
-enum WorkerLane {
-    Cpu,
-    Device(Box<LaneState>),
-}
-
-struct Job {
-    index: u32,
-    reference: Arc<dyn PictureSource>,
-    distorted: Arc<dyn PictureSource>,
-    prev_reference: Option<Arc<dyn PictureSource>>,
-    /// Kept only when an extractor needs it (`needs_prev_distorted`).
-    prev_distorted: Option<Arc<dyn PictureSource>>,
-    /// Kept only when an extractor needs it (`needs_two_back`).
-    prev_prev_reference: Option<Arc<dyn PictureSource>>,
-}
-
-type JobResult = (u32, Result<Vec<FrameScores>>);
-
-struct Workers {
-    jobs: Option<mpsc::SyncSender<Job>>,
-    results: mpsc::Receiver<JobResult>,
-    handles: Vec<JoinHandle<()>>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Geometry {
-    width: usize,
-    height: usize,
-    format: PixelFormat,
 }
 
 /// The scoring context.
@@ -605,29 +321,13 @@ impl Context {
         self.uses.iter().any(|u| (u.descriptor.needs_two_back)(&u.options))
     }
 
-    fn create_instances(uses: &[ExtractorUse], base: &ExtractorConfig) -> Result<Vec<Box<dyn Extractor>>> {
-        uses.iter()
-            .map(|u| {
-                let cfg = ExtractorConfig { options: u.options.clone(), ..base.clone() };
-                (u.descriptor.create)(&cfg)
-                    .map_err(|e| prefix_error(e, &format!("feature extractor {}", u.descriptor.name)))
-            })
-            .collect()
-    }
-
     /// Creates the extractor instances for `geometry`; with `spawn`, the
     /// worker pool too (none when the frames come already extracted).
     fn start(&mut self, geometry: Geometry, spawn: bool) -> Result<()> {
         if self.uses.is_empty() {
             return Err(Error::invalid("no model and no feature to compute"));
         }
-        if self.config.threads > 0 {
-            // libvmaf with a thread pool runs its TEMPORAL extractors on the
-            // calling thread before the pool's job for the frame, so their
-            // features come first in its collector and logs; ours follow
-            // the order of `uses`.
-            self.uses.sort_by_key(|u| !u.descriptor.libvmaf_temporal());
-        }
+        self.order_uses_as_libvmaf();
         let base = ExtractorConfig {
             width: geometry.width,
             height: geometry.height,
@@ -636,79 +336,66 @@ impl Context {
             cpu: self.config.cpu,
             device: self.lanes.first().map_or(DeviceKind::Cpu, |l| l.info().kind),
         };
-        self.local = Self::create_instances(&self.uses, &base)?;
-        if self.memory.is_some() {
-            if let Some((u, _)) =
-                self.uses.iter().zip(&self.local).find(|(_, inst)| !inst.has_device_twin())
-            {
-                return Err(Error::NotSupported(format!(
-                    "feature extractor {} has no device twin in this build: score it in a CPU context",
-                    u.descriptor.name
-                )));
-            }
+        self.local = create_instances(&self.uses, &base)?;
+        self.check_device_twins()?;
+        let mut lanes = self.hand_out_lanes(geometry.format);
+        if self.config.threads == 0 {
+            self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
         }
-        // Chroma goes to the device only when some extractor reads it.
-        let chroma = |temporal_only: bool| {
+        if self.config.threads > 0 && spawn {
+            self.workers =
+                Some(Workers::spawn(self.config.threads, &self.uses, &base, self.config.subsample, lanes)?);
+        }
+        self.geometry = Some(geometry);
+        Ok(())
+    }
+
+    /// libvmaf with a thread pool runs its TEMPORAL extractors on the
+    /// calling thread before the pool's job for the frame, so their
+    /// features come first in its collector and logs; ours follow the
+    /// order of `uses`.
+    fn order_uses_as_libvmaf(&mut self) {
+        if self.config.threads > 0 {
+            self.uses.sort_by_key(|u| !u.descriptor.libvmaf_temporal());
+        }
+    }
+
+    /// On a GPU every extractor must have a device twin; the first without
+    /// one is refused by name.
+    fn check_device_twins(&self) -> Result<()> {
+        if self.memory.is_none() {
+            return Ok(());
+        }
+        match self.uses.iter().zip(&self.local).find(|(_, inst)| !inst.has_device_twin()) {
+            Some((u, _)) => Err(Error::NotSupported(format!(
+                "feature extractor {} has no device twin in this build: score it in a CPU context",
+                u.descriptor.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The lanes opened by `new`, each wrapped with the planes its pictures
+    /// need there: chroma goes to the device only when some extractor
+    /// reads it (for the previous reference, a temporal one).
+    fn hand_out_lanes(&mut self, format: PixelFormat) -> impl Iterator<Item = WorkerLane> {
+        let planes_for = |temporal_only: bool| {
             let reads = self
                 .uses
                 .iter()
                 .any(|u| u.descriptor.reads_chroma && (u.descriptor.needs_prev_reference || !temporal_only));
             if reads {
-                geometry.format.chroma.plane_count()
+                format.chroma.plane_count()
             } else {
                 1
             }
         };
-        let (planes, prev_planes) = (chroma(false), chroma(true));
-        let mut lanes = std::mem::take(&mut self.lanes).into_iter().map(|device| {
-            WorkerLane::Device(Box::new(LaneState {
-                device,
-                planes,
-                prev_planes,
-                kept: None,
-                uploads: Arc::clone(&self.uploads),
-            }))
-        });
-        if self.config.threads == 0 {
-            self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
-        }
-        if self.config.threads > 0 && spawn {
-            let (job_tx, job_rx) = mpsc::sync_channel::<Job>(self.config.threads);
-            let job_rx = Arc::new(Mutex::new(job_rx));
-            let (res_tx, res_rx) = mpsc::channel::<JobResult>();
-            let mut handles = Vec::new();
-            for t in 0..self.config.threads {
-                let mut instances = Self::create_instances(&self.uses, &base)?;
-                let mut lane = lanes.next().unwrap_or(WorkerLane::Cpu);
-                let uses = self.uses.clone();
-                let subsample = self.config.subsample;
-                let job_rx = Arc::clone(&job_rx);
-                let res_tx = res_tx.clone();
-                let handle = std::thread::Builder::new()
-                    .name(format!("vmafx-worker-{t}"))
-                    .spawn(move || loop {
-                        let job = match job_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        let Ok(job) = job else { return };
-                        let index = job.index;
-                        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            run_job(&uses, &mut instances, &mut lane, subsample, &job)
-                        }))
-                        .unwrap_or_else(|p| Err(Error::Internal(panic_message(p))));
-                        drop(job);
-                        if res_tx.send((index, result)).is_err() {
-                            return;
-                        }
-                    })
-                    .map_err(|e| Error::Internal(format!("spawning a worker: {e}")))?;
-                handles.push(handle);
-            }
-            self.workers = Some(Workers { jobs: Some(job_tx), results: res_rx, handles });
-        }
-        self.geometry = Some(geometry);
-        Ok(())
+        let (planes, prev_planes) = (planes_for(false), planes_for(true));
+        let uploads = Arc::clone(&self.uploads);
+        std::mem::take(&mut self.lanes).into_iter().map(move |device| {
+            let uploads = Arc::clone(&uploads);
+            WorkerLane::Device(Box::new(LaneState { device, planes, prev_planes, kept: None, uploads }))
+        })
     }
 
     /// Queues one frame pair. Blocks while `2 * threads` frames are pushed
@@ -1018,174 +705,6 @@ impl Context {
 impl Drop for Context {
     fn drop(&mut self) {
         self.stop_workers();
-    }
-}
-
-/// The size and format of a picture, as the context will read it: its host
-/// planes on the CPU (`memory` None); on a GPU its device planes when they
-/// are in the lanes' memory, else its host planes (copied).
-fn geometry_of(p: &dyn PictureSource, memory: Option<DeviceMemoryId>, index: u32, which: &str) -> Result<Geometry> {
-    let Some(memory) = memory else {
-        return match (p.host(), p.device_frame()) {
-            (Some(h), _) => Ok(Geometry { width: h.width(), height: h.height(), format: h.format() }),
-            (None, Some(DeviceFrame { memory, .. })) => Err(Error::NotSupported(format!(
-                "frame {index}: the {which} picture is in {:?} device memory, and this context scores on the CPU",
-                memory.kind
-            ))),
-            (None, None) => Err(Error::invalid(format!("frame {index}: the {which} picture has no planes"))),
-        };
-    };
-    if let Some(f) = p.device_frame().filter(|f| f.memory == memory) {
-        check_device_frame(f, index, which)?;
-        return Ok(Geometry { width: f.width, height: f.height, format: f.format });
-    }
-    let h = placed_host(p, memory, index, which)?;
-    Ok(Geometry { width: h.width(), height: h.height(), format: h.format() })
-}
-
-/// A device picture's planes cover its format's (the kernels read them
-/// without bounds checks): as many as the format has (luma alone is
-/// accepted; a context needing chroma refuses it when it reads it), each at
-/// least its plane's size, a pitch holding a row.
-fn check_device_frame(f: &DeviceFrame, index: u32, which: &str) -> Result<()> {
-    let bps = f.format.bytes_per_sample();
-    let count = f.format.chroma.plane_count();
-    if f.planes.is_empty() || f.planes.len() > count {
-        return Err(Error::invalid(format!(
-            "frame {index}: the {which} device picture has {} planes; {} has {count}",
-            f.planes.len(),
-            f.format
-        )));
-    }
-    for (i, plane) in f.planes.iter().enumerate() {
-        let (w, h) = f.format.plane_size(i, f.width, f.height);
-        if plane.width < w || plane.height < h || plane.bytes_per_sample != bps || plane.pitch < plane.width * bps
-        {
-            return Err(Error::invalid(format!(
-                "frame {index}: the {which} device picture's plane {i} is {}x{} at {} bytes a sample, pitch {}; \
-                 {} at {}x{} needs {w}x{h} at {bps}",
-                plane.width, plane.height, plane.bytes_per_sample, plane.pitch, f.format, f.width, f.height
-            )));
-        }
-        // The kernels read samples above 8 bits as u16.
-        if bps == 2 && (plane.ptr % 2 != 0 || plane.pitch % 2 != 0) {
-            return Err(Error::invalid(format!(
-                "frame {index}: the {which} device picture's plane {i} is not 2-byte aligned (pointer {:#x}, pitch {})",
-                plane.ptr, plane.pitch
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Whether extractor `u` runs on frame `index`: temporal extractors see
-/// every frame; the rest only scored ones.
-fn runs_on(u: &ExtractorUse, subsample: u32, index: u32) -> bool {
-    u.descriptor.needs_prev_reference
-        || u.descriptor.needs_prev_distorted
-        || u.descriptor.every_frame
-        || subsample <= 1 || index % subsample == 0
-}
-
-fn run_job(
-    uses: &[ExtractorUse],
-    instances: &mut [Box<dyn Extractor>],
-    lane: &mut WorkerLane,
-    subsample: u32,
-    job: &Job,
-) -> Result<Vec<FrameScores>> {
-    let lane = match lane {
-        WorkerLane::Cpu => return run_cpu_job(uses, instances, subsample, job),
-        WorkerLane::Device(lane) => lane,
-    };
-    let mut out: Vec<FrameScores> = uses.iter().map(|_| FrameScores::default()).collect();
-    let runs: Vec<bool> = uses.iter().map(|u| runs_on(u, subsample, job.index)).collect();
-    if !runs.contains(&true) {
-        return Ok(out);
-    }
-    // The producer's writes first (a caller's stream: one event wait), then
-    // each picture goes on the lane once, whatever reads it.
-    lane.device.follow_producer()?;
-    let mut used = [false; SLOTS];
-    let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
-    let prev = match (&job.prev_reference, needs_prev) {
-        (Some(p), true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous reference")?.0),
-        _ => None,
-    };
-    let (reference, reference_slot) = lane.place(&job.reference, lane.planes, &mut used, job.index, "reference")?;
-    let distorted = if same_picture(&job.reference, &job.distorted) {
-        reference.clone()
-    } else {
-        lane.place(&job.distorted, lane.planes, &mut used, job.index, "distorted")?.0
-    };
-    let input = DeviceFrameInput {
-        index: job.index,
-        reference: &reference,
-        distorted: &distorted,
-        prev_reference: prev.as_ref(),
-    };
-    for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
-        if runs {
-            inst.extract_device(&input, lane.device.twins(), scores)
-                .map_err(|e| prefix_error(e, &format!("feature extractor {} on the device", u.descriptor.name)))?;
-        }
-    }
-    lane.kept = reference_slot.map(|slot| (Arc::clone(&job.reference), reference, slot));
-    Ok(out)
-}
-
-fn run_cpu_job(
-    uses: &[ExtractorUse],
-    instances: &mut [Box<dyn Extractor>],
-    subsample: u32,
-    job: &Job,
-) -> Result<Vec<FrameScores>> {
-    fn host(p: &Arc<dyn PictureSource>, index: u32) -> Result<Picture<'_>> {
-        p.host().ok_or_else(|| Error::Internal(format!("frame {index}: host planes vanished")))
-    }
-    let reference = host(&job.reference, job.index)?;
-    let distorted = host(&job.distorted, job.index)?;
-    let prev = job.prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
-    let prev_distorted = job.prev_distorted.as_ref().map(|p| host(p, job.index)).transpose()?;
-    let prev_prev_reference = job.prev_prev_reference.as_ref().map(|p| host(p, job.index)).transpose()?;
-    let input = FrameInput {
-        index: job.index,
-        reference: &reference,
-        distorted: &distorted,
-        prev_reference: prev.as_ref(),
-        prev_distorted: prev_distorted.as_ref(),
-        prev_prev_reference: prev_prev_reference.as_ref(),
-    };
-    let mut out = Vec::with_capacity(uses.len());
-    for (u, inst) in uses.iter().zip(instances.iter_mut()) {
-        let mut scores = FrameScores::default();
-        if runs_on(u, subsample, job.index) {
-            inst.extract(&input, &mut scores)
-                .map_err(|e| prefix_error(e, &format!("feature extractor {}", u.descriptor.name)))?;
-        }
-        out.push(scores);
-    }
-    Ok(out)
-}
-
-fn prefix_error(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{prefix}: {m}")),
-        Error::NotSupported(m) => Error::NotSupported(format!("{prefix}: {m}")),
-        Error::Internal(m) => Error::Internal(format!("{prefix}: {m}")),
-        Error::Mismatch(m) => Error::Mismatch(format!("{prefix}: {m}")),
-        Error::Device(m) => Error::Device(format!("{prefix}: {m}")),
-        other => other,
-    }
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        format!("panic in extractor: {s}")
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        format!("panic in extractor: {s}")
-    } else {
-        "panic in extractor".into()
     }
 }
 
