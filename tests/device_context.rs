@@ -228,7 +228,7 @@ fn cuda_context_reads_device_pictures_in_place() {
 /// wait for the caller's stream by event before reading. Each picture's
 /// planes hold poison until the caller's stream, after some milliseconds of
 /// memsets, copies the content in; scoring starts at once. A lane that did
-/// not wait would read poison (the planted defect "follow_caller skipped").
+/// not wait would read poison (the planted defect "wait_for_caller_stream skipped").
 #[test]
 fn cuda_stream_context_waits_for_the_callers_queued_writes() {
     let _memory = gpu_memory();

@@ -1,7 +1,7 @@
 //! HIP frames (`AV_PIX_FMT_HIP`) handed to the filter's C interface as
 //! FFmpeg's glue hands them over, while the producer's writes into them are
 //! still queued on its stream: vmafx must order its reads after that stream
-//! by event (the scoring lanes' `follow_caller`, and for frames the GPU
+//! by event (the scoring lanes' `wait_for_caller_stream`, and for frames the GPU
 //! importer converts, the importer's wait on the input's stream), never
 //! read what happens to be in device memory.
 //!

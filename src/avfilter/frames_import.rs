@@ -12,7 +12,7 @@
 //! library stream is made and how an input's stream is reached. CUDA wraps
 //! FFmpeg's stream as a lane and records the event there; HIP has no way
 //! to wrap a caller's stream as a lane, so a lane of ours beside it follows
-//! it by event (`follow_caller`) and records the event after that wait:
+//! it by event (`wait_for_caller_stream`) and records the event after that wait:
 //! one hop on the device, never the host.
 
 use std::sync::Arc;
@@ -65,7 +65,7 @@ impl FramesDevice {
         GpuImporter::new(lane, read_chroma)
     }
 
-    /// A lane on which an event recorded after [`GpuLane::follow_caller`]
+    /// A lane on which an event recorded after [`GpuLane::wait_for_caller_stream`]
     /// comes after everything queued on `stream` so far.
     ///
     /// # Safety
@@ -161,7 +161,7 @@ impl FramesImport {
             return Err(Error::Internal(format!("{label}: input {input} has no {} stream", self.device.hw_format())));
         };
         // After everything FFmpeg queued on the input's stream so far.
-        stream.lane.follow_caller()?;
+        stream.lane.wait_for_caller_stream()?;
         stream.lane.record_event(EventRef::of(&stream.event))?;
         desc.acquire.push(AcquireFence::DeviceEvent(stream.event.handle()));
         let release: ReleaseCallback = Box::new(move || drop(handle));

@@ -129,7 +129,7 @@ pub(super) fn run_job(
     }
     // The producer's writes first (a caller's stream: one event wait), then
     // each picture goes on the lane once, whatever reads it.
-    lane.device.follow_producer()?;
+    lane.device.wait_for_caller_stream()?;
     let mut used = [false; SLOTS];
     let needs_prev = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_reference);
     let prev = match (&job.prev_reference, needs_prev) {

@@ -171,7 +171,7 @@ pub trait Backend {
     /// Makes this lane's later work wait for what its producer queued so
     /// far on the caller's stream (a lane beside a caller's stream); nothing
     /// for a lane of its own, the default.
-    fn follow_caller(&mut self) -> Result<()> {
+    fn wait_for_caller_stream(&mut self) -> Result<()> {
         Ok(())
     }
 

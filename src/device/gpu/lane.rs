@@ -11,7 +11,7 @@
 //!
 //! A lane beside a caller's stream ([`GpuLane::beside_stream`]) queues on a
 //! non-blocking stream of its own and orders itself after the caller's
-//! stream by an event recorded there ([`GpuLane::follow_caller`]): the
+//! stream by an event recorded there ([`GpuLane::wait_for_caller_stream`]): the
 //! caller's later work (a decoder's next copies) does not queue behind our
 //! kernels, and our downloads wait for our stream only.
 
@@ -406,7 +406,7 @@ impl GpuLane {
     /// A lane on device `index` of `kind` for pictures the caller writes on
     /// `caller_stream` (NULL: the default / null stream): a non-blocking
     /// stream of ours, ordered after `caller_stream` by
-    /// [`GpuLane::follow_caller`].
+    /// [`GpuLane::wait_for_caller_stream`].
     ///
     /// # Safety
     /// `caller_stream` is a live stream of device `index` (or NULL) that
@@ -518,7 +518,7 @@ impl GpuLane {
     /// Makes this lane's later work wait for everything queued on the
     /// caller's stream so far (an event recorded there, waited for here; no
     /// host wait). Nothing for a lane that follows no caller.
-    pub fn follow_caller(&mut self) -> Result<()> {
+    pub fn wait_for_caller_stream(&mut self) -> Result<()> {
         let Some((caller, event)) = &mut self.caller else {
             return Ok(());
         };
@@ -553,8 +553,8 @@ impl Backend for GpuLane {
     type Buffer = DeviceBuffer;
     type Event = Event;
 
-    fn follow_caller(&mut self) -> Result<()> {
-        GpuLane::follow_caller(self)
+    fn wait_for_caller_stream(&mut self) -> Result<()> {
+        GpuLane::wait_for_caller_stream(self)
     }
 
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Function>> {

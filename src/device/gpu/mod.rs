@@ -85,8 +85,8 @@ macro_rules! forward_backend {
         fn array_extent(&mut self, array: ArrayRef) -> Result<Option<ArrayExtent>> {
             self.to_mut().array_extent(array)
         }
-        fn follow_caller(&mut self) -> Result<()> {
-            self.to_mut().follow_caller()
+        fn wait_for_caller_stream(&mut self) -> Result<()> {
+            self.to_mut().wait_for_caller_stream()
         }
         fn imports_dma_bufs(&self) -> bool {
             self.to().imports_dma_bufs()
@@ -227,7 +227,7 @@ impl GpuDevice {
     /// stream (FFmpeg's `AVCUDADeviceContext`, an application's pipeline):
     /// work is queued on a non-blocking stream of the lane's own in `ctx`,
     /// which waits by event for what the caller queued on `stream` before
-    /// each frame ([`GpuDevice::follow_producer`]).
+    /// each frame ([`GpuDevice::wait_for_caller_stream`]).
     ///
     /// # Safety
     /// `ctx` is a live context and `stream` a stream in it (or NULL), both
@@ -240,7 +240,7 @@ impl GpuDevice {
     /// A HIP device for pictures the caller writes on its `stream` of device
     /// `index` (NULL: the null stream): work is queued on a non-blocking
     /// stream of the lane's own, which waits by event for what the caller
-    /// queued on `stream` before each frame ([`GpuDevice::follow_producer`]).
+    /// queued on `stream` before each frame ([`GpuDevice::wait_for_caller_stream`]).
     ///
     /// # Safety
     /// `stream` is a live stream of device `index` (or NULL) that outlives
@@ -316,8 +316,8 @@ impl GpuDevice {
     /// Makes the lane's later work wait for what its producer queued so
     /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] or
     /// [`GpuDevice::hip_from_stream`] lane; nothing for a lane of its own.
-    pub fn follow_producer(&mut self) -> Result<()> {
-        self.engine.backend_mut().follow_caller()
+    pub fn wait_for_caller_stream(&mut self) -> Result<()> {
+        self.engine.backend_mut().wait_for_caller_stream()
     }
 
     /// Makes the lane's later work wait for a producer's `event` (a
