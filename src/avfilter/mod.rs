@@ -108,7 +108,7 @@ struct Pending {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Geometry {
+struct InputGeometry {
     width: usize,
     height: usize,
     format: &'static HostFormat,
@@ -140,7 +140,7 @@ pub struct Filter {
     /// on the device), and DRM_PRIME frames imported on the HIP device.
     device_frames: u64,
     read_chroma: bool,
-    geometry: Option<Geometry>,
+    geometry: Option<InputGeometry>,
     pending: VecDeque<Pending>,
     pairs: u32,
     unscored: u32,
@@ -263,7 +263,7 @@ impl Filter {
         if main.0 < 3 || main.1 < 3 {
             return Err(Error::NotSupported(format!("frames of {}x{} (at least 3x3)", main.0, main.1)));
         }
-        self.geometry = Some(Geometry { width: main.0, height: main.1, format });
+        self.geometry = Some(InputGeometry { width: main.0, height: main.1, format });
         self.configure_device(main.2)
     }
 

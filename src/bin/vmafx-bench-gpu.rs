@@ -114,20 +114,20 @@ impl Opts {
 
 /// Frame geometry shared by `gen` and `score`.
 #[derive(Clone, Copy)]
-struct Geometry {
+struct ClipGeometry {
     width: usize,
     height: usize,
     format: PixelFormat,
 }
 
-impl Geometry {
-    fn from(o: &Opts) -> Result<Geometry> {
+impl ClipGeometry {
+    fn from(o: &Opts) -> Result<ClipGeometry> {
         let (width, height, bits) = (o.num("width", None)?, o.num("height", None)?, o.num("bits", Some(8))?);
         if width < 16 || height < 16 || width % 2 != 0 || height % 2 != 0 {
             return Err(Error::invalid(format!("{width}x{height}: even sizes of at least 16 only")));
         }
         let format = PixelFormat::new(Chroma::Yuv420, u8::try_from(bits).unwrap_or(0))?;
-        Ok(Geometry { width, height, format })
+        Ok(ClipGeometry { width, height, format })
     }
     fn plane(&self, i: usize) -> (usize, usize) {
         self.format.plane_size(i, self.width, self.height)
@@ -165,7 +165,7 @@ fn tri(v: i64, half: i64) -> i64 {
 
 /// Reference luma of frame `f` at (x, y), 10-bit scale. World coordinates
 /// are in 1/16 of a 1080p pixel, so 4K shows the same scene, finer.
-fn scene(x: usize, y: usize, f: usize, g: &Geometry) -> i64 {
+fn scene(x: usize, y: usize, f: usize, g: &ClipGeometry) -> i64 {
     let scale = (1920 * 16 / g.width) as i64;
     let (sx, sy) = (x as i64 * scale, y as i64 * scale);
     // The background pans (1.5 px right, 0.5 px down per frame at 1080p);
@@ -181,7 +181,7 @@ fn scene(x: usize, y: usize, f: usize, g: &Geometry) -> i64 {
 }
 
 /// One frame pair as raw planar bytes (reference, distorted).
-fn frame_pair(f: usize, g: &Geometry) -> (Vec<u8>, Vec<u8>) {
+fn frame_pair(f: usize, g: &ClipGeometry) -> (Vec<u8>, Vec<u8>) {
     let (w, h) = (g.width, g.height);
     let reference: Vec<i64> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| scene(x, y, f, g)).collect();
     // Distorted: [1 2 1] blur both ways, then each 8x8 block loses 1..4 low
@@ -231,7 +231,7 @@ fn frame_pair(f: usize, g: &Geometry) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn generate(o: &Opts) -> Result<()> {
-    let g = Geometry::from(o)?;
+    let g = ClipGeometry::from(o)?;
     if g.format.bits < 8 || g.format.bits > 16 {
         return Err(Error::invalid("--bits 8..16"));
     }
@@ -273,7 +273,7 @@ fn generate(o: &Opts) -> Result<()> {
 }
 
 /// Reads `k` frames of a raw planar file into host pictures.
-fn read_frames(path: &Path, g: &Geometry, k: usize) -> Result<Vec<OwnedPicture>> {
+fn read_frames(path: &Path, g: &ClipGeometry, k: usize) -> Result<Vec<OwnedPicture>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let fb = g.frame_bytes();
     if bytes.len() < k * fb {
@@ -605,7 +605,7 @@ fn compare(a: &Context, b: &Context, frames: usize) -> std::result::Result<usize
 }
 
 fn score(o: &Opts) -> Result<()> {
-    let g = Geometry::from(o)?;
+    let g = ClipGeometry::from(o)?;
     let device = o.need("device")?;
     let dir = PathBuf::from(o.need("dir")?);
     let k = o.num("distinct", None)?.max(1);

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::choice::DeviceChoice;
-use super::picture_checks::{geometry_of, Geometry};
+use super::picture_checks::{geometry_of, PictureGeometry};
 use super::placement::{describe_memory, LaneState, WorkerLane};
 use super::prefix_error;
 use super::workers::{create_instances, run_job, ExtractorUse, Job, Workers};
@@ -46,7 +46,7 @@ pub struct Context {
     config: ContextConfig,
     uses: Vec<ExtractorUse>,
     models: Vec<Model>,
-    geometry: Option<Geometry>,
+    geometry: Option<PictureGeometry>,
     /// Instances for the caller's thread (inline scoring and flush).
     local: Vec<Box<dyn Extractor>>,
     /// GPU lanes opened by `new`, handed to the workers (or kept for the
@@ -293,7 +293,7 @@ impl Context {
         if self.workers.is_some() {
             return Err(Error::invalid("extracted values pushed to a context that scores pictures"));
         }
-        let g = Geometry { width, height, format };
+        let g = PictureGeometry { width, height, format };
         match self.geometry {
             None => self.start(g, false)?,
             Some(first) if first != g => {
@@ -323,7 +323,7 @@ impl Context {
 
     /// Creates the extractor instances for `geometry`; with `spawn`, the
     /// worker pool too (none when the frames come already extracted).
-    fn start(&mut self, geometry: Geometry, spawn: bool) -> Result<()> {
+    fn start(&mut self, geometry: PictureGeometry, spawn: bool) -> Result<()> {
         if self.uses.is_empty() {
             return Err(Error::invalid("no model and no feature to compute"));
         }

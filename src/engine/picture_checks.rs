@@ -9,7 +9,7 @@ use super::placement::placed_host;
 
 /// The size and format every picture of a context shares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Geometry {
+pub(super) struct PictureGeometry {
     pub(super) width: usize,
     pub(super) height: usize,
     pub(super) format: PixelFormat,
@@ -19,10 +19,10 @@ pub(super) struct Geometry {
 /// The size and format of a picture, as the context will read it: its host
 /// planes on the CPU (`memory` None); on a GPU its device planes when they
 /// are in the lanes' memory, else its host planes (copied).
-pub(super) fn geometry_of(p: &dyn PictureSource, memory: Option<DeviceMemoryId>, index: u32, which: &str) -> Result<Geometry> {
+pub(super) fn geometry_of(p: &dyn PictureSource, memory: Option<DeviceMemoryId>, index: u32, which: &str) -> Result<PictureGeometry> {
     let Some(memory) = memory else {
         return match (p.host(), p.device_frame()) {
-            (Some(h), _) => Ok(Geometry { width: h.width(), height: h.height(), format: h.format() }),
+            (Some(h), _) => Ok(PictureGeometry { width: h.width(), height: h.height(), format: h.format() }),
             (None, Some(DeviceFrame { memory, .. })) => Err(Error::NotSupported(format!(
                 "frame {index}: the {which} picture is in {:?} device memory, and this context scores on the CPU",
                 memory.kind
@@ -32,10 +32,10 @@ pub(super) fn geometry_of(p: &dyn PictureSource, memory: Option<DeviceMemoryId>,
     };
     if let Some(f) = p.device_frame().filter(|f| f.memory == memory) {
         check_device_frame(f, index, which)?;
-        return Ok(Geometry { width: f.width, height: f.height, format: f.format });
+        return Ok(PictureGeometry { width: f.width, height: f.height, format: f.format });
     }
     let h = placed_host(p, memory, index, which)?;
-    Ok(Geometry { width: h.width(), height: h.height(), format: h.format() })
+    Ok(PictureGeometry { width: h.width(), height: h.height(), format: h.format() })
 }
 
 /// A device picture's planes cover its format's (the kernels read them
