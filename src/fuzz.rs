@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use crate::avfilter::ffi::{self, VmafxFilterOptions, VmafxFrame, VmafxHost};
 use crate::avfilter::frame::HOST_FORMATS;
 use crate::avfilter::options::{parse_dict, FilterOptions, RawOptions};
-use crate::import::cpu::CpuDevice;
+use crate::import::cpu::HostImporter;
 use crate::import::drm::{AvDrmFrameDescriptor, AV_DRM_MAX_PLANES};
 use crate::import::FrameDescriptor;
 use crate::io::{FrameReader, RawFormat, Y4mReader, YuvReader};
@@ -205,7 +205,7 @@ pub fn drm_descriptor(data: &[u8]) {
     let Ok(mut desc) = FrameDescriptor::from_av_drm(&av, "fuzz", width, height, bits) else { return };
     // The object is a plain file, not a dma-buf: no implicit fence to export.
     desc.implicit_sync = false;
-    let device = CpuDevice::new(b.u8() & 1 == 1);
+    let device = HostImporter::new(b.u8() & 1 == 1);
     if let Ok(frame) = device.import(desc) {
         let picture = crate::picture::PictureSource::host(&frame).expect("a CPU frame is on the host");
         let mut sum = 0u64;

@@ -151,7 +151,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     let Some(mut emu) = build_emulator() else { return };
     let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
     let gray = importer.with_chroma(false);
-    let cpu = vmafx::import::cpu::CpuDevice::new(true);
+    let cpu = vmafx::import::cpu::HostImporter::new(true);
     let mut cases = 0;
     for format in LAYOUT_FORMATS {
         for (w, h) in [(1, 1), (17, 9), (300, 5), (513, 3)] {

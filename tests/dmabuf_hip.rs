@@ -47,7 +47,7 @@ use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
 use vmafx::feature::FeatureOptions;
-use vmafx::import::cpu::CpuDevice;
+use vmafx::import::cpu::HostImporter;
 use vmafx::import::gpu::{wait_ready, GpuImporter};
 use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object, PlaneRef};
 use vmafx::model::{Model, ModelConfig};
@@ -186,7 +186,7 @@ fn pool_scores_like_the_cpu_path(vgem: Option<&Arc<Vgem>>, n: usize, pool: usize
     let l = Nv12::new(w, h);
     let frames = synth::clip(Chroma::Yuv420, 8, l.w, l.h, n, 31);
     let importer = GpuImporter::hip(0, true).unwrap();
-    let cpu = CpuDevice::new(true);
+    let cpu = HostImporter::new(true);
     let mut hip_ctx = context(HIP0);
     let mut cpu_ctx = context(DeviceChoice::Cpu);
     let mut surfaces: Vec<[Buffer; 2]> = (0..pool).map(|_| [surface(vgem, l.len), surface(vgem, l.len)]).collect();
@@ -300,7 +300,7 @@ fn refusals_match_the_cpu_path(vgem: Option<&Arc<Vgem>>) {
     let l = Nv12::new(32, 16);
     let buf = surface(vgem, l.len);
     let importer = GpuImporter::hip(0, true).unwrap();
-    let cpu = CpuDevice::new(true);
+    let cpu = HostImporter::new(true);
     type Change = Box<dyn Fn(&mut FrameDescriptor)>;
     let cases: Vec<(&str, Change)> = vec![
         ("tiled", Box::new(|d| d.objects[0].modifier = DrmModifier::from(I915_FORMAT_MOD_X_TILED))),

@@ -30,7 +30,7 @@ use filter_capi::*;
 use vm_bed::*;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::feature::FeatureOptions;
-use vmafx::import::cpu::CpuDevice;
+use vmafx::import::cpu::HostImporter;
 use vmafx::import::{
     AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object,
     PlaneRef, ReleaseFence,
@@ -140,7 +140,7 @@ fn vm_planar_yuv420_fenced_frames_score_like_software() {
     let frames = synth::clip(Chroma::Yuv420, 8, w, h, n, 11);
     let want = software_values(&frames, false);
     let vgem = Vgem::open();
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let layout = planar_layout(w, h);
     let mut ctx = context(false);
     let mut buffers = Vec::new();
@@ -198,7 +198,7 @@ fn vm_nv12_vaapi_layout_with_caller_sync_file() {
     let coff = 128 + ypitch * h;
     let len = coff + cpitch * ch;
     for read_chroma in [false, true] {
-        let device = CpuDevice::new(read_chroma);
+        let device = HostImporter::new(read_chroma);
         let mut ctx = context(read_chroma);
         let mut keep = Vec::new();
         for (t, (r, d)) in frames.iter().enumerate() {
@@ -254,7 +254,7 @@ fn vm_p010_scores_like_10_bit_software() {
     let luma_frames: Vec<_> = frames.iter().map(|(r, d)| (luma_of(r), luma_of(d))).collect();
     let want = software_values(&luma_frames, false);
     let vgem = Vgem::open();
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let (ypitch, cpitch) = (2 * w + 64, 2 * w + 64);
     let coff = ypitch * h;
     let len = coff + cpitch * h / 2;
@@ -307,7 +307,7 @@ fn vm_vaapi_p010_two_objects_two_fences() {
     let luma_frames: Vec<_> = frames.iter().map(|(r, d)| (luma_of(r), luma_of(d))).collect();
     let want = software_values(&luma_frames, false);
     let vgem = Vgem::open();
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let (ypitch, cpitch) = (2 * w + 32, 4 * w.div_ceil(2) + 32);
     let mut ctx = context(false);
     let mut keep = Vec::new();
@@ -368,7 +368,7 @@ fn vm_ffmpeg_drm_descriptor_imports() {
     av.layers[0].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: 0, pitch: pitch as isize };
     av.layers[1] = AvDrmLayerDescriptor { format: DrmFourcc::Gr88 as u32, nb_planes: 1, ..Default::default() };
     av.layers[1].planes[0] = AvDrmPlaneDescriptor { object_index: 0, offset: coff as isize, pitch: pitch as isize };
-    let device = CpuDevice::new(true);
+    let device = HostImporter::new(true);
     let desc = FrameDescriptor::from_av_drm(&av, "main frame 0", w, h, 8).unwrap();
     let r = device.import(desc).expect_err("BUSY under the writer's fence");
     assert_eq!(r.error.kind, ImportErrorKind::Busy);
@@ -404,7 +404,7 @@ fn vm_refusals_name_what_and_why() {
     let layout = planar_layout(w, h);
     let vgem = Vgem::open();
     let buf = Buffer::vgem(&vgem, layout.len);
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let expect = |desc: FrameDescriptor, kind: ImportErrorKind, words: &[&str]| {
         let r = device.import(desc).expect_err("must be refused");
         assert_eq!(r.error.kind, kind, "{}", r.error);
@@ -479,7 +479,7 @@ fn vm_host_release_fence_signals_on_drop() {
     let (w, h) = (32, 16);
     let layout = planar_layout(w, h);
     let buf = Buffer::udmabuf(layout.len);
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let release = vmafx::import::HostFence::new();
     let mut d = planar_descriptor("released frame".into(), buf.dup_fd(), &layout, w, h);
     d.release.push(ReleaseFence::Host(release.clone()));

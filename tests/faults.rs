@@ -28,7 +28,7 @@ use std::process::{Command, Output};
 
 use partial_log::read_json;
 use vmafx::import::drm::AvDrmFrameDescriptor;
-use vmafx::import::cpu::CpuDevice;
+use vmafx::import::cpu::HostImporter;
 use vmafx::import::{AcquireFence, DrmFourcc, FrameDescriptor, ImportErrorKind};
 use synth::write_y4m;
 use vmafx::picture::{Chroma, OwnedPicture};
@@ -194,7 +194,7 @@ fn a_dma_buf_fd_closed_by_its_producer() {
     let mut desc = FrameDescriptor::from_av_drm(&nv12(fd.as_raw_fd()), "frame 8", 64, 64, 8).unwrap();
     drop(fd);
     desc.implicit_sync = false;
-    let refusal = CpuDevice::new(false).import(desc).unwrap_err();
+    let refusal = HostImporter::new(false).import(desc).unwrap_err();
     let m = refusal.error.to_string();
     assert!(m.contains("DMA_BUF_IOCTL_SYNC"), "the import failed before reaching the object: {m}");
 }
@@ -215,7 +215,7 @@ fn a_sync_file_whose_wait_fails_is_an_error_not_a_wait() {
     drop(reader);
     desc.acquire.push(AcquireFence::SyncFile(writer));
     let start = std::time::Instant::now();
-    let refusal = CpuDevice::new(false).wait_and_import(desc, std::time::Duration::from_secs(30)).unwrap_err();
+    let refusal = HostImporter::new(false).wait_and_import(desc, std::time::Duration::from_secs(30)).unwrap_err();
     let m = refusal.error.to_string();
     assert_ne!(refusal.error.kind, ImportErrorKind::Busy, "a failed wait taken for a pending fence: {m}");
     assert!(m.contains("frame 3") && m.contains("acquire fence 0") && m.contains("signalled an error"), "{m}");

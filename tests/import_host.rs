@@ -10,7 +10,7 @@ mod synth;
 use std::sync::Arc;
 use std::time::Duration;
 
-use vmafx::import::cpu::CpuDevice;
+use vmafx::import::cpu::HostImporter;
 use vmafx::import::{
     AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,
     Memory, Object, PlaneRef,
@@ -81,7 +81,7 @@ fn assert_planes_equal(got: &Picture<'_>, want: &Picture<'_>, planes: usize) {
 #[test]
 fn planar_yuv420_is_read_in_place() {
     let (_, d) = synth::clip(Chroma::Yuv420, 8, 37, 23, 1, 3).remove(0);
-    let device = CpuDevice::new(true);
+    let device = HostImporter::new(true);
     let frame = device.import(host_descriptor(&d, DrmFourcc::Yuv420, 8, 0)).unwrap();
     assert_planes_equal(&frame.picture(), &d.view(), 3);
     assert_eq!(device.stats().host_copies(), 0);
@@ -90,12 +90,12 @@ fn planar_yuv420_is_read_in_place() {
 #[test]
 fn nv12_luma_in_place_chroma_deinterleaved_on_request() {
     let (_, d) = synth::clip(Chroma::Yuv420, 8, 37, 23, 1, 4).remove(0);
-    let luma_only = CpuDevice::new(false);
+    let luma_only = HostImporter::new(false);
     let f = luma_only.import(host_descriptor(&d, DrmFourcc::Nv12, 8, 0)).unwrap();
     assert_eq!(f.picture().format().chroma, Chroma::Yuv400);
     assert_planes_equal(&f.picture(), &d.view(), 1);
     assert_eq!(luma_only.stats().host_copies(), 0);
-    let chroma = CpuDevice::new(true);
+    let chroma = HostImporter::new(true);
     let f = chroma.import(host_descriptor(&d, DrmFourcc::Nv12, 8, 0)).unwrap();
     assert_planes_equal(&f.picture(), &d.view(), 3);
     assert_eq!(chroma.stats().host_copies(), 2);
@@ -104,13 +104,13 @@ fn nv12_luma_in_place_chroma_deinterleaved_on_request() {
 #[test]
 fn p010_and_p016_read_as_their_depths() {
     let (_, d10) = synth::clip(Chroma::Yuv420, 10, 33, 17, 1, 5).remove(0);
-    let device = CpuDevice::new(true);
+    let device = HostImporter::new(true);
     let f = device.import(host_descriptor(&d10, DrmFourcc::P010, 10, 6)).unwrap();
     assert_eq!(f.picture().bits(), 10);
     assert_planes_equal(&f.picture(), &d10.view(), 3);
     assert_eq!(device.stats().host_copies(), 3, "luma shifted, U and V deinterleaved");
     let (_, d16) = synth::clip(Chroma::Yuv420, 16, 33, 17, 1, 6).remove(0);
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let f = device.import(host_descriptor(&d16, DrmFourcc::P016, 16, 0)).unwrap();
     assert_planes_equal(&f.picture(), &d16.view(), 1);
     assert_eq!(device.stats().host_copies(), 0, "P016 luma is read in place");
@@ -119,7 +119,7 @@ fn p010_and_p016_read_as_their_depths() {
 #[test]
 fn host_fence_busy_then_imported() {
     let (_, d) = synth::clip(Chroma::Yuv420, 8, 16, 8, 1, 7).remove(0);
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let fence = HostFence::new();
     let mut desc = host_descriptor(&d, DrmFourcc::Yuv420, 8, 0);
     desc.acquire.push(AcquireFence::Host(fence.clone()));
@@ -140,7 +140,7 @@ fn host_fence_busy_then_imported() {
 #[test]
 fn refusals_on_the_cpu_device() {
     let (_, d) = synth::clip(Chroma::Yuv420, 8, 16, 8, 1, 8).remove(0);
-    let device = CpuDevice::new(false);
+    let device = HostImporter::new(false);
     let refuse = |f: &dyn Fn(&mut FrameDescriptor), kind: ImportErrorKind, word: &str| {
         let mut desc = host_descriptor(&d, DrmFourcc::Yuv420, 8, 0);
         f(&mut desc);

@@ -19,7 +19,7 @@
 //! `AVDRMFrameDescriptor` plus the hw frames context's sw_format: the fds
 //! are duplicated ([`FrameDescriptor::from_av_drm`]), the buffers' implicit
 //! write fences waited for up to the `fence_timeout`, and the planes read
-//! in place by the CPU device ([`CpuDevice`]); the AVFrame stays referenced
+//! in place by the CPU device ([`HostImporter`]); the AVFrame stays referenced
 //! until the imported picture is dropped. docs/drm-prime.md.
 //!
 //! With `device=hip[:N]` DRM_PRIME frames are imported on that HIP device
@@ -63,7 +63,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{CallerStream, Context, ContextConfig, DeviceChoice, HipCallerStream};
 use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
-use crate::import::cpu::{CpuDevice, CpuFrame};
+use crate::import::cpu::{HostImporter, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
 use crate::picture::{Picture, PictureSource};
@@ -146,7 +146,7 @@ pub struct Filter {
     unscored: u32,
     host_copies: u64,
     /// Reads DRM_PRIME frames (dma-bufs) in place.
-    device: CpuDevice,
+    device: HostImporter,
     fence_timeout: Duration,
     started: Option<Instant>,
     finished: bool,
@@ -230,7 +230,7 @@ impl Filter {
             pairs: 0,
             unscored: 0,
             host_copies: 0,
-            device: CpuDevice::new(read_chroma),
+            device: HostImporter::new(read_chroma),
             fence_timeout: DEFAULT_FENCE_TIMEOUT,
             started: None,
             finished: false,

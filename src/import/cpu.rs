@@ -1,4 +1,4 @@
-//! The CPU device's import: dma-bufs (and host memory) read in place.
+//! The host importer (`HostImporter`): dma-bufs (and host memory) read in place.
 //!
 //! Each dma-buf object is mapped once, read-only, over its real size; reads
 //! are bracketed with `DMA_BUF_IOCTL_SYNC` (START|READ at import, END|READ
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, ReaderFormats, Samples};
 use super::dmabuf;
 use super::sys::{self, Mapping};
 use super::{
@@ -62,9 +62,10 @@ impl ImportStats {
     }
 }
 
-/// The CPU lane.
+/// Imports frames for reading on the host (the CPU lane): dma-bufs mapped
+/// in place, host memory shared.
 #[derive(Debug, Default)]
-pub struct CpuDevice {
+pub struct HostImporter {
     read_chroma: bool,
     stats: Arc<ImportStats>,
 }
@@ -100,7 +101,7 @@ impl std::fmt::Debug for CpuFrame {
 }
 
 /// What the CPU lane reads.
-const CPU_LANE: Lane = Lane {
+const HOST_READER: ReaderFormats = ReaderFormats {
     reads: "the CPU device reads",
     formats: &[
         DrmFourcc::Nv12,
@@ -115,11 +116,11 @@ const CPU_LANE: Lane = Lane {
     formats_text: "NV12, P010, P016, YUV420 and the one-layer-per-plane R8+GR88 / R16+GR1616 layouts",
 };
 
-impl CpuDevice {
+impl HostImporter {
     /// `read_chroma`: deinterleave NV12-like chroma for chroma features
     /// (a counted host copy); false gives NV12-like frames as gray pictures.
     pub fn new(read_chroma: bool) -> Self {
-        CpuDevice { read_chroma, stats: Arc::new(ImportStats::default()) }
+        HostImporter { read_chroma, stats: Arc::new(ImportStats::default()) }
     }
 
     pub fn stats(&self) -> &Arc<ImportStats> {
@@ -198,7 +199,7 @@ impl CpuDevice {
         // Objects: kind, modifier, real size.
         let mut sizes = Vec::with_capacity(desc.objects.len());
         for (oi, o) in desc.objects.iter().enumerate() {
-            check_modifier(desc, oi, o, &CPU_LANE)?;
+            check_modifier(desc, oi, o, &HOST_READER)?;
             let real = match &o.memory {
                 Memory::Host(bytes) => {
                     let real = bytes.len() as u64;
@@ -222,7 +223,7 @@ impl CpuDevice {
             sizes.push(real);
         }
         // The CPU lane's formats are all 4:2:0 (or leave chroma to them).
-        let layout = flatten(desc, &CPU_LANE)?;
+        let layout = flatten(desc, &HOST_READER)?;
         let (bps, bits) = (layout.bps, layout.bits);
         // Every plane's extent inside its object, before anything is read.
         for (pi, p) in layout.planes.iter().enumerate() {

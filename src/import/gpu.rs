@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use super::dmabuf;
 use super::external::{self, ExternalCache, ExternalObject, Graveyard};
-use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Lane, Samples};
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, ReaderFormats, Samples};
 use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Refusal, ReleaseFence,
@@ -109,9 +109,9 @@ struct Retired<B: Backend> {
 /// `cuMemFree` may wait for the whole device.
 const POOL_BUFFERS: usize = 32;
 
-/// The library stream of a device: an engine (its backend's stream), what
+/// The importer's own stream on a device: an engine (its backend's stream), what
 /// released frames left behind, and buffers ready for reuse.
-struct LibraryLane<B: Backend> {
+struct ImportStream<B: Backend> {
     engine: Engine<B>,
     retired: Vec<Retired<B>>,
     pool: Vec<B::Buffer>,
@@ -119,9 +119,9 @@ struct LibraryLane<B: Backend> {
     graveyard: Graveyard,
 }
 
-impl<B: Backend> LibraryLane<B> {
+impl<B: Backend> ImportStream<B> {
     fn new(engine: Engine<B>) -> Self {
-        LibraryLane { engine, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
+        ImportStream { engine, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
     }
 
     /// Returns what released frames owned to the pool once their work is
@@ -176,7 +176,7 @@ impl<B: Backend> LibraryLane<B> {
     }
 }
 
-impl<B: Backend> Drop for LibraryLane<B> {
+impl<B: Backend> Drop for ImportStream<B> {
     fn drop(&mut self) {
         self.reclaim(true);
         // Freed while the lane's stream still exists.
@@ -184,9 +184,9 @@ impl<B: Backend> Drop for LibraryLane<B> {
     }
 }
 
-type Shared<B> = Arc<Mutex<LibraryLane<B>>>;
+type Shared<B> = Arc<Mutex<ImportStream<B>>>;
 
-fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, LibraryLane<B>> {
+fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, ImportStream<B>> {
     lane.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -246,7 +246,7 @@ struct Prepared {
 type Queued<B> = (DeviceFrame, <B as Backend>::Event, Vec<<B as Backend>::Buffer>, Vec<Arc<ExternalObject>>);
 
 /// What the GPU lanes read.
-const GPU_LANES: Lane = Lane {
+const GPU_READERS: ReaderFormats = ReaderFormats {
     reads: "the GPU lanes read",
     formats: &[
         DrmFourcc::Nv12,
@@ -268,7 +268,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// An importer whose library stream is `backend`'s stream (tests, and
     /// callers with a lane of their own).
     pub fn new(backend: B, read_chroma: bool) -> crate::Result<Self> {
-        let lane = Arc::new(Mutex::new(LibraryLane::new(Engine::new(backend)?)));
+        let lane = Arc::new(Mutex::new(ImportStream::new(Engine::new(backend)?)));
         Ok(Self::on_lane(lane, read_chroma))
     }
 
@@ -392,7 +392,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         let mut lane = lock(&self.lane);
         let backend = lane.engine.backend_mut();
         for (oi, o) in desc.objects.iter().enumerate() {
-            check_modifier(desc, oi, o, &GPU_LANES)?;
+            check_modifier(desc, oi, o, &GPU_READERS)?;
             if o.memory.kind() != first {
                 return Err(err(
                     Kind::NotSupported,
@@ -448,7 +448,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             extents.push(extent);
         }
         drop(lane);
-        let layout = flatten(desc, &GPU_LANES)?;
+        let layout = flatten(desc, &GPU_READERS)?;
         let (bps, bits, chroma, planes) = (layout.bps, layout.bits, layout.chroma, &layout.planes);
         for (pi, p) in planes.iter().enumerate() {
             let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
@@ -569,7 +569,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     #[allow(clippy::type_complexity)]
     fn map_dma_bufs(
         &self,
-        lane: &mut LibraryLane<B>,
+        lane: &mut ImportStream<B>,
         desc: &FrameDescriptor,
         prep: &Prepared,
     ) -> Result<(Vec<Option<Arc<ExternalObject>>>, Vec<Option<u64>>), ImportError> {
@@ -612,7 +612,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
 
     fn queue(
         &self,
-        lane: &mut LibraryLane<B>,
+        lane: &mut ImportStream<B>,
         desc: &FrameDescriptor,
         prep: &Prepared,
         plane_ptrs: &[Option<u64>],
@@ -630,7 +630,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         let k: ConvertKernels<B::Function> = lane.engine.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
-        let mut alloc = |lane: &mut LibraryLane<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
+        let mut alloc = |lane: &mut ImportStream<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
             let buffer = lane.take(pitch * rows)?;
             let ptr = buffer.ptr();
             owned.push(buffer);

@@ -3,7 +3,7 @@
 //! per sample, bit depth and chroma subsampling; the layers flatten into
 //! Y + UV or Y + U + V. The checks every lane makes the same way live here
 //! too (plane counts, mixed 8/16-bit layers, object indices, bit depth,
-//! modifiers, a plane's pitch and end); a [`Lane`] says which formats the
+//! modifiers, a plane's pitch and end); a [`ReaderFormats`] says which formats the
 //! lane reads and names it in the refusals.
 
 use super::{
@@ -30,8 +30,9 @@ pub(super) struct FlatPlane {
     pub samples: Samples,
 }
 
-/// What a lane reads, and how its refusals name it.
-pub(super) struct Lane {
+/// The DRM formats a reader (the host importer, the GPU importer) takes,
+/// and how its refusals name it.
+pub(super) struct ReaderFormats {
     /// Subject and verb of the refusals: "the CPU device reads".
     pub reads: &'static str,
     /// The DRM formats the lane reads.
@@ -78,7 +79,7 @@ fn format_layout(format: DrmFourcc) -> Option<(&'static [Samples], usize, Option
 
 /// Flattens the layers into Y + UV or Y + U + V, refusing formats `lane`
 /// does not read.
-pub(super) fn flatten(desc: &FrameDescriptor, lane: &Lane) -> Result<Layout, ImportError> {
+pub(super) fn flatten(desc: &FrameDescriptor, lane: &ReaderFormats) -> Result<Layout, ImportError> {
     use Samples::*;
     let label = &desc.label;
     let mut planes = Vec::new();
@@ -169,7 +170,7 @@ pub(super) fn check_modifier(
     desc: &FrameDescriptor,
     oi: usize,
     object: &Object,
-    lane: &Lane,
+    lane: &ReaderFormats,
 ) -> Result<(), ImportError> {
     let label = &desc.label;
     match object.modifier {

@@ -11,7 +11,7 @@
 //!
 //! The rule for fences: nothing is read from a buffer whose acquire fence has
 //! not signalled. An import polls each fence without waiting and answers BUSY
-//! if one is pending; [`cpu::CpuDevice::wait_and_import`] waits and retries up
+//! if one is pending; [`cpu::HostImporter::wait_and_import`] waits and retries up
 //! to a timeout. See docs/drm-prime.md.
 
 pub mod cpu;
@@ -29,9 +29,9 @@ use std::time::Duration;
 
 pub use drm_fourcc::{DrmFourcc, DrmModifier};
 
-/// What kind of memory an object is.
+/// What kind of memory an object of a frame is (`Memory::kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemoryKind {
+pub enum MemoryObjectKind {
     Host,
     DmaBuf,
     DevicePointer,
@@ -57,13 +57,13 @@ pub enum Memory {
 }
 
 impl Memory {
-    pub fn kind(&self) -> MemoryKind {
+    pub fn kind(&self) -> MemoryObjectKind {
         match self {
-            Memory::Host(_) => MemoryKind::Host,
-            Memory::DmaBuf(_) => MemoryKind::DmaBuf,
-            Memory::DevicePointer(_) => MemoryKind::DevicePointer,
-            Memory::DeviceArray(_) => MemoryKind::DeviceArray,
-            Memory::GlTexture { .. } => MemoryKind::GlTexture,
+            Memory::Host(_) => MemoryObjectKind::Host,
+            Memory::DmaBuf(_) => MemoryObjectKind::DmaBuf,
+            Memory::DevicePointer(_) => MemoryObjectKind::DevicePointer,
+            Memory::DeviceArray(_) => MemoryObjectKind::DeviceArray,
+            Memory::GlTexture { .. } => MemoryObjectKind::GlTexture,
         }
     }
 }
