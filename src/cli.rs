@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::device::DeviceKind;
-use crate::engine::DeviceChoice;
+use crate::engine::{DeviceChoice, GpuVendor};
 use crate::feature::options::feature_dictionary_value;
 use crate::feature::{find_extractor, FeatureOptions};
 use crate::model::{FeatureOverload, ModelConfig};
@@ -123,8 +122,8 @@ pub fn parse_device(arg: &str) -> Result<DeviceChoice, Error> {
     };
     match name.to_ascii_lowercase().as_str() {
         "cpu" if index == 0 => Ok(DeviceChoice::Cpu),
-        "cuda" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Cuda, index }),
-        "hip" => Ok(DeviceChoice::Gpu { kind: DeviceKind::Hip, index }),
+        "cuda" => Ok(DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index }),
+        "hip" => Ok(DeviceChoice::Gpu { vendor: GpuVendor::Hip, index }),
         _ => Err(bad()),
     }
 }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
 use vmafx::device::gpu::engine::DevPlane;
 use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
 use vmafx::picture::{Chroma, OwnedPicture, Picture};
 
 /// The out-of-memory test takes every byte of the GPU: it holds this for
@@ -77,11 +77,12 @@ fn gpu_context_equals_the_cpu_context() {
         (Chroma::Yuv422, 8, 3, 3, true),
         (Chroma::Yuv420, 8, 1, 2, false),
     ];
-    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
         if !present(kind) {
             continue;
         }
-        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
         let (mut contexts, mut values) = (0, 0);
         let started = std::time::Instant::now();
         for (chroma, bits, w, h, motion) in cases {
@@ -198,8 +199,8 @@ fn cuda_context_reads_device_pictures_in_place() {
         // default stream.
         let caller = DeviceChoice::CudaStream(unsafe { CallerStream::new(ctx as u64, 0) });
         for (device, threads) in [
-            (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 0),
-            (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, 2),
+            (DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index: 0 }, 0),
+            (DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index: 0 }, 2),
             (caller, 0),
             (caller, 2),
         ] {
@@ -210,7 +211,7 @@ fn cuda_context_reads_device_pictures_in_place() {
             println!("{what}: {n} values equal, no host copy");
         }
         // Mixed pairs: a host reference (copied), a device distorted picture.
-        let device = DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 };
+        let device = DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index: 0 };
         let gpu = score(context(device, 0, 1), &frames, true, |p, i, which| {
             if which == "reference" { host(p, i, which) } else { on_cuda(p, i, which) }
         })
@@ -457,11 +458,12 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
 fn gpu_context_scores_vmaf_models_as_the_cpu() {
     let _memory = gpu_memory();
     use vmafx::model::{Model, ModelConfig};
-    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
         if !present(kind) {
             continue;
         }
-        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
         for (chroma, bits, w, h, threads) in [
             (Chroma::Yuv420, 8, 1920, 1080, 0),
             (Chroma::Yuv420, 10, 1920, 1080, 2),
@@ -498,11 +500,12 @@ fn gpu_context_scores_ssim_and_ms_ssim_as_the_cpu() {
     let _memory = gpu_memory();
     use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
     use vmafx::feature::FeatureOptions;
-    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
         if !present(kind) {
             continue;
         }
-        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
         for (chroma, bits, w, h, threads, scale, db) in [
             (Chroma::Yuv420, 8, 1920, 1080, 0, 0, false),
             (Chroma::Yuv420, 10, 3840, 2160, 2, 0, true),
@@ -546,11 +549,12 @@ fn gpu_context_scores_speed_chroma_as_the_cpu() {
     let _memory = gpu_memory();
     use vmafx::feature::speed::CHROMA_DESCRIPTOR;
     use vmafx::feature::FeatureOptions;
-    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
         if !present(kind) {
             continue;
         }
-        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
         for (chroma, bits, w, h, threads, ks) in [
             (Chroma::Yuv420, 8, 1920, 1080, 0, "1"),
             (Chroma::Yuv420, 10, 3840, 2160, 2, "1"),
@@ -604,7 +608,7 @@ fn cuda_out_of_memory_is_named_and_running_contexts_go_on() {
     }
     let frames: Clip = synth::clip(Chroma::Yuv420, 10, 1920, 1080, 6, 0x00a1);
     let cpu = score(context(DeviceChoice::Cpu, 0, 1), &frames, true, host).unwrap();
-    let gpu = DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 };
+    let gpu = DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index: 0 };
     let mut a = context(gpu, 0, 1);
     contexts::add_features(&mut a, true).unwrap();
     for (r, d) in &frames[..2] {

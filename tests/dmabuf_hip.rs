@@ -45,7 +45,7 @@ use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObject
 use vmafx::device::gpu::engine::{Backend, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
-use vmafx::engine::{Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::engine::{Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
 use vmafx::feature::FeatureOptions;
 use vmafx::import::cpu::HostImporter;
 use vmafx::import::gpu::{wait_ready, GpuImporter};
@@ -172,7 +172,7 @@ fn assert_same(got: &[(String, Vec<Option<u64>>)], want: &[(String, Vec<Option<u
     }
 }
 
-const HIP0: DeviceChoice = DeviceChoice::Gpu { kind: DeviceKind::Hip, index: 0 };
+const HIP0: DeviceChoice = DeviceChoice::Gpu { vendor: GpuVendor::Hip, index: 0 };
 
 /// NV12 frames from a pool of `pool` surfaces per input, `n` frames: scored
 /// on the (fake) HIP device equal the CPU path as bits; each surface is

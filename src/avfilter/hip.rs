@@ -31,7 +31,7 @@ use super::cuda::DevicePicture;
 use super::frame::{FrameHandle, HostFormat, RawPlanes};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceKind, DeviceMemoryId};
-use crate::engine::DeviceChoice;
+use crate::engine::{DeviceChoice, GpuVendor};
 use crate::picture::PictureSource;
 use crate::import::gpu::{GpuImporter, ReleaseCallback};
 use crate::import::FrameDescriptor;
@@ -64,7 +64,7 @@ impl HipDrm {
 
     /// Where the scoring context runs: the same device.
     pub fn scoring_device(&self) -> DeviceChoice {
-        DeviceChoice::Gpu { kind: DeviceKind::Hip, index: self.index }
+        DeviceChoice::Gpu { vendor: GpuVendor::Hip, index: self.index }
     }
 
     /// Imports one DRM_PRIME frame, waiting up to `timeout` for its fences;

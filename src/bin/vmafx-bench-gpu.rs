@@ -17,9 +17,9 @@
 //!     through `vmafx::engine::Context`. cuda: every frame is uploaded to
 //!     device memory once, before timing, and handed over as a device-resident
 //!     picture (`PictureSource::device_frame`) to a context on
-//!     `DeviceChoice::Gpu { Cuda, 0 }` (cuda-stream: `DeviceChoice::CudaStream`
+//!     `DeviceChoice::Gpu { vendor: Cuda, index: 0 }` (cuda-stream: `DeviceChoice::CudaStream`
 //!     on the same primary context); hip: the same through the HIP lane
-//!     (`hipMalloc`'d frames, `DeviceChoice::Gpu { Hip, 0 }`; on an NVIDIA
+//!     (`hipMalloc`'d frames, `DeviceChoice::Gpu { vendor: Hip, index: 0 }`; on an NVIDIA
 //!     GPU through scripts/hip-standin); cpu: host pictures, T worker
 //!     threads (default: every core). One untimed warm-up run, then `repeat`
 //!     times: a timed run of N frames (push every frame, flush, pool) and one
@@ -42,7 +42,7 @@ use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine, Scratch};
 use vmafx::device::gpu::hip;
 use vmafx::device::gpu::kernels::{KernelSet, KernelSource};
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, PictureSource};
+use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
 use vmafx::score::PoolMethod;
@@ -300,7 +300,7 @@ fn read_frames(path: &Path, g: &ClipGeometry, k: usize) -> Result<Vec<OwnedPictu
 
 // --- device memory --------------------------------------------------------------
 
-/// Device 0's primary context (the one a `DeviceChoice::Gpu { Cuda, 0 }`
+/// Device 0's primary context (the one a `DeviceChoice::Gpu { vendor: Cuda, index: 0 }`
 /// context scores in), retained while the bench runs.
 struct Primary {
     api: &'static cuda::CudaDriver,
@@ -645,7 +645,7 @@ fn score(o: &Opts) -> Result<()> {
             // stream (here the primary context and its legacy default stream),
             // as FFmpeg hands over its CUDA device.
             let (device, lane) = if device == "cuda" {
-                (DeviceChoice::Gpu { kind: DeviceKind::Cuda, index: 0 }, "vmafx-cuda")
+                (DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index: 0 }, "vmafx-cuda")
             } else {
                 // SAFETY: the primary context `p` holds for the whole run,
                 // and its default stream.
@@ -659,7 +659,7 @@ fn score(o: &Opts) -> Result<()> {
                 v.iter().map(|p| Ok(Arc::new(h.device_picture(p)?) as Arc<dyn PictureSource>)).collect()
             };
             let (r, d) = (upload(&host_refs)?, upload(&host_dists)?);
-            let device = DeviceChoice::Gpu { kind: DeviceKind::Hip, index: 0 };
+            let device = DeviceChoice::Gpu { vendor: GpuVendor::Hip, index: 0 };
             (ContextConfig { device, threads, ..Default::default() }, r, d, format!("vmafx-hip-t{threads}"))
         }
         other => return Err(Error::invalid(format!("--device {other}: cpu, cuda, cuda-stream or hip"))),

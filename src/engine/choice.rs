@@ -13,8 +13,8 @@ use crate::{Error, Result};
 pub enum DeviceChoice {
     #[default]
     Cpu,
-    /// Device `index` of `kind` (CUDA or HIP), on streams of vmafx's own.
-    Gpu { kind: DeviceKind, index: usize },
+    /// Device `index` of `vendor`, on streams of vmafx's own.
+    Gpu { vendor: GpuVendor, index: usize },
     /// The caller's CUDA context and stream (FFmpeg's
     /// `AVCUDADeviceContext`); each frame's work runs after what the caller
     /// queued there before the frame was scored. Made with the unsafe
@@ -31,6 +31,23 @@ pub enum DeviceChoice {
     /// of their own that wait for the caller's stream by event per frame.
     /// Made with the unsafe [`HipCallerStream::new`].
     HipStream(HipCallerStream),
+}
+
+/// The GPU runtimes a [`DeviceChoice::Gpu`] opens: a GPU only, so a
+/// choice of "the GPU kind CPU" cannot be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuVendor {
+    Cuda,
+    Hip,
+}
+
+impl From<GpuVendor> for DeviceKind {
+    fn from(vendor: GpuVendor) -> DeviceKind {
+        match vendor {
+            GpuVendor::Cuda => DeviceKind::Cuda,
+            GpuVendor::Hip => DeviceKind::Hip,
+        }
+    }
 }
 
 /// A caller's `CUcontext` and `CUstream`, as integers. Only
@@ -87,11 +104,8 @@ impl DeviceChoice {
     pub(super) fn open_lane(self) -> Result<GpuDevice> {
         Ok(match self {
             DeviceChoice::Cpu => return Err(Error::Internal("a GPU lane for the CPU".into())),
-            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => GpuDevice::cuda(index)?,
-            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => GpuDevice::hip(index)?,
-            DeviceChoice::Gpu { kind: DeviceKind::Cpu, .. } => {
-                return Err(Error::invalid("DeviceChoice::Gpu of kind Cpu: use DeviceChoice::Cpu"))
-            }
+            DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index } => GpuDevice::cuda(index)?,
+            DeviceChoice::Gpu { vendor: GpuVendor::Hip, index } => GpuDevice::hip(index)?,
             // SAFETY: CallerStream::new's contract: a live context and a
             // stream in it (or 0, its default stream), outliving the context.
             DeviceChoice::CudaStream(caller) => unsafe {
@@ -110,9 +124,8 @@ impl std::fmt::Display for DeviceChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DeviceChoice::Cpu => write!(f, "the CPU"),
-            DeviceChoice::Gpu { kind: DeviceKind::Cuda, index } => write!(f, "CUDA device {index}"),
-            DeviceChoice::Gpu { kind: DeviceKind::Hip, index } => write!(f, "HIP device {index}"),
-            DeviceChoice::Gpu { kind: DeviceKind::Cpu, index } => write!(f, "CPU device {index}"),
+            DeviceChoice::Gpu { vendor: GpuVendor::Cuda, index } => write!(f, "CUDA device {index}"),
+            DeviceChoice::Gpu { vendor: GpuVendor::Hip, index } => write!(f, "HIP device {index}"),
             DeviceChoice::CudaStream(CallerStream { context, stream }) => {
                 write!(f, "CUDA context {context:#x}, stream {stream:#x}")
             }

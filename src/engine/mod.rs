@@ -35,7 +35,7 @@ mod picture_checks;
 mod placement;
 mod workers;
 
-pub use choice::{CallerStream, DeviceChoice, HipCallerStream};
+pub use choice::{CallerStream, DeviceChoice, GpuVendor, HipCallerStream};
 pub use context::{Context, ContextConfig};
 /// The engine scores picture sources; the trait lives with the pictures
 /// (src/picture/source.rs) so nothing that makes pictures points here.
