@@ -21,7 +21,7 @@ mod contexts;
 use contexts::{assert_same, host, score, Clip};
 use std::sync::Arc;
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
-use vmafx::device::gpu::engine::DevPlane;
+use vmafx::device::gpu::backend::DevPlane;
 use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
 use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
 use vmafx::picture::{Chroma, OwnedPicture, Picture};

@@ -3,7 +3,7 @@
 //! compiles the same kernel sources as host C++ (each block's threads are
 //! real threads meeting at a barrier for __syncthreads) and takes launches
 //! in cuLaunchKernel's (grid, void **args) form, and this test gives the real
-//! [`Engine`] a [`Backend`] that runs them. What a GPU adds (its compiler,
+//! [`KernelRunner`] a [`Backend`] that runs them. What a GPU adds (its compiler,
 //! memory model, warps) is left to tests/device_twins.rs on a GPU host.
 //!
 //! Needs a C++20 compiler (`c++`, or $CXX); missing, it skips unless
@@ -18,7 +18,7 @@ mod device_support;
 use device_support::{layout, plane_of, view, Rng, LAYOUT_FORMATS};
 
 use emulator::build_emulator;
-use vmafx::device::gpu::engine::Engine;
+use vmafx::device::gpu::backend::KernelRunner;
 
 /// 16-bit-aligned plane storage: (buffer, stride in bytes).
 fn plane(
@@ -41,7 +41,7 @@ fn plane(
 #[test]
 fn emulated_kernels_through_the_engine_equal_the_cpu() {
     let Some(emu) = build_emulator() else { return };
-    let mut engine = Engine::new(emu).unwrap();
+    let mut engine = KernelRunner::new(emu).unwrap();
     let mut y_row = Vec::new();
     let mut cases = 0;
     for (w, h) in [(17, 9), (300, 7), (513, 5), (8, 8)] {
@@ -96,7 +96,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
         }
     }
     drop(engine);
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} cases equal");
 }
 
@@ -108,7 +108,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use vmafx::device::gpu::engine::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
+use vmafx::device::gpu::backend::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
 use vmafx::device::DeviceFrame;
 use vmafx::engine::PictureSource;
 use vmafx::import::gpu::{wait_ready, GpuImporter};
@@ -210,7 +210,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     assert_eq!(vmafx::import::gpu::host_copies(), 0);
     drop(importer);
     drop(gray);
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} layouts equal");
 }
 
@@ -219,7 +219,7 @@ fn convert_kernels_equal_the_host_deinterleave() {
     // The kernels alone, on odd widths and pitches, against the loop of
     // src/import/cpu.rs (deinterleave, shift down).
     let Some(emu) = build_emulator() else { return };
-    let mut engine = Engine::new(emu).unwrap();
+    let mut engine = KernelRunner::new(emu).unwrap();
     let k: vmafx::device::gpu::kernels::ConvertKernels<_> = engine.kernels().unwrap();
     let (mut src_buf, mut u_buf, mut v_buf, mut y_buf) = (Scratch::default(), Scratch::default(), Scratch::default(), Scratch::default());
     for bits in [8u32, 10, 16] {
@@ -238,13 +238,13 @@ fn convert_kernels_equal_the_host_deinterleave() {
                 let y = engine.scratch(&mut y_buf, dst_pitch * h).unwrap();
                 engine.backend_mut().upload(s, &src).unwrap();
                 let grid = ((w as u32).div_ceil(256), h as u32);
-                let base = vmafx::device::gpu::engine::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
+                let base = vmafx::device::gpu::backend::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
                 let uv = if bps == 1 { base } else { base.i32(shift as i32) };
                 let uv = uv.ptr(u).i32(dst_pitch as i32).ptr(v).i32(dst_pitch as i32);
                 // SAFETY: convert_uv_8/16's parameters; buffers sized above.
                 unsafe { engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, uv) }.unwrap();
                 if bps == 2 {
-                    let one = vmafx::device::gpu::engine::Args::new()
+                    let one = vmafx::device::gpu::backend::Args::new()
                         .ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32).i32(shift as i32).ptr(y).i32(dst_pitch as i32);
                     // SAFETY: convert_shift_16's parameters (reads w of the 2w samples per row).
                     unsafe { engine.launch(k.convert_shift_16, grid, one) }.unwrap();
@@ -455,7 +455,7 @@ fn device_event_acquire_is_waited_on_the_device() {
         d.acquire.push(AcquireFence::DeviceEvent(producer));
         let frame = importer.import(d).unwrap();
         let f = frame.device_frame().unwrap();
-        let mut reader = Engine::new(world.stream()).unwrap();
+        let mut reader = KernelRunner::new(world.stream()).unwrap();
         wait_ready(f, reader.backend_mut()).unwrap();
         let (w, h) = (f.width, f.height);
         let early = vmafx::feature::psnr::gpu::sse_dev(&mut reader, f.luma(), f.luma(), w, h);
@@ -547,7 +547,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
         .import_with(d, Some(Box::new(move || { c.fetch_add(1, Ordering::SeqCst); })))
         .map_err(|(r, _)| r)
         .unwrap();
-    let mut contexts: Vec<_> = (0..2).map(|_| Engine::new(world.stream()).unwrap()).collect();
+    let mut contexts: Vec<_> = (0..2).map(|_| KernelRunner::new(world.stream()).unwrap()).collect();
     let mut held = Vec::new();
     let mut sums = Vec::new();
     for e in contexts.iter_mut() {
@@ -571,10 +571,10 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     assert_eq!(importer.stats().releases.load(Ordering::SeqCst), 1);
     drop(contexts);
     drop(importer);
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     drop(ptr_buffer);
 }
-/// VIF's four scales (kernels/vif.cu through Engine::vif_sums) against the
+/// VIF's four scales (kernels/vif.cu through KernelRunner::vif_sums) against the
 /// CPU's scalar sums: 8/10/12/16 bit, odd sizes (down to VIF's minimum),
 /// odd pitches, random, correlated-with-gain, smooth and extreme content,
 /// enhancement gain limits 100, 1.0 and 2.5, scale 0 skipped.
@@ -582,7 +582,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
 fn emulated_vif_equals_the_cpu() {
     use vmafx::feature::vif;
     let Some(emu) = build_emulator() else { return };
-    let mut engine = Engine::new(emu).unwrap();
+    let mut engine = KernelRunner::new(emu).unwrap();
     let mut cases = 0;
     let mut log_paths = 0;
     let mut gain_limited = 0;
@@ -665,7 +665,7 @@ fn emulated_vif_equals_the_cpu() {
         assert_eq!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
         // Wrong depth for the samples, different sizes: errors, not results.
         assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
-        let smaller = vmafx::device::gpu::engine::DevPlane { height: h - 1, ..d };
+        let smaller = vmafx::device::gpu::backend::DevPlane { height: h - 1, ..d };
         assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, smaller, bits, 100.0, false).is_err());
         cases += 1;
     }
@@ -675,7 +675,7 @@ fn emulated_vif_equals_the_cpu() {
     assert!(log_paths >= cases / 2, "only {log_paths} of {cases} cases reach the log path");
     assert!(gain_limited >= 12, "the gain limit changed only {gain_limited} cases");
     drop(engine);
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} vif cases equal ({log_paths} with log sums, {gain_limited} changed by egl 1.0)");
 }
 
@@ -765,7 +765,7 @@ fn adm_params(w: usize, h: usize, bits: u32, opts: &[(&str, &str)]) -> vmafx::fe
 fn emulated_adm_equals_the_cpu() {
     use vmafx::feature::adm;
     let Some(emu) = build_emulator() else { return };
-    let mut engine = Engine::new(emu).unwrap();
+    let mut engine = KernelRunner::new(emu).unwrap();
     let contents = [
         AdmContent::Random,
         AdmContent::Enhanced,
@@ -827,7 +827,7 @@ fn emulated_adm_equals_the_cpu() {
         }
     }
     drop(engine);
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("adm: {} cases equal ({:.1} s)", cases.len(), start.elapsed().as_secs_f64());
 }
 
@@ -838,7 +838,7 @@ fn emulated_adm_equals_the_cpu() {
 fn emulated_adm_1080p_equals_the_cpu() {
     use vmafx::feature::adm;
     let Some(emu) = build_emulator() else { return };
-    let mut engine = Engine::new(emu).unwrap();
+    let mut engine = KernelRunner::new(emu).unwrap();
     for (bits, content, pad) in [(8u32, AdmContent::Enhanced, 3usize), (10, AdmContent::Random, 64)] {
         let (w, h) = (1920, 1080);
         let [a, b] = adm_planes(w, h, bits, pad, content, 0x1080);
@@ -940,7 +940,7 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
     }
     assert_eq!(vmafx::import::gpu::host_copies(), 0);
     drop((importer, gray));
-    assert!(vmafx::device::gpu::engine::take_drop_errors().is_empty());
+    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} filter layouts equal");
 }
 
@@ -955,7 +955,7 @@ fn every_device_buffer_is_freed_when_its_owner_goes() {
     let world = emu.world().clone();
     let before = world.allocations();
     {
-        let mut engine = Engine::new(world.stream()).unwrap();
+        let mut engine = KernelRunner::new(world.stream()).unwrap();
         for (w, h) in [(40, 36), (72, 50)] {
             for bits in [8u32, 10] {
                 let [a, b] = adm_planes(w, h, bits, 2, AdmContent::Enhanced, 5);

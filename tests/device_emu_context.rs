@@ -22,7 +22,7 @@ mod emulator;
 use contexts::{add_features, assert_same, host, score, Clip};
 use emulator::{build_emulator, World};
 use std::sync::Arc;
-use vmafx::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
+use vmafx::device::gpu::backend::{Backend, DevPlane, DeviceEvent, EventRef};
 use vmafx::device::gpu::GpuDevice;
 use vmafx::device::{DeviceFrame, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use vmafx::engine::{Context, ContextConfig, PictureSource};

@@ -22,7 +22,7 @@ mod emulator;
 mod device_support;
 
 use device_support::{gpu_required, Rng};
-use vmafx::device::gpu::engine::{Args, Backend, DeviceMemory, DeviceScalar, Engine};
+use vmafx::device::gpu::backend::{Args, Backend, DeviceMemory, DeviceScalar, KernelRunner};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::feature::adm::{cm, decouple, dwt};
 use vmafx::feature::{speed, ssim, vif};
@@ -125,7 +125,7 @@ impl Gen {
 
 /// The check kernels on one backend, with the buffers of one call.
 struct Checker<B: Backend> {
-    engine: Engine<B>,
+    engine: KernelRunner<B>,
     buffers: Vec<B::Buffer>,
     label: String,
 }
@@ -140,7 +140,7 @@ bytes!(u8, u16, i32, u32, u64, i64, f32);
 
 impl<B: Backend> Checker<B> {
     fn new(backend: B, label: &str) -> Self {
-        let mut engine = Engine::new(backend).unwrap();
+        let mut engine = KernelRunner::new(backend).unwrap();
         engine.kernel(&CHECKS, CHECKS.entries[0]).unwrap_or_else(|e| panic!("{label}: loading the check kernels: {e}"));
         Checker { engine, buffers: Vec::new(), label: label.into() }
     }

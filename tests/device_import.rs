@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard};
 use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::engine::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
+use vmafx::device::gpu::backend::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched, Scratch};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{self, DeviceKind};
 use vmafx::engine::PictureSource;
@@ -96,8 +96,8 @@ fn host_plane(rows: &[Vec<u16>], bits: u8) -> (Vec<u8>, usize) {
     (out, w * bps)
 }
 
-fn reader() -> Engine<GpuLane> {
-    Engine::new(GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap()
+fn reader() -> KernelRunner<GpuLane> {
+    KernelRunner::new(GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap()
 }
 
 #[test]

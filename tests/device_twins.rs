@@ -290,7 +290,7 @@ fn gpu_vif_equals_the_cpu() {
 /// Informative (prints); the CUDA lane only.
 #[test]
 fn gpu_vif_speed() {
-    use vmafx::device::gpu::{engine::{Engine, Scratch}, lane};
+    use vmafx::device::gpu::{backend::{KernelRunner, Scratch}, lane};
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {
@@ -299,7 +299,7 @@ fn gpu_vif_speed() {
             return;
         }
     }
-    let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
+    let mut engine = KernelRunner::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
     let (mut ref_buf, mut dis_buf) = (Scratch::default(), Scratch::default());
     for (w, h) in [(3840, 2160), (1920, 1080)] {
         for bits in [8u32, 10] {
@@ -470,7 +470,7 @@ fn gpu_adm_equals_the_cpu() {
 /// the one download included. Checks the sums against the CPU once.
 #[test]
 fn gpu_adm_device_resident_timing() {
-    use vmafx::device::gpu::{engine::{Engine, Scratch}, lane};
+    use vmafx::device::gpu::{backend::{KernelRunner, Scratch}, lane};
     use vmafx::feature::{adm, FeatureOptions};
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
@@ -480,7 +480,7 @@ fn gpu_adm_device_resident_timing() {
             return;
         }
     }
-    let mut engine = Engine::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
+    let mut engine = KernelRunner::new(lane::GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap();
     let (mut ref_buf, mut dis_buf) = (Scratch::default(), Scratch::default());
     println!("{:>10} {:>3} {:>10} {:>8}", "size", "bit", "ms/frame", "fps");
     for &(w, h) in &[(1920, 1080), (3840, 2160)] {

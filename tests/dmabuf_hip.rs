@@ -42,7 +42,7 @@ use hip_fake::*;
 use vm_bed::*;
 use vmafx::avfilter::ffi::*;
 use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
-use vmafx::device::gpu::engine::{Backend, DeviceMemory, EventRef, Pitched};
+use vmafx::device::gpu::backend::{Backend, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::{Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};

@@ -40,7 +40,7 @@ use device_support::{device_bytes, read_plane};
 use filter_capi::*;
 use hip_fake::*;
 use vmafx::avfilter::ffi::*;
-use vmafx::device::gpu::engine::{Backend, DeviceMemory, Engine};
+use vmafx::device::gpu::backend::{Backend, DeviceMemory, KernelRunner};
 use vmafx::device::gpu::lane::GpuLane;
 use vmafx::device::DeviceKind;
 use vmafx::engine::PictureSource;
@@ -333,7 +333,7 @@ fn child_hip_device_pointers_import_like_the_cpu() {
     }
     let fake = Fake::get();
     let importer = GpuImporter::hip(0, true).unwrap();
-    let mut lane = Engine::new(GpuLane::open(DeviceKind::Hip, 0).unwrap()).unwrap();
+    let mut lane = KernelRunner::new(GpuLane::open(DeviceKind::Hip, 0).unwrap()).unwrap();
     let mut cases = 0;
     for format in device_support::LAYOUT_FORMATS {
         for (w, h, offset, pad) in [(17, 9, 0, 0), (33, 19, 6, 3)] {

@@ -22,7 +22,7 @@
 //! No frame data goes through host memory on either path.
 
 use super::frame::{FrameHandle, HostFormat, Layout, RawPlanes};
-use crate::device::gpu::engine::DevPlane;
+use crate::device::gpu::backend::DevPlane;
 use crate::device::{DeviceFrame, DeviceMemoryId};
 use crate::picture::PictureSource;
 use crate::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::cuda::descriptor;
 use super::frame::{FrameHandle, HostFormat, RawPlanes};
-use crate::device::gpu::engine::{Backend, DeviceEvent, EventRef};
+use crate::device::gpu::backend::{Backend, DeviceEvent, EventRef};
 use crate::device::gpu::lane::{Event, GpuLane};
 use crate::device::DeviceKind;
 use crate::picture::PictureSource;

@@ -38,7 +38,7 @@ use std::time::Instant;
 
 use vmafx::device::gpu::cuda::{self, sys, ContextGuard};
 use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::engine::{Args, Backend, DevPlane, Engine, Scratch};
+use vmafx::device::gpu::backend::{Args, Backend, DevPlane, KernelRunner, Scratch};
 use vmafx::device::gpu::hip;
 use vmafx::device::gpu::kernels::{KernelSet, KernelSource};
 use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
@@ -490,7 +490,7 @@ fn bandwidth(o: &Opts) -> Result<()> {
     let iters = o.num("iters", Some(20))?.max(1);
     let lane = GpuLane::open(DeviceKind::Cuda, 0)?;
     let device = lane.name.clone();
-    let mut engine = Engine::new(lane)?;
+    let mut engine = KernelRunner::new(lane)?;
     let k: BandwidthKernels<_> = engine.kernels()?;
     // Freed when the function returns.
     let (mut src_buf, mut dst_buf, mut out_buf) = (Scratch::default(), Scratch::default(), Scratch::default());
@@ -500,7 +500,7 @@ fn bandwidth(o: &Opts) -> Result<()> {
     let out = engine.scratch(&mut out_buf, GRID as usize * 4)?;
     let words = (bytes / 16) as i64;
     let mut time = |copy: bool| -> Result<f64> {
-        let run = |engine: &mut Engine<GpuLane>| -> Result<()> {
+        let run = |engine: &mut KernelRunner<GpuLane>| -> Result<()> {
             let (entry, args) = if copy {
                 (k.bench_copy, Args::new().ptr(src).ptr(dst).i64(words))
             } else {

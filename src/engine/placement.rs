@@ -52,7 +52,7 @@ impl LaneState {
             if let Some(event) = frame.ready {
                 // SAFETY: a device frame's `ready` is an event of its
                 // memory's device, live while the picture is (DeviceFrame).
-                self.device.wait_ready(unsafe { crate::device::gpu::engine::EventRef::from_handle(event) })?;
+                self.device.wait_ready(unsafe { crate::device::gpu::backend::EventRef::from_handle(event) })?;
             }
             return Ok((frame.clone(), None));
         }

@@ -26,7 +26,7 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::sys;
-use crate::device::gpu::engine::{Backend, DeviceMemory};
+use crate::device::gpu::backend::{Backend, DeviceMemory};
 
 /// An object's identity: (device, inode, size).
 pub(super) type Identity = (u64, u64, u64);
@@ -206,7 +206,7 @@ impl ExternalCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::gpu::engine::{ArrayExtent, ArrayRef, DeviceEvent, EventRef, Pitched};
+    use crate::device::gpu::backend::{ArrayExtent, ArrayRef, DeviceEvent, EventRef, Pitched};
     use crate::device::gpu::kernels::KernelSource;
     use crate::device::{DeviceKind, DeviceMemoryId};
     use std::ffi::c_void;

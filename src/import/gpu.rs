@@ -1,4 +1,4 @@
-//! The GPU lanes' import (CUDA and HIP alike, through the engine's
+//! The GPU lanes' import (CUDA and HIP alike, through the kernel runner's
 //! [`Backend`]): device pointers, device arrays and (HIP) dma-bufs become a
 //! [`DeviceFrame`] wrapped in a [`PictureSource`] ([`GpuFrame`]), with no
 //! copy through host memory. dma-bufs are imported as external memory once
@@ -44,7 +44,7 @@ use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Refusal, ReleaseFence,
 };
-use crate::device::gpu::engine::{int, Args, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched};
+use crate::device::gpu::backend::{int, Args, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched};
 use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
 use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
@@ -109,10 +109,10 @@ struct Retired<B: Backend> {
 /// `cuMemFree` may wait for the whole device.
 const POOL_BUFFERS: usize = 32;
 
-/// The importer's own stream on a device: an engine (its backend's stream), what
+/// The importer's own stream on a device: a kernel runner (its backend's stream), what
 /// released frames left behind, and buffers ready for reuse.
 struct ImportStream<B: Backend> {
-    engine: Engine<B>,
+    runner: KernelRunner<B>,
     retired: Vec<Retired<B>>,
     pool: Vec<B::Buffer>,
     /// dma-buf imports nobody references any more, to destroy.
@@ -120,8 +120,8 @@ struct ImportStream<B: Backend> {
 }
 
 impl<B: Backend> ImportStream<B> {
-    fn new(engine: Engine<B>) -> Self {
-        ImportStream { engine, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
+    fn new(runner: KernelRunner<B>) -> Self {
+        ImportStream { runner, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
     }
 
     /// Returns what released frames owned to the pool once their work is
@@ -129,7 +129,7 @@ impl<B: Backend> ImportStream<B> {
     fn reclaim(&mut self, wait: bool) {
         let mut keep = Vec::new();
         for r in std::mem::take(&mut self.retired) {
-            let backend = self.engine.backend_mut();
+            let backend = self.runner.backend_mut();
             let event = EventRef::of(&r.event);
             let done = if wait {
                 backend.synchronize_event(event).map(|()| true)
@@ -150,12 +150,12 @@ impl<B: Backend> ImportStream<B> {
                     for b in r.buffers {
                         Box::new(b).into_raw();
                     }
-                    crate::device::gpu::engine::record_drop_error(e);
+                    crate::device::gpu::backend::record_drop_error(e);
                 }
             }
         }
         self.retired = keep;
-        external::bury(&self.graveyard, self.engine.backend_mut());
+        external::bury(&self.graveyard, self.runner.backend_mut());
         while self.pool.len() > POOL_BUFFERS {
             // The smallest go first.
             let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].bytes()).unwrap_or(0);
@@ -171,7 +171,7 @@ impl<B: Backend> ImportStream<B> {
             .min_by_key(|&i| self.pool[i].bytes());
         match fit {
             Some(i) => Ok(self.pool.swap_remove(i)),
-            None => self.engine.backend_mut().alloc(bytes),
+            None => self.runner.backend_mut().alloc(bytes),
         }
     }
 }
@@ -268,12 +268,12 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// An importer whose library stream is `backend`'s stream (tests, and
     /// callers with a lane of their own).
     pub fn new(backend: B, read_chroma: bool) -> crate::Result<Self> {
-        let lane = Arc::new(Mutex::new(ImportStream::new(Engine::new(backend)?)));
+        let lane = Arc::new(Mutex::new(ImportStream::new(KernelRunner::new(backend)?)));
         Ok(Self::on_lane(lane, read_chroma))
     }
 
     fn on_lane(lane: Shared<B>, read_chroma: bool) -> Self {
-        let memory = lock(&lane).engine.backend().memory();
+        let memory = lock(&lane).runner.backend().memory();
         GpuImporter { lane, memory, read_chroma, stats: Arc::new(GpuImportStats::default()), externals: Mutex::default() }
     }
 
@@ -307,7 +307,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// Runs `f` on the library stream's backend (tests: to allocate device
     /// memory, or to queue work on the library stream).
     pub fn with_backend<R>(&self, f: impl FnOnce(&mut B) -> R) -> R {
-        f(lock(&self.lane).engine.backend_mut())
+        f(lock(&self.lane).runner.backend_mut())
     }
 
     /// Imports `desc`, or refuses it and gives it back (BUSY while a host
@@ -390,7 +390,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         let first = desc.objects[0].memory.kind();
         let mut extents = Vec::with_capacity(desc.objects.len());
         let mut lane = lock(&self.lane);
-        let backend = lane.engine.backend_mut();
+        let backend = lane.runner.backend_mut();
         for (oi, o) in desc.objects.iter().enumerate() {
             check_modifier(desc, oi, o, &GPU_READERS)?;
             if o.memory.kind() != first {
@@ -544,7 +544,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         lane.reclaim(false);
         let (externals, plane_ptrs) = self.map_dma_bufs(&mut lane, desc, &prep)?;
         let ready = lane
-            .engine
+            .runner
             .backend_mut()
             .create_event()
             .map_err(|e| err(Kind::Device, format!("{label}: {e}")))?;
@@ -556,7 +556,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             }
             Err(e) => {
                 // Nothing queued may still run on memory we reuse: wait.
-                let _ = lane.engine.backend_mut().synchronize();
+                let _ = lane.runner.backend_mut().synchronize();
                 drop(ready);
                 lane.pool.extend(owned);
                 Err(err(Kind::Device, format!("{label}: {e}")))
@@ -580,7 +580,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             let object = match (&o.memory, prep.extents[oi]) {
                 (Memory::DmaBuf(fd), Extent::DmaBuf { size }) => {
                     let graveyard = lane.graveyard.clone();
-                    let object = cache.get(fd, size, lane.engine.backend_mut(), &graveyard).map_err(|e| {
+                    let object = cache.get(fd, size, lane.runner.backend_mut(), &graveyard).map_err(|e| {
                         err(Kind::Device, format!("{label}: object {oi}: importing the dma-buf failed: {e}"))
                     })?;
                     Some(object)
@@ -598,7 +598,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Some(object) if wanted => {
                     let (row, h) = prep.rows[pi];
                     let len = p.pitch * (h as u64 - 1) + row;
-                    let ptr = object.plane(lane.engine.backend_mut(), p.offset, len).map_err(|e| {
+                    let ptr = object.plane(lane.runner.backend_mut(), p.offset, len).map_err(|e| {
                         err(Kind::Device, format!("{label}: plane {pi} of object {} (offset {}): {e}", p.object, p.offset))
                     })?;
                     Some(ptr)
@@ -625,9 +625,9 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         for e in device_waits {
             // SAFETY: the producer keeps its event alive until the import
             // returns (AcquireFence::DeviceEvent); the wait is queued now.
-            lane.engine.backend_mut().wait_event(unsafe { EventRef::from_handle(*e) })?;
+            lane.runner.backend_mut().wait_event(unsafe { EventRef::from_handle(*e) })?;
         }
-        let k: ConvertKernels<B::Function> = lane.engine.kernels()?;
+        let k: ConvertKernels<B::Function> = lane.runner.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
         let mut alloc = |lane: &mut ImportStream<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
@@ -652,7 +652,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     let dst = alloc(lane, pitch, ph)?;
                     // SAFETY: as in `prepare`: the producer's array is live.
                     let array = unsafe { ArrayRef::from_handle(array) };
-                    lane.engine.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
+                    lane.runner.backend_mut().copy_from_array(Pitched { ptr: dst, pitch }, array, row, ph)?;
                     self.stats.array_copies.fetch_add(1, Ordering::SeqCst);
                     linear.push(Some(Pitched { ptr: dst, pitch }));
                 }
@@ -688,7 +688,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // SAFETY: convert_shift_16 (src, src_pitch, w, h, shift,
                     // dst, dst_pitch); src spans h rows of w u16 (checked at
                     // import), dst was allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(k.convert_shift_16, grid, args) }?;
+                    unsafe { lane.runner.launch(k.convert_shift_16, grid, args) }?;
                     self.stats.converted_planes.fetch_add(1, Ordering::SeqCst);
                     out.push(plane(dst, pitch));
                 }
@@ -703,7 +703,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     // v, v_pitch) / convert_uv_16 (.., h, shift, u, ..); src
                     // spans h rows of 2w samples (checked at import), u and v
                     // were allocated for h rows of `pitch`.
-                    unsafe { lane.engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, args) }?;
+                    unsafe { lane.runner.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, args) }?;
                     self.stats.converted_planes.fetch_add(2, Ordering::SeqCst);
                     out.push(plane(u, pitch));
                     out.push(plane(v, pitch));
@@ -711,7 +711,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 Samples::Interleaved => {} // V: written with U above
             }
         }
-        lane.engine.backend_mut().record_event(EventRef::of(ready))?;
+        lane.runner.backend_mut().record_event(EventRef::of(ready))?;
         Ok(DeviceFrame {
             memory: self.memory,
             format: *format,
@@ -838,10 +838,10 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         let mut lane = lock(&self.lane);
         let record = |r: crate::Result<()>| {
             if let Err(e) = r {
-                crate::device::gpu::engine::record_drop_error(e);
+                crate::device::gpu::backend::record_drop_error(e);
             }
         };
-        let backend = lane.engine.backend_mut();
+        let backend = lane.runner.backend_mut();
         // The library stream goes past every reader's last read (its own
         // work on the frame is before, in stream order), then says so.
         for e in &reader_events {
@@ -865,7 +865,7 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         let mut host_release = true;
         if host_side {
             if let Err(e) = backend.synchronize_event(EventRef::of(&released)) {
-                crate::device::gpu::engine::record_drop_error(e);
+                crate::device::gpu::backend::record_drop_error(e);
                 host_release = false;
             }
         }

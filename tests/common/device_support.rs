@@ -4,7 +4,7 @@
 //! formats for import, device memory written and read back through a
 //! lane (`device_bytes`, `read_plane`), and the `VMAFX_REQUIRE_GPU` rule.
 
-use vmafx::device::gpu::engine::{Backend, DevPlane, DeviceMemory, Engine};
+use vmafx::device::gpu::backend::{Backend, DevPlane, DeviceMemory, KernelRunner};
 use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
 use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
 use vmafx::picture::PlaneView;
@@ -162,7 +162,7 @@ impl Layout {
 /// Device memory holding `bytes`, allocated and written through the lane's
 /// driver table (a producer's frame; an upload, which the host-copy counter
 /// sees: tests measure it around the imports only).
-pub fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> DeviceBuffer {
+pub fn device_bytes(engine: &mut KernelRunner<GpuLane>, bytes: &[u8]) -> DeviceBuffer {
     let b = engine.backend_mut();
     let buffer = b.alloc(bytes.len()).unwrap();
     b.upload(buffer.ptr(), bytes).unwrap();
@@ -172,7 +172,7 @@ pub fn device_bytes(engine: &mut Engine<GpuLane>, bytes: &[u8]) -> DeviceBuffer 
 
 /// A device plane read back through the lane (a test's own check, not the
 /// library's), as samples.
-pub fn read_plane(engine: &mut Engine<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
+pub fn read_plane(engine: &mut KernelRunner<GpuLane>, p: &DevPlane) -> Vec<Vec<u16>> {
     let mut bytes = vec![0u8; p.span()];
     engine.backend_mut().download(&mut bytes, p.ptr).unwrap();
     (0..p.height)

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vmafx::device::gpu::engine::{ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
+use vmafx::device::gpu::backend::{ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{DeviceKind, DeviceMemoryId};
 

@@ -2,7 +2,7 @@
 // threads are real threads (a pool) meeting at a barrier for __syncthreads;
 // __shared__ arrays are statics (blocks run one at a time). Launches take
 // the same (grid, void **args) as cuLaunchKernel, so tests/device_emu.rs
-// drives the real engine (src/device/gpu/engine.rs) through it and checks
+// drives the real engine (src/device/gpu/backend.rs) through it and checks
 // the kernels' arithmetic and the engine's argument marshalling against the
 // CPU on machines without a GPU. Built by the test with the host's c++.
 #include <barrier>

@@ -11,7 +11,7 @@
 //! vendor-specific in the lane, as [`super::rtc::RtcCalls`] is for the
 //! two run-time compilers.
 
-use super::engine::{ArrayExtent, Pitched};
+use super::backend::{ArrayExtent, Pitched};
 use super::kernels::KernelSource;
 use crate::device::DeviceKind;
 use crate::{Error, Result};

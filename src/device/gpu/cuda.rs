@@ -7,7 +7,7 @@
 //! push/pop around calls on a context.
 
 use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
-use super::engine::Pitched;
+use super::backend::Pitched;
 use super::kernels::KernelSource;
 use super::loader::{fn_table, get_or_load, open_first, Cached};
 use crate::device::DeviceKind;

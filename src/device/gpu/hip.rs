@@ -12,7 +12,7 @@
 
 use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
 use super::rtc::rtc_table;
-use super::engine::Pitched;
+use super::backend::Pitched;
 use super::kernels::{KernelSource, COMPAT_HEADER};
 use super::loader::{c_str, fn_table, get_or_load, open_first, Cached};
 use crate::device::DeviceKind;

@@ -1,5 +1,5 @@
 //! The GPU lane, one for both vendors: a device made current around each
-//! call, a stream, the modules it loaded, and the engine's [`Backend`]
+//! call, a stream, the modules it loaded, and the kernel runner's [`Backend`]
 //! calls, all through the normalised [`DriverApi`] of [`super::cuda`] or
 //! [`super::hip`]. Nothing here names a vendor.
 //!
@@ -17,7 +17,7 @@
 
 use super::api::{Current, DevicePtr, DriverApi, RawContext, RawEvent, RawFunction, RawModule, RawStream};
 use super::api::{EVENT_DISABLE_TIMING, NOT_READY, NO_DEVICE, STREAM_NON_BLOCKING};
-use super::engine::{record_drop_error, ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
+use super::backend::{record_drop_error, ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
 use super::kernels::{KernelSource, BLOCK};
 use crate::device::{DeviceKind, DeviceMemoryId};
 use crate::{Error, Result};
@@ -572,7 +572,7 @@ impl Backend for GpuLane {
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
         crate::import::gpu::count_host_copy(src.len());
         let api = self.context.api;
-        // SAFETY: dst has at least src.len() bytes (the engine reserves them).
+        // SAFETY: dst has at least src.len() bytes (the kernel runner reserves them).
         self.on_stream(&api.calls.upload, |f, s| unsafe { f(dst, src.as_ptr().cast(), src.len(), s) })?;
         if api.quirks.upload_stages_pageable_source {
             Ok(())
@@ -592,7 +592,7 @@ impl Backend for GpuLane {
 
     unsafe fn launch(&mut self, f: Function, grid: (u32, u32), args: &mut [*mut c_void]) -> Result<()> {
         let api = self.context.api;
-        // SAFETY: args match the kernel's parameter list (the engine builds
+        // SAFETY: args match the kernel's parameter list (the kernel runner builds
         // them next to the kernel's signature in kernels/); f belongs to a
         // module this lane keeps loaded.
         self.on_stream(&api.calls.launch, |launch, s| unsafe {

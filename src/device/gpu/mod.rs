@@ -12,7 +12,7 @@ pub mod api;
 pub mod cache;
 pub mod compile;
 pub mod cuda;
-pub mod engine;
+pub mod backend;
 pub mod hip;
 pub mod kernels;
 pub mod lane;
@@ -23,7 +23,7 @@ pub mod twin;
 use super::{DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
 use crate::{Error, Result};
-use engine::{ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, Engine, EventRef, Pitched, Scratch};
+use backend::{ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched, Scratch};
 use kernels::KernelSource;
 use std::ffi::c_void;
 
@@ -34,8 +34,8 @@ type DynEvent = Box<dyn DeviceEvent>;
 /// Any backend as one type: its functions become indices into the loaded
 /// ones and its buffers boxes, so a context's lane is one type whether it
 /// runs on CUDA, HIP, or a backend this module does not name (the kernel
-/// emulator of tests/device_emu.rs, a future vendor). The indices stay inside [`Indexed`]: the engine takes
-/// kernels by name ([`engine::Engine::kernels`]).
+/// emulator of tests/device_emu.rs, a future vendor). The indices stay inside [`Indexed`]: the kernel runner takes
+/// kernels by name ([`backend::KernelRunner::kernels`]).
 trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send {}
 impl<T: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send> ErasedBackend for T {}
 
@@ -105,7 +105,7 @@ struct Indexed<B: Backend> {
     functions: Vec<B::Function>,
 }
 
-// SAFETY: as for `Engine`: the functions are module handles valid in the
+// SAFETY: as for `KernelRunner`: the functions are module handles valid in the
 // backend's context from any thread, and the backend itself is Send.
 unsafe impl<B: Backend + Send> Send for Indexed<B> {}
 
@@ -198,10 +198,10 @@ pub struct UploadSlot {
 
 /// A context's lane as features see it: the device interface of their
 /// twins ([`twin::TwinLane`]) over whatever backend the lane runs on.
-pub type DeviceLane = Engine<DynBackend>;
+pub type DeviceLane = KernelRunner<DynBackend>;
 
 /// A scoring context's lane on a CUDA or HIP device (or a backend the
-/// caller gives): one engine (one stream, its own scratch) and the buffers
+/// caller gives): one kernel runner (one stream, its own scratch) and the buffers
 /// host pictures are uploaded into, used by one thread at a time. Features
 /// reach it only through [`GpuDevice::twins`].
 pub struct GpuDevice {
@@ -209,7 +209,7 @@ pub struct GpuDevice {
     memory: DeviceMemoryId,
     uploads: [[Scratch<DynBuffer>; 3]; UPLOAD_PICTURES],
     /// Last, so the uploads are freed while the lane still holds its stream.
-    engine: DeviceLane,
+    runner: DeviceLane,
 }
 
 impl GpuDevice {
@@ -277,13 +277,13 @@ impl GpuDevice {
     }
 
     /// A lane on any [`Backend`]: the CUDA and HIP lanes, and the kernel
-    /// emulator in CI, so a whole scoring context runs the real engine and
+    /// emulator in CI, so a whole scoring context runs the real kernel runner and
     /// extractors without a GPU. Device pictures of another memory than
     /// `backend.memory()` are refused.
     pub fn from_backend<B: Backend + Send + 'static>(backend: B, info: DeviceInfo) -> Result<Self> {
         let memory = backend.memory();
         let erased = DynBackend(Box::new(Indexed { inner: backend, functions: Vec::new() }));
-        Ok(Self { info, memory, uploads: Default::default(), engine: Engine::new(erased)? })
+        Ok(Self { info, memory, uploads: Default::default(), runner: KernelRunner::new(erased)? })
     }
 
     /// What the lane is.
@@ -299,7 +299,7 @@ impl GpuDevice {
     /// The lane's kernels, scratch, launches and read-backs, for the
     /// features' device twins (`src/feature/<metric>/gpu.rs`).
     pub fn twins(&mut self) -> &mut DeviceLane {
-        &mut self.engine
+        &mut self.runner
     }
 
     /// Copies a host plane into the lane's upload buffer `slot` (grown as
@@ -310,19 +310,19 @@ impl GpuDevice {
             .get_mut(slot.picture)
             .and_then(|p| p.get_mut(slot.plane))
             .ok_or_else(|| Error::Internal(format!("no upload slot {slot:?}")))?;
-        self.engine.upload_plane(buffer, plane)
+        self.runner.upload_plane(buffer, plane)
     }
 
     /// Makes the lane's later work wait for what its producer queued so
     /// far: the caller's stream of a [`GpuDevice::cuda_from_stream`] or
     /// [`GpuDevice::hip_from_stream`] lane; nothing for a lane of its own.
     pub fn wait_for_caller_stream(&mut self) -> Result<()> {
-        self.engine.backend_mut().wait_for_caller_stream()
+        self.runner.backend_mut().wait_for_caller_stream()
     }
 
     /// Makes the lane's later work wait for a producer's `event` (a
     /// [`super::DeviceFrame`]'s `ready`).
     pub fn wait_ready(&mut self, event: EventRef<'_>) -> Result<()> {
-        self.engine.backend_mut().wait_event(event)
+        self.runner.backend_mut().wait_event(event)
     }
 }

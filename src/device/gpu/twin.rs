@@ -1,10 +1,10 @@
 //! The device interface a metric's GPU twin is written against
 //! (`src/feature/<metric>/gpu.rs`): a lane's kernels, scratch buffers,
 //! uploads, launches and read-backs, and nothing of the driver behind it.
-//! [`Engine`] provides it on any [`Backend`]: a CUDA or HIP lane, the
+//! [`KernelRunner`] provides it on any [`Backend`]: a CUDA or HIP lane, the
 //! kernel emulator of the tests, a context's lane ([`super::DeviceLane`]).
 
-use super::engine::{Args, Backend, DevPlane, DeviceMemory, DeviceScalar, Engine, Scratch};
+use super::backend::{Args, Backend, DevPlane, DeviceMemory, DeviceScalar, KernelRunner, Scratch};
 use super::kernels::KernelSet;
 use crate::picture::PlaneView;
 use crate::Result;
@@ -40,12 +40,12 @@ pub trait TwinLane: Sized {
     fn with_scratch<S: Default + Send + 'static, R>(&mut self, f: impl FnOnce(&mut Self, &mut S) -> R) -> R;
 }
 
-impl<B: Backend> TwinLane for Engine<B> {
+impl<B: Backend> TwinLane for KernelRunner<B> {
     type Kernel = B::Function;
     type Buffer = B::Buffer;
 
     fn kernels<K: KernelSet<B::Function>>(&mut self) -> Result<K> {
-        Engine::kernels(self)
+        KernelRunner::kernels(self)
     }
     fn grow(&mut self, slot: &mut Scratch<B::Buffer>, bytes: usize) -> Result<u64> {
         self.scratch(slot, bytes)
@@ -59,16 +59,16 @@ impl<B: Backend> TwinLane for Engine<B> {
         Ok(p)
     }
     fn upload_plane(&mut self, slot: &mut Scratch<B::Buffer>, plane: &PlaneView) -> Result<DevPlane> {
-        Engine::upload_plane(self, slot, plane)
+        KernelRunner::upload_plane(self, slot, plane)
     }
     unsafe fn launch(&mut self, f: B::Function, grid: (u32, u32), args: Args) -> Result<()> {
         // SAFETY: forwarded contract.
-        unsafe { Engine::launch(self, f, grid, args) }
+        unsafe { KernelRunner::launch(self, f, grid, args) }
     }
     fn download_vec<T: DeviceScalar>(&mut self, src: u64, count: usize) -> Result<Vec<T>> {
-        Engine::download_vec(self, src, count)
+        KernelRunner::download_vec(self, src, count)
     }
     fn with_scratch<S: Default + Send + 'static, R>(&mut self, f: impl FnOnce(&mut Self, &mut S) -> R) -> R {
-        Engine::with_scratch(self, f)
+        KernelRunner::with_scratch(self, f)
     }
 }

@@ -6,7 +6,7 @@
 //! frame; the float finish is the CPU's ([`AdmParams::scores`]).
 
 use super::{self as adm, dwt, AdmParams, AdmScaleSums, AdmSums, Region, DEN_SQ_SHIFT};
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{AdmKernels, BLOCK};
 use crate::device::gpu::twin::TwinLane;
 use crate::picture::PlaneView;

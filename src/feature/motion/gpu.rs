@@ -3,7 +3,7 @@
 //! difference, its row sums) and one download of the rows, added on the
 //! host in u64 as [`super::sad_scalar`] adds them.
 
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{MotionKernels, BLOCK};
 use crate::device::gpu::twin::TwinLane;
 use crate::picture::PlaneView;

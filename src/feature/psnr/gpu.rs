@@ -4,7 +4,7 @@
 //! [`super::sse_u8`] / [`super::sse_u16`] add them. A context on a GPU
 //! scores PSNR with one stream sync per frame instead of one per plane.
 
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::PsnrKernels;
 use crate::device::gpu::twin::TwinLane;
 use crate::picture::PlaneView;

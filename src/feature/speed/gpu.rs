@@ -8,7 +8,7 @@
 //! kept the CPU's by running the CPU's code. The prescale (an option, off
 //! by default) has no device twin yet: such a context is refused.
 
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{SpeedKernels, BLOCK};
 use crate::device::gpu::twin::TwinLane;
 use crate::{Error, Result};

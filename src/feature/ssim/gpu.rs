@@ -9,7 +9,7 @@
 
 use super::iqa::{self, SsimConstants, SsimTerms, TermSums, GAUSSIAN_LEN};
 use super::{LPF, LPF_LEN, SCALES};
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{SsimKernels, BLOCK};
 use crate::device::gpu::twin::TwinLane;
 use crate::{Error, Result};

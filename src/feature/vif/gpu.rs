@@ -7,7 +7,7 @@
 //! results are the CPU's by construction.
 
 use super::{self as vif, log2_table, VifSums};
-use crate::device::gpu::engine::{int, scratch_struct, Args, DevPlane};
+use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::VifKernels;
 use crate::device::gpu::twin::TwinLane;
 use crate::picture::PlaneView;

@@ -1,4 +1,4 @@
-//! The GPU engine shared by both vendors: loads the kernels once per lane,
+//! The kernel runner shared by both vendors (and the `Backend` it runs on): loads the kernels once per lane,
 //! keeps grow-only device buffers, and runs the integer twins of the CPU
 //! kernels. Only integer sums come back; the host adds per-row sums in u64
 //! exactly as the CPU code does, so results are identical by construction.
@@ -117,7 +117,7 @@ pub trait Backend {
     type Event: DeviceEvent + 'static;
     /// Compiles (through the cache) and loads `kernel`, returning its entries
     /// in the order of `kernel.entries`. Callers take them by name through
-    /// a [`KernelSet`] ([`Engine::kernels`]).
+    /// a [`KernelSet`] ([`KernelRunner::kernels`]).
     fn load(&mut self, kernel: &KernelSource) -> Result<Vec<Self::Function>>;
     /// `bytes` (at least 1) of device memory, freed when the buffer drops.
     fn alloc(&mut self, bytes: usize) -> Result<Self::Buffer>;
@@ -353,7 +353,7 @@ impl Args {
 macro_rules! scratch_struct {
     ($(#[$m:meta])* $vis:vis struct $name:ident { $($(#[$fm:meta])* $fvis:vis $field:ident),+ $(,)? }) => {
         $(#[$m])*
-        $vis struct $name<M> { $($(#[$fm])* $fvis $field: $crate::device::gpu::engine::Scratch<M>),+ }
+        $vis struct $name<M> { $($(#[$fm])* $fvis $field: $crate::device::gpu::backend::Scratch<M>),+ }
         impl<M> Default for $name<M> {
             fn default() -> Self {
                 $name { $($field: Default::default()),+ }
@@ -363,9 +363,9 @@ macro_rules! scratch_struct {
 }
 pub(crate) use scratch_struct;
 
-pub struct Engine<B: Backend> {
+pub struct KernelRunner<B: Backend> {
     /// Loaded kernel entries by source file, in `KernelSource::entries`
-    /// order; taken by name through [`Engine::kernels`].
+    /// order; taken by name through [`KernelRunner::kernels`].
     loaded: HashMap<&'static str, Vec<B::Function>>,
     /// Each twin's scratch (a struct of [`Scratch`] buffers), one per type,
     /// made on the twin's first frame ([`TwinLane::with_scratch`]).
@@ -378,7 +378,7 @@ pub struct Engine<B: Backend> {
 // SAFETY: the functions are module handles valid in the backend's context
 // from any thread; the backend (Send) makes that context current per call;
 // the buffers are Send.
-unsafe impl<B: Backend + Send> Send for Engine<B> {}
+unsafe impl<B: Backend + Send> Send for KernelRunner<B> {}
 
 /// `v` as an i32 kernel parameter, or NOT SUPPORTED.
 pub fn int(v: usize, what: &str) -> Result<i32> {
@@ -386,18 +386,18 @@ pub fn int(v: usize, what: &str) -> Result<i32> {
         .map_err(|_| Error::NotSupported(format!("{what} {v} is too large for the GPU kernels")))
 }
 
-impl<B: Backend> Engine<B> {
+impl<B: Backend> KernelRunner<B> {
     pub fn new(backend: B) -> Result<Self> {
-        let mut engine = Self {
+        let mut runner = Self {
             loaded: HashMap::new(),
             twin_scratch: HashMap::new(),
             backend,
         };
         // Load what every context needs now, so a broken compiler or driver
         // shows at open, not at the first frame.
-        engine.kernels::<MotionKernels<B::Function>>()?;
-        engine.kernels::<PsnrKernels<B::Function>>()?;
-        Ok(engine)
+        runner.kernels::<MotionKernels<B::Function>>()?;
+        runner.kernels::<PsnrKernels<B::Function>>()?;
+        Ok(runner)
     }
 
     pub fn backend(&self) -> &B {
