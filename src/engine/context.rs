@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::choice::DeviceChoice;
 use super::picture_checks::{geometry_of, PictureGeometry};
-use super::placement::{describe_memory, LaneState, WorkerLane};
+use super::placement::{describe_memory, LaneState, WorkerDevice};
 use super::prefix_error;
 use super::workers::{create_instances, run_job, ExtractorUse, Job, Workers};
 use crate::device::gpu::GpuDevice;
@@ -56,7 +56,7 @@ pub struct Context {
     memory: Option<DeviceMemoryId>,
     device_info: Option<crate::device::DeviceInfo>,
     /// The caller's thread's lane (0 threads).
-    local_lane: WorkerLane,
+    local_lane: WorkerDevice,
     uploads: Arc<AtomicU64>,
     workers: Option<Workers>,
     in_flight: usize,
@@ -135,7 +135,7 @@ impl Context {
             device_info: lanes.first().map(|l| l.info().clone()),
             lanes,
             memory,
-            local_lane: WorkerLane::Cpu,
+            local_lane: WorkerDevice::Cpu,
             uploads: Arc::new(AtomicU64::new(0)),
             config: ContextConfig { cpu: CpuLevel::capped(config.cpu), ..config },
             uses: Vec::new(),
@@ -340,7 +340,7 @@ impl Context {
         self.check_device_twins()?;
         let mut lanes = self.hand_out_lanes(geometry.format);
         if self.config.threads == 0 {
-            self.local_lane = lanes.next().unwrap_or(WorkerLane::Cpu);
+            self.local_lane = lanes.next().unwrap_or(WorkerDevice::Cpu);
         }
         if self.config.threads > 0 && spawn {
             self.workers =
@@ -378,7 +378,7 @@ impl Context {
     /// The lanes opened by `new`, each wrapped with the planes its pictures
     /// need there: chroma goes to the device only when some extractor
     /// reads it (for the previous reference, a temporal one).
-    fn hand_out_lanes(&mut self, format: PixelFormat) -> impl Iterator<Item = WorkerLane> {
+    fn hand_out_lanes(&mut self, format: PixelFormat) -> impl Iterator<Item = WorkerDevice> {
         let planes_for = |temporal_only: bool| {
             let reads = self
                 .uses
@@ -394,7 +394,7 @@ impl Context {
         let uploads = Arc::clone(&self.uploads);
         std::mem::take(&mut self.lanes).into_iter().map(move |device| {
             let uploads = Arc::clone(&uploads);
-            WorkerLane::Device(Box::new(LaneState { device, planes, prev_planes, kept: None, uploads }))
+            WorkerDevice::Device(Box::new(LaneState { device, planes, prev_planes, kept: None, uploads }))
         })
     }
 
@@ -592,7 +592,7 @@ impl Context {
         }
         self.stop_workers();
         // The stream is over: release the picture the lane kept.
-        if let WorkerLane::Device(lane) = &mut self.local_lane {
+        if let WorkerDevice::Device(lane) = &mut self.local_lane {
             lane.kept = None;
         }
         self.flushed = true;
@@ -630,7 +630,7 @@ impl Context {
         }
         self.in_flight = 0;
         self.stop_workers();
-        if let WorkerLane::Device(lane) = &mut self.local_lane {
+        if let WorkerDevice::Device(lane) = &mut self.local_lane {
             lane.kept = None;
         }
         self.flushed = true;

@@ -120,7 +120,7 @@ pub(super) fn describe_memory(m: DeviceMemoryId) -> String {
 }
 
 /// What a worker scores frames with: the CPU, or its own GPU lane.
-pub(super) enum WorkerLane {
+pub(super) enum WorkerDevice {
     Cpu,
     Device(Box<LaneState>),
 }

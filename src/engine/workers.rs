@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::placement::{same_picture, WorkerLane, SLOTS};
+use super::placement::{same_picture, WorkerDevice, SLOTS};
 use super::prefix_error;
 use crate::feature::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores,
@@ -51,7 +51,7 @@ impl Workers {
         uses: &[ExtractorUse],
         base: &ExtractorConfig,
         subsample: u32,
-        mut lanes: impl Iterator<Item = WorkerLane>,
+        mut lanes: impl Iterator<Item = WorkerDevice>,
     ) -> Result<Workers> {
         let (job_tx, job_rx) = mpsc::sync_channel::<Job>(threads);
         let job_rx = Arc::new(Mutex::new(job_rx));
@@ -59,7 +59,7 @@ impl Workers {
         let mut handles = Vec::new();
         for t in 0..threads {
             let mut instances = create_instances(uses, base)?;
-            let mut lane = lanes.next().unwrap_or(WorkerLane::Cpu);
+            let mut lane = lanes.next().unwrap_or(WorkerDevice::Cpu);
             let uses = uses.to_vec();
             let job_rx = Arc::clone(&job_rx);
             let res_tx = res_tx.clone();
@@ -114,13 +114,13 @@ fn runs_on(u: &ExtractorUse, subsample: u32, index: u32) -> bool {
 pub(super) fn run_job(
     uses: &[ExtractorUse],
     instances: &mut [Box<dyn Extractor>],
-    lane: &mut WorkerLane,
+    lane: &mut WorkerDevice,
     subsample: u32,
     job: &Job,
 ) -> Result<Vec<FrameScores>> {
     let lane = match lane {
-        WorkerLane::Cpu => return run_cpu_job(uses, instances, subsample, job),
-        WorkerLane::Device(lane) => lane,
+        WorkerDevice::Cpu => return run_cpu_job(uses, instances, subsample, job),
+        WorkerDevice::Device(lane) => lane,
     };
     let mut out: Vec<FrameScores> = uses.iter().map(|_| FrameScores::default()).collect();
     let runs: Vec<bool> = uses.iter().map(|u| runs_on(u, subsample, job.index)).collect();

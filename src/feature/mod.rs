@@ -25,7 +25,7 @@ pub mod speed;
 pub mod ssim;
 pub mod vif;
 
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::device::{DeviceFrame, DeviceKind};
 use crate::picture::{Picture, PixelFormat};
 use crate::score::FeatureCollector;
@@ -114,7 +114,7 @@ pub trait Extractor: Send {
     fn extract_device(
         &mut self,
         _frame: &DeviceFrameInput<'_>,
-        _lane: &mut DeviceLane,
+        _lane: &mut ErasedRunner,
         _out: &mut FrameScores,
     ) -> Result<()> {
         Err(Error::NotSupported("no device twin".into()))

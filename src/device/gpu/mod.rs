@@ -196,9 +196,10 @@ pub struct UploadSlot {
     pub plane: usize,
 }
 
-/// A context's lane as features see it: the device interface of their
+/// A context's lane as features see it: the kernel runner over the lane's
+/// backend with its type erased, the device interface of their
 /// twins ([`twin::TwinLane`]) over whatever backend the lane runs on.
-pub type DeviceLane = KernelRunner<DynBackend>;
+pub type ErasedRunner = KernelRunner<DynBackend>;
 
 /// A scoring context's lane on a CUDA or HIP device (or a backend the
 /// caller gives): one kernel runner (one stream, its own scratch) and the buffers
@@ -209,7 +210,7 @@ pub struct GpuDevice {
     memory: DeviceMemoryId,
     uploads: [[Scratch<DynBuffer>; 3]; UPLOAD_PICTURES],
     /// Last, so the uploads are freed while the lane still holds its stream.
-    runner: DeviceLane,
+    runner: ErasedRunner,
 }
 
 impl GpuDevice {
@@ -298,7 +299,7 @@ impl GpuDevice {
 
     /// The lane's kernels, scratch, launches and read-backs, for the
     /// features' device twins (`src/feature/<metric>/gpu.rs`).
-    pub fn twins(&mut self) -> &mut DeviceLane {
+    pub fn twins(&mut self) -> &mut ErasedRunner {
         &mut self.runner
     }
 

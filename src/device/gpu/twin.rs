@@ -2,7 +2,7 @@
 //! (`src/feature/<metric>/gpu.rs`): a lane's kernels, scratch buffers,
 //! uploads, launches and read-backs, and nothing of the driver behind it.
 //! [`KernelRunner`] provides it on any [`Backend`]: a CUDA or HIP lane, the
-//! kernel emulator of the tests, a context's lane ([`super::DeviceLane`]).
+//! kernel emulator of the tests, a context's lane ([`super::ErasedRunner`]).
 
 use super::backend::{Args, Backend, DevPlane, DeviceMemory, DeviceScalar, KernelRunner, Scratch};
 use super::kernels::KernelSet;

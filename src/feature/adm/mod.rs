@@ -35,7 +35,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
 use cm::{CmShiftsS0, CmShiftsS123};
@@ -786,7 +786,7 @@ impl Extractor for Adm {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut DeviceLane,
+        lane: &mut ErasedRunner,
         out: &mut FrameScores,
     ) -> Result<()> {
         let (r, d) = (frame.reference.luma(), frame.distorted.luma());

@@ -21,7 +21,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::device::DeviceKind;
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -252,7 +252,7 @@ impl Extractor for Motion {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut DeviceLane,
+        lane: &mut ErasedRunner,
         out: &mut FrameScores,
     ) -> Result<()> {
         let cur = frame.reference.luma();

@@ -18,7 +18,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use gpu::SseRegion;
 use crate::picture::{Chroma, PixelFormat};
 use crate::score::collector::PRIVATE_PREFIX;
@@ -231,7 +231,7 @@ impl Extractor for Psnr {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut DeviceLane,
+        lane: &mut ErasedRunner,
         out: &mut FrameScores,
     ) -> Result<()> {
         // Every plane's SSE in one round trip, then the shared finish.

@@ -22,7 +22,7 @@ pub mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
 use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::picture::{Chroma, PlaneView};
 use crate::{Error, Result};
 use filter::{Resize, ScaleMethod};
@@ -297,7 +297,7 @@ impl Extractor for SpeedChroma {
 
     /// The blur and decimation of the four chroma planes on the device
     /// (speed/gpu.rs), the rest on the host with the CPU's code.
-    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
         if self.params.resize.is_some() {
             return Err(Error::NotSupported(
                 "speed_chroma with speed_prescale on a GPU lane: the prescaler has no device twin yet (score it in a CPU context)".into(),

@@ -26,7 +26,7 @@ pub use iqa::{pixel_terms, symmetric, SsimConstants};
 
 use super::options::{OptionKind, OptionSpec};
 use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FrameInput, FrameScores};
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::picture::Picture;
 use crate::{Error, Result};
 use iqa::{Image, SsimTerms, GAUSSIAN_LEN};
@@ -213,7 +213,7 @@ impl Extractor for Ssim {
         true
     }
 
-    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
         let plan = gpu::Plan::Single { factor: self.factor };
         let t = gpu::terms_dev(lane, frame.reference.luma(), frame.distorted.luma(), self.bits, plan)?;
         self.write(t[0], out);
@@ -310,7 +310,7 @@ impl Extractor for MsSsim {
         true
     }
 
-    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut DeviceLane, out: &mut FrameScores) -> Result<()> {
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
         let scales = gpu::terms_dev(lane, frame.reference.luma(), frame.distorted.luma(), self.bits, gpu::Plan::Multi)?;
         self.write(&scales, out)
     }

@@ -33,7 +33,7 @@ use super::{
     DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput,
     FrameScores,
 };
-use crate::device::gpu::DeviceLane;
+use crate::device::gpu::ErasedRunner;
 use crate::picture::PlaneView;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
@@ -586,7 +586,7 @@ impl Extractor for Vif {
     fn extract_device(
         &mut self,
         frame: &DeviceFrameInput<'_>,
-        lane: &mut DeviceLane,
+        lane: &mut ErasedRunner,
         out: &mut FrameScores,
     ) -> Result<()> {
         let (r, d) = (frame.reference.luma(), frame.distorted.luma());
