@@ -157,123 +157,33 @@ impl ModelDefinition {
         Self::from_model_dict(dict, flags)
     }
 
-    /// `parse_model_dict`.
+    /// `parse_model_dict`: the keys read (each once), the fields libvmaf
+    /// requires present, the features put together, the chroma correction
+    /// checked.
     fn from_model_dict(dict: &Json, flags: LoadFlags) -> Result<ModelDefinition> {
         let members = object(dict, "model_dict")?;
-        for (i, (k, _)) in members.iter().enumerate() {
-            if members[..i].iter().any(|(k2, _)| k2 == k) {
-                return Err(invalid(format!("model_dict: key \"{k}\" appears twice")));
-            }
-        }
-        let mut model_type = ModelType::Unknown;
-        let mut norm_type = None;
-        let mut slopes: Vec<f64> = Vec::new();
-        let mut intercepts: Vec<f64> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        let mut opts: Vec<Vec<(String, String)>> = Vec::new();
-        let mut score_clip = None;
-        let mut chroma_correction = None;
-        let mut transform = ScoreTransform::default();
-        let mut svm = None;
-
-        for (key, value) in members {
-            match key.as_str() {
-                "score_transform" => {
-                    transform = parse_score_transform(value)?;
-                    if !transform.enabled && flags.enable_transform {
-                        transform.enabled = true;
-                    }
-                }
-                "model_type" => {
-                    model_type = match string(value, "model_type")? {
-                        "RESIDUEBOOTSTRAP_LIBSVMNUSVR" => ModelType::ResidueBootstrapSvmNuSvr,
-                        "BOOTSTRAP_LIBSVMNUSVR" => ModelType::BootstrapSvmNuSvr,
-                        "LIBSVMNUSVR" => ModelType::SvmNuSvr,
-                        other => return Err(invalid(format!("unknown model_type \"{other}\""))),
-                    }
-                }
-                "norm_type" => {
-                    norm_type = Some(match string(value, "norm_type")? {
-                        "linear_rescale" => NormType::LinearRescale,
-                        "none" => NormType::None,
-                        other => return Err(invalid(format!("unknown norm_type \"{other}\""))),
-                    })
-                }
-                "score_clip" => {
-                    let items = array(value, "score_clip")?;
-                    if !flags.disable_clip {
-                        let lo = items.first().ok_or_else(|| invalid("score_clip: empty"))?;
-                        let hi = items.get(1).ok_or_else(|| invalid("score_clip: one value"))?;
-                        score_clip = Some((number(lo, "score_clip")?, number(hi, "score_clip")?));
-                    }
-                }
-                "chroma_correction_parameter" => {
-                    chroma_correction = Some(number(value, "chroma_correction_parameter")?);
-                }
-                "slopes" => slopes = parse_numbers(value, "slopes")?,
-                "intercepts" => intercepts = parse_numbers(value, "intercepts")?,
-                "feature_names" => {
-                    for (i, n) in array(value, "feature_names")?.iter().enumerate() {
-                        if i >= MAX_FEATURE_COUNT {
-                            return Err(invalid(format!("more than {MAX_FEATURE_COUNT} features")));
-                        }
-                        names.push(string(n, "feature_names")?.to_owned());
-                    }
-                }
-                "feature_opts_dicts" => opts = parse_feature_opts_dicts(value)?,
-                "model" => svm = Some(SvmModel::parse(string(value, "model")?)?),
-                _ => {}
-            }
-        }
-
-        let norm_type = norm_type.ok_or_else(|| {
+        check_unique_keys(members)?;
+        let fields = DictFields::read(members, flags)?;
+        let norm_type = fields.norm_type.ok_or_else(|| {
             invalid("model has no norm_type (libvmaf cannot score it)")
         })?;
-        let svm = svm.ok_or_else(|| invalid("model has no libsvm \"model\""))?;
-        if names.is_empty() {
+        let svm = fields.svm.ok_or_else(|| invalid("model has no libsvm \"model\""))?;
+        if fields.names.is_empty() {
             return Err(invalid("model has no feature_names"));
         }
-        // libvmaf zero-fills slopes and intercepts it was not given.
-        let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(0.0);
-        let features = names
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| DefinedFeature {
-                name,
-                options: opts.get(i).cloned().unwrap_or_default(),
-                slope: at(&slopes, i + 1),
-                intercept: at(&intercepts, i + 1),
-            })
-            .collect::<Vec<_>>();
-
-        if let Some(c) = chroma_correction {
-            if c == 0.0 {
-                // libvmaf returns success without a score for such a model.
-                return Err(Error::NotSupported(
-                    "chroma_correction_parameter 0 (libvmaf produces no score with it)".into(),
-                ));
-            }
-            // libvmaf needs exactly one feature named like each of these;
-            // otherwise it fails or reads uninitialised memory.
-            for sub in ["adm3", "speed_chroma"] {
-                let n = features.iter().filter(|f| f.name.contains(sub)).count();
-                if n != 1 {
-                    return Err(invalid(format!(
-                        "chroma_correction_parameter needs exactly one feature named *{sub}*, found {n}"
-                    )));
-                }
-            }
+        let features = defined_features(fields.names, &fields.opts, &fields.slopes, &fields.intercepts);
+        if let Some(c) = fields.chroma_correction {
+            check_chroma_correction(c, &features)?;
         }
-
         Ok(ModelDefinition {
-            model_type,
+            model_type: fields.model_type,
             norm_type,
-            slope: at(&slopes, 0),
-            intercept: at(&intercepts, 0),
+            slope: zero_filled(&fields.slopes, 0),
+            intercept: zero_filled(&fields.intercepts, 0),
             features,
-            score_clip,
-            chroma_correction,
-            transform,
+            score_clip: fields.score_clip,
+            chroma_correction: fields.chroma_correction,
+            transform: fields.transform,
             svm,
         })
     }
@@ -403,6 +313,163 @@ impl ModelDefinition {
         }
         prediction
     }
+}
+
+/// The fields of a `model_dict` as read, before libvmaf's requirements.
+struct DictFields {
+    model_type: ModelType,
+    norm_type: Option<NormType>,
+    slopes: Vec<f64>,
+    intercepts: Vec<f64>,
+    names: Vec<String>,
+    opts: Vec<Vec<(String, String)>>,
+    score_clip: Option<(f64, f64)>,
+    chroma_correction: Option<f64>,
+    transform: ScoreTransform,
+    svm: Option<SvmModel>,
+}
+
+impl DictFields {
+    /// Each known key's value parsed, in file order; unknown keys ignored,
+    /// as libvmaf ignores them.
+    fn read(members: &[(String, Json)], flags: LoadFlags) -> Result<DictFields> {
+        let mut f = DictFields {
+            model_type: ModelType::Unknown,
+            norm_type: None,
+            slopes: Vec::new(),
+            intercepts: Vec::new(),
+            names: Vec::new(),
+            opts: Vec::new(),
+            score_clip: None,
+            chroma_correction: None,
+            transform: ScoreTransform::default(),
+            svm: None,
+        };
+        for (key, value) in members {
+            match key.as_str() {
+                "score_transform" => {
+                    f.transform = parse_score_transform(value)?;
+                    if !f.transform.enabled && flags.enable_transform {
+                        f.transform.enabled = true;
+                    }
+                }
+                "model_type" => f.model_type = parse_model_type(value)?,
+                "norm_type" => f.norm_type = Some(parse_norm_type(value)?),
+                "score_clip" => {
+                    if let Some(clip) = parse_score_clip(value, !flags.disable_clip)? {
+                        f.score_clip = Some(clip);
+                    }
+                }
+                "chroma_correction_parameter" => {
+                    f.chroma_correction = Some(number(value, "chroma_correction_parameter")?);
+                }
+                "slopes" => f.slopes = parse_numbers(value, "slopes")?,
+                "intercepts" => f.intercepts = parse_numbers(value, "intercepts")?,
+                "feature_names" => parse_feature_names(value, &mut f.names)?,
+                "feature_opts_dicts" => f.opts = parse_feature_opts_dicts(value)?,
+                "model" => f.svm = Some(SvmModel::parse(string(value, "model")?)?),
+                _ => {}
+            }
+        }
+        Ok(f)
+    }
+}
+
+/// A key of `model_dict` given twice is refused (a JSON reader would keep
+/// one of them silently).
+fn check_unique_keys(members: &[(String, Json)]) -> Result<()> {
+    for (i, (k, _)) in members.iter().enumerate() {
+        if members[..i].iter().any(|(k2, _)| k2 == k) {
+            return Err(invalid(format!("model_dict: key \"{k}\" appears twice")));
+        }
+    }
+    Ok(())
+}
+
+fn parse_model_type(value: &Json) -> Result<ModelType> {
+    Ok(match string(value, "model_type")? {
+        "RESIDUEBOOTSTRAP_LIBSVMNUSVR" => ModelType::ResidueBootstrapSvmNuSvr,
+        "BOOTSTRAP_LIBSVMNUSVR" => ModelType::BootstrapSvmNuSvr,
+        "LIBSVMNUSVR" => ModelType::SvmNuSvr,
+        other => return Err(invalid(format!("unknown model_type \"{other}\""))),
+    })
+}
+
+fn parse_norm_type(value: &Json) -> Result<NormType> {
+    Ok(match string(value, "norm_type")? {
+        "linear_rescale" => NormType::LinearRescale,
+        "none" => NormType::None,
+        other => return Err(invalid(format!("unknown norm_type \"{other}\""))),
+    })
+}
+
+/// `score_clip` must be an array whatever the flags; its two numbers are
+/// read only when clipping is on (`clips`), as libvmaf reads them.
+fn parse_score_clip(value: &Json, clips: bool) -> Result<Option<(f64, f64)>> {
+    let items = array(value, "score_clip")?;
+    if !clips {
+        return Ok(None);
+    }
+    let lo = items.first().ok_or_else(|| invalid("score_clip: empty"))?;
+    let hi = items.get(1).ok_or_else(|| invalid("score_clip: one value"))?;
+    Ok(Some((number(lo, "score_clip")?, number(hi, "score_clip")?)))
+}
+
+/// Feature names, at most `MAX_FEATURE_COUNT`, appended to `names`.
+fn parse_feature_names(value: &Json, names: &mut Vec<String>) -> Result<()> {
+    for (i, n) in array(value, "feature_names")?.iter().enumerate() {
+        if i >= MAX_FEATURE_COUNT {
+            return Err(invalid(format!("more than {MAX_FEATURE_COUNT} features")));
+        }
+        names.push(string(n, "feature_names")?.to_owned());
+    }
+    Ok(())
+}
+
+/// libvmaf zero-fills slopes and intercepts it was not given.
+fn zero_filled(v: &[f64], i: usize) -> f64 {
+    v.get(i).copied().unwrap_or(0.0)
+}
+
+/// Each named feature with its options and its normalisation (slope and
+/// intercept `i + 1`: index 0 is the score's own).
+fn defined_features(
+    names: Vec<String>,
+    opts: &[Vec<(String, String)>],
+    slopes: &[f64],
+    intercepts: &[f64],
+) -> Vec<DefinedFeature> {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| DefinedFeature {
+            name,
+            options: opts.get(i).cloned().unwrap_or_default(),
+            slope: zero_filled(slopes, i + 1),
+            intercept: zero_filled(intercepts, i + 1),
+        })
+        .collect()
+}
+
+/// A chroma correction libvmaf can score: a parameter other than 0 (with
+/// 0 libvmaf returns success without a score), and exactly one feature
+/// named like each of adm3 and speed_chroma (otherwise libvmaf fails or
+/// reads uninitialised memory).
+fn check_chroma_correction(c: f64, features: &[DefinedFeature]) -> Result<()> {
+    if c == 0.0 {
+        return Err(Error::NotSupported(
+            "chroma_correction_parameter 0 (libvmaf produces no score with it)".into(),
+        ));
+    }
+    for sub in ["adm3", "speed_chroma"] {
+        let n = features.iter().filter(|f| f.name.contains(sub)).count();
+        if n != 1 {
+            return Err(invalid(format!(
+                "chroma_correction_parameter needs exactly one feature named *{sub}*, found {n}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `parse_slopes` / `parse_intercepts`: a non-empty array of numbers.

@@ -71,64 +71,90 @@ fn parse_i32(tok: &str, what: &str) -> Result<i32> {
     tok.parse::<i32>().map_err(|_| bad(format!("{what}: '{tok}' is not an integer")))
 }
 
-impl SvmModel {
-    /// Parses libsvm's model text (the `"model"` string of a JSON model).
-    pub fn parse(text: &str) -> Result<SvmModel> {
-        // Header: whitespace separated tokens up to "SV" (libsvm splits on
-        // ' ' and '\n'; the values are read with operator>>).
-        let (header, body) = split_header(text).ok_or_else(|| bad("no 'SV' line"))?;
+/// The header's fields as read, before any is required.
+#[derive(Default)]
+struct RawHeader {
+    svm_type: Option<SvmType>,
+    kernel: Option<KernelType>,
+    degree: i32,
+    gamma: f64,
+    coef0: f64,
+    nr_class: Option<i32>,
+    total_sv: Option<i32>,
+    rho: Option<Vec<f64>>,
+}
+
+/// The header's fields a regression prediction needs, each present and in
+/// range.
+struct Header {
+    svm_type: SvmType,
+    kernel: KernelType,
+    degree: i32,
+    gamma: f64,
+    coef0: f64,
+    total_sv: usize,
+    rho: f64,
+}
+
+fn parse_svm_type(v: &str) -> Result<SvmType> {
+    Ok(match v {
+        "c_svc" => SvmType::CSvc,
+        "nu_svc" => SvmType::NuSvc,
+        "one_class" => SvmType::OneClass,
+        "epsilon_svr" => SvmType::EpsilonSvr,
+        "nu_svr" => SvmType::NuSvr,
+        _ => return Err(bad(format!("unknown svm_type '{v}'"))),
+    })
+}
+
+fn parse_kernel_type(v: &str) -> Result<KernelType> {
+    Ok(match v {
+        "linear" => KernelType::Linear,
+        "polynomial" => KernelType::Polynomial,
+        "rbf" => KernelType::Rbf,
+        "sigmoid" => KernelType::Sigmoid,
+        "precomputed" => KernelType::Precomputed,
+        _ => return Err(bad(format!("unknown kernel_type '{v}'"))),
+    })
+}
+
+/// Values per class pair (`rho`, `probA`, `probB`): n(n-1)/2.
+fn per_class_pair(n: i32) -> usize {
+    (n.max(0) as i64 * (n as i64 - 1) / 2).max(0) as usize
+}
+
+impl RawHeader {
+    /// Reads the whitespace separated tokens before "SV" (libsvm splits on
+    /// ' ' and '\n'; the values are read with operator>>): every key known,
+    /// every value a number of its type.
+    fn read(header: &str) -> Result<RawHeader> {
         let mut tokens = header.split_ascii_whitespace();
-        let mut svm_type = None;
-        let mut kernel = None;
-        let (mut degree, mut gamma, mut coef0) = (0i32, 0f64, 0f64);
-        let mut nr_class: Option<i32> = None;
-        let mut total_sv: Option<i32> = None;
-        let mut rho: Option<Vec<f64>> = None;
+        let mut h = RawHeader::default();
         while let Some(key) = tokens.next() {
             match key {
-                "svm_type" => {
-                    let v = next("svm_type", &mut tokens)?;
-                    svm_type = Some(match v {
-                        "c_svc" => SvmType::CSvc,
-                        "nu_svc" => SvmType::NuSvc,
-                        "one_class" => SvmType::OneClass,
-                        "epsilon_svr" => SvmType::EpsilonSvr,
-                        "nu_svr" => SvmType::NuSvr,
-                        _ => return Err(bad(format!("unknown svm_type '{v}'"))),
-                    });
-                }
-                "kernel_type" => {
-                    let v = next("kernel_type", &mut tokens)?;
-                    kernel = Some(match v {
-                        "linear" => KernelType::Linear,
-                        "polynomial" => KernelType::Polynomial,
-                        "rbf" => KernelType::Rbf,
-                        "sigmoid" => KernelType::Sigmoid,
-                        "precomputed" => KernelType::Precomputed,
-                        _ => return Err(bad(format!("unknown kernel_type '{v}'"))),
-                    });
-                }
-                "degree" => degree = parse_i32(next("degree", &mut tokens)?, "degree")?,
-                "gamma" => gamma = parse_f64(next("gamma", &mut tokens)?, "gamma")?,
-                "coef0" => coef0 = parse_f64(next("coef0", &mut tokens)?, "coef0")?,
-                "nr_class" => nr_class = Some(parse_i32(next("nr_class", &mut tokens)?, "nr_class")?),
-                "total_sv" => total_sv = Some(parse_i32(next("total_sv", &mut tokens)?, "total_sv")?),
+                "svm_type" => h.svm_type = Some(parse_svm_type(next("svm_type", &mut tokens)?)?),
+                "kernel_type" => h.kernel = Some(parse_kernel_type(next("kernel_type", &mut tokens)?)?),
+                "degree" => h.degree = parse_i32(next("degree", &mut tokens)?, "degree")?,
+                "gamma" => h.gamma = parse_f64(next("gamma", &mut tokens)?, "gamma")?,
+                "coef0" => h.coef0 = parse_f64(next("coef0", &mut tokens)?, "coef0")?,
+                "nr_class" => h.nr_class = Some(parse_i32(next("nr_class", &mut tokens)?, "nr_class")?),
+                "total_sv" => h.total_sv = Some(parse_i32(next("total_sv", &mut tokens)?, "total_sv")?),
                 "rho" => {
-                    let n = nr_class.ok_or_else(|| bad("rho before nr_class"))?;
-                    let count = (n.max(0) as i64 * (n as i64 - 1) / 2).max(0) as usize;
+                    let n = h.nr_class.ok_or_else(|| bad("rho before nr_class"))?;
+                    let count = per_class_pair(n);
                     let mut v = Vec::with_capacity(count);
                     for _ in 0..count {
                         v.push(parse_f64(next("rho", &mut tokens)?, "rho")?);
                     }
-                    rho = Some(v);
+                    h.rho = Some(v);
                 }
                 "label" | "probA" | "probB" | "nr_sv" => {
                     // Classification and probability data: regression
                     // prediction never reads them.
-                    let n = nr_class.ok_or_else(|| bad(format!("{key} before nr_class")))?;
+                    let n = h.nr_class.ok_or_else(|| bad(format!("{key} before nr_class")))?;
                     let count = match key {
                         "label" | "nr_sv" => n.max(0) as usize,
-                        _ => (n.max(0) as i64 * (n as i64 - 1) / 2).max(0) as usize,
+                        _ => per_class_pair(n),
                     };
                     for _ in 0..count {
                         next(key, &mut tokens)?;
@@ -137,8 +163,15 @@ impl SvmModel {
                 other => return Err(bad(format!("unknown text '{other}' in the header"))),
             }
         }
-        let svm_type = svm_type.ok_or_else(|| bad("no svm_type"))?;
-        let kernel = kernel.ok_or_else(|| bad("no kernel_type"))?;
+        Ok(h)
+    }
+
+    /// A regression model's header: a type and kernel vmafx predicts with
+    /// (no classification, no precomputed kernel), two classes, a support
+    /// vector count and a rho.
+    fn require_regression(self) -> Result<Header> {
+        let svm_type = self.svm_type.ok_or_else(|| bad("no svm_type"))?;
+        let kernel = self.kernel.ok_or_else(|| bad("no kernel_type"))?;
         match svm_type {
             SvmType::OneClass | SvmType::EpsilonSvr | SvmType::NuSvr => {}
             SvmType::CSvc | SvmType::NuSvc => {
@@ -150,37 +183,54 @@ impl SvmModel {
         if kernel == KernelType::Precomputed {
             return Err(Error::NotSupported("libsvm precomputed kernels".into()));
         }
-        let nr_class = nr_class.ok_or_else(|| bad("no nr_class"))?;
+        let nr_class = self.nr_class.ok_or_else(|| bad("no nr_class"))?;
         if nr_class != 2 {
             return Err(bad(format!("nr_class {nr_class} for a regression model (expected 2)")));
         }
-        let total_sv = total_sv.ok_or_else(|| bad("no total_sv"))?;
+        let total_sv = self.total_sv.ok_or_else(|| bad("no total_sv"))?;
         if total_sv < 0 {
             return Err(bad("negative total_sv"));
         }
-        let rho = rho.and_then(|r| r.first().copied()).ok_or_else(|| bad("no rho"))?;
+        let rho = self.rho.and_then(|r| r.first().copied()).ok_or_else(|| bad("no rho"))?;
+        let RawHeader { degree, gamma, coef0, .. } = self;
+        Ok(Header { svm_type, kernel, degree, gamma, coef0, total_sv: total_sv as usize, rho })
+    }
+}
 
-        // Support vectors: one line each, "coef index:value index:value ...".
-        let mut lines = body.split('\n');
-        let mut sv_coef = Vec::with_capacity(total_sv as usize);
-        let mut support_vectors = Vec::with_capacity(total_sv as usize);
-        for i in 0..total_sv as usize {
-            let line = lines.next().ok_or_else(|| bad(format!("only {i} of {total_sv} support vectors")))?;
-            let mut toks = line.split_ascii_whitespace();
-            let coef = toks.next().ok_or_else(|| bad(format!("support vector {i}: no coefficient")))?;
-            sv_coef.push(parse_f64(coef, "support vector coefficient")?);
-            let mut nodes = Vec::new();
-            for t in toks {
-                let (index, value) =
-                    t.split_once(':').ok_or_else(|| bad(format!("support vector {i}: '{t}'")))?;
-                let index = parse_i32(index, "support vector index")?;
-                if index < 0 {
-                    return Err(bad(format!("support vector {i}: negative index {index}")));
-                }
-                nodes.push(SvmNode { index, value: parse_f64(value, "support vector value")? });
+/// The support vectors after "SV": `total_sv` lines, each
+/// "coef index:value index:value ...", indices not negative.
+fn parse_support_vectors(body: &str, total_sv: usize) -> Result<(Vec<f64>, Vec<Vec<SvmNode>>)> {
+    let mut lines = body.split('\n');
+    let mut sv_coef = Vec::with_capacity(total_sv);
+    let mut support_vectors = Vec::with_capacity(total_sv);
+    for i in 0..total_sv {
+        let line = lines.next().ok_or_else(|| bad(format!("only {i} of {total_sv} support vectors")))?;
+        let mut toks = line.split_ascii_whitespace();
+        let coef = toks.next().ok_or_else(|| bad(format!("support vector {i}: no coefficient")))?;
+        sv_coef.push(parse_f64(coef, "support vector coefficient")?);
+        let mut nodes = Vec::new();
+        for t in toks {
+            let (index, value) = t.split_once(':').ok_or_else(|| bad(format!("support vector {i}: '{t}'")))?;
+            let index = parse_i32(index, "support vector index")?;
+            if index < 0 {
+                return Err(bad(format!("support vector {i}: negative index {index}")));
             }
-            support_vectors.push(nodes);
+            nodes.push(SvmNode { index, value: parse_f64(value, "support vector value")? });
         }
+        support_vectors.push(nodes);
+    }
+    Ok((sv_coef, support_vectors))
+}
+
+impl SvmModel {
+    /// Parses libsvm's model text (the `"model"` string of a JSON model):
+    /// the header read, then required to be a regression's, then the
+    /// support vectors.
+    pub fn parse(text: &str) -> Result<SvmModel> {
+        let (header, body) = split_header(text).ok_or_else(|| bad("no 'SV' line"))?;
+        let Header { svm_type, kernel, degree, gamma, coef0, total_sv, rho } =
+            RawHeader::read(header)?.require_regression()?;
+        let (sv_coef, support_vectors) = parse_support_vectors(body, total_sv)?;
         Ok(SvmModel { svm_type, kernel, degree, gamma, coef0, rho, sv_coef, support_vectors })
     }
 
