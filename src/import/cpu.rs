@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, ReaderFormats, Samples};
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Layout, ReaderFormats, Samples};
 use super::dmabuf;
 use super::sys::{self, Mapping};
 use super::{
@@ -174,84 +174,46 @@ impl HostImporter {
         }
     }
 
+    /// Everything that can refuse the frame, in order, before its pixels
+    /// are read: size, release fences, objects, plane extents, acquire
+    /// fences; then the host copy allocated, the dma-bufs mapped and their
+    /// SYNC brackets opened.
     fn import_inner(&self, desc: &FrameDescriptor) -> Result<Prepared, ImportError> {
-        let label = &desc.label;
-        if desc.width == 0 || desc.height == 0 {
-            return Err(err(Kind::Invalid, format!("{label}: size {}x{}", desc.width, desc.height)));
-        }
-        for (i, r) in desc.release.iter().enumerate() {
-            match r {
-                ReleaseFence::Host(_) => {}
-                ReleaseFence::SyncFile(_) => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host release fence)"),
-                    ))
-                }
-                ReleaseFence::DeviceEvent(e) => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: release fence {i} is device event {e:#x}; the CPU device cannot record device events"),
-                    ))
-                }
-            }
-        }
-        // Objects: kind, modifier, real size.
-        let mut sizes = Vec::with_capacity(desc.objects.len());
-        for (oi, o) in desc.objects.iter().enumerate() {
-            check_modifier(desc, oi, o, &HOST_READER)?;
-            let real = match &o.memory {
-                Memory::Host(bytes) => {
-                    let real = bytes.len() as u64;
-                    dmabuf::check_declared(label, oi, real, o.size)?;
-                    real
-                }
-                Memory::DmaBuf(fd) => dmabuf::object_size(label, oi, fd, o.size)?,
-                Memory::GlTexture { target, name } => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} is GL texture {name} (target {target:#x}); the CPU device cannot read GL textures"),
-                    ))
-                }
-                m @ (Memory::DevicePointer(_) | Memory::DeviceArray(_)) => {
-                    return Err(err(
-                        Kind::NotSupported,
-                        format!("{label}: object {oi} is {:?} memory; the CPU device reads host memory and dma-bufs", m.kind()),
-                    ))
-                }
-            };
-            sizes.push(real);
-        }
+        check_size(desc)?;
+        check_release_fences(desc)?;
+        let sizes = object_sizes(desc)?;
         // The CPU lane's formats are all 4:2:0 (or leave chroma to them).
         let layout = flatten(desc, &HOST_READER)?;
+        check_plane_extents(desc, &layout, &sizes)?;
         let (bps, bits) = (layout.bps, layout.bits);
-        // Every plane's extent inside its object, before anything is read.
-        for (pi, p) in layout.planes.iter().enumerate() {
-            let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
-            check_pitch(label, pi, p, row)?;
-            check_end(label, pi, p, row, h, Some(sizes[p.object]))?;
-            let host_base_odd = match &desc.objects[p.object].memory {
-                Memory::Host(b) => b.as_ptr() as usize % 2 != 0,
-                _ => false, // mappings are page-aligned
-            };
-            if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || host_base_odd) {
-                return Err(err(
-                    Kind::NotSupported,
-                    format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
-                ));
-            }
-        }
         let planes = layout.planes;
         // Fences: the caller's, then each dma-buf's implicit writers' fences.
+        let label = &desc.label;
         dmabuf::poll_acquire(desc, |i, f| {
             Err(err(
                 Kind::NotSupported,
                 format!("{label}: acquire fence {i} is a {}; the CPU device waits on host fences and sync_files", f.describe()),
             ))
         })?;
-        // Host memory for what cannot be read in place (allocated before the
-        // SYNC bracket opens, so a failure leaves nothing to undo).
-        let interleaved = planes.len() == 2;
+        let (format, shift, copy) = self.host_copy(desc, planes.len(), bps, bits)?;
+        let mappings = map_objects(desc, &sizes)?;
+        self.open_sync_brackets(desc)?;
+        Ok(Prepared { bps, format, shift, planes, mappings, copy })
+    }
+
+    /// Host memory for what cannot be read in place: a depth below 16 in
+    /// 16-bit samples (shifted down), interleaved chroma when asked for
+    /// (deinterleaved). Allocated before the SYNC bracket opens, so a
+    /// failure leaves nothing to undo.
+    fn host_copy(
+        &self,
+        desc: &FrameDescriptor,
+        plane_count: usize,
+        bps: usize,
+        bits: u8,
+    ) -> Result<(PixelFormat, u32, Option<OwnedPicture>), ImportError> {
+        let label = &desc.label;
+        let interleaved = plane_count == 2;
         let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
         let chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { Chroma::Yuv420 };
         let format = PixelFormat { chroma, bits };
@@ -262,17 +224,13 @@ impl HostImporter {
         } else {
             None
         };
-        // Map each dma-buf once and open the SYNC bracket.
-        let mut mappings: Vec<Option<Mapping>> = Vec::with_capacity(desc.objects.len());
-        for (oi, o) in desc.objects.iter().enumerate() {
-            let m = match &o.memory {
-                Memory::DmaBuf(fd) => Some(Mapping::map_read_only(fd.as_fd(), sizes[oi] as usize).map_err(|e| {
-                    err(Kind::Device, format!("{label}: object {oi}: mmap of {} bytes failed ({e})", sizes[oi]))
-                })?),
-                _ => None,
-            };
-            mappings.push(m);
-        }
+        Ok((format, shift, copy))
+    }
+
+    /// Opens every dma-buf's SYNC bracket (START|READ); on a failure the
+    /// ones already opened are closed again.
+    fn open_sync_brackets(&self, desc: &FrameDescriptor) -> Result<(), ImportError> {
+        let label = &desc.label;
         let mut started: Vec<usize> = Vec::new();
         for (oi, o) in desc.objects.iter().enumerate() {
             if let Memory::DmaBuf(fd) = &o.memory {
@@ -287,7 +245,7 @@ impl HostImporter {
                 started.push(oi);
             }
         }
-        Ok(Prepared { bps, format, shift, planes, mappings, copy })
+        Ok(())
     }
 
     /// Builds the picture's planes (in place, or copied where the core needs
@@ -358,6 +316,110 @@ impl HostImporter {
             stats: self.stats.clone(),
         }
     }
+}
+
+/// A frame of at least one pixel.
+fn check_size(desc: &FrameDescriptor) -> Result<(), ImportError> {
+    if desc.width == 0 || desc.height == 0 {
+        return Err(err(Kind::Invalid, format!("{}: size {}x{}", desc.label, desc.width, desc.height)));
+    }
+    Ok(())
+}
+
+/// Release fences the host can signal: host fences only (no sync_file can
+/// be made here, no device event recorded).
+fn check_release_fences(desc: &FrameDescriptor) -> Result<(), ImportError> {
+    let label = &desc.label;
+    for (i, r) in desc.release.iter().enumerate() {
+        match r {
+            ReleaseFence::Host(_) => {}
+            ReleaseFence::SyncFile(_) => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host release fence)"),
+                ))
+            }
+            ReleaseFence::DeviceEvent(e) => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: release fence {i} is device event {e:#x}; the CPU device cannot record device events"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each object's real size, once its kind (host memory or a dma-buf) and
+/// modifier are ones the host reads and its declared size is not more
+/// than it holds.
+fn object_sizes(desc: &FrameDescriptor) -> Result<Vec<u64>, ImportError> {
+    let label = &desc.label;
+    let mut sizes = Vec::with_capacity(desc.objects.len());
+    for (oi, o) in desc.objects.iter().enumerate() {
+        check_modifier(desc, oi, o, &HOST_READER)?;
+        let real = match &o.memory {
+            Memory::Host(bytes) => {
+                let real = bytes.len() as u64;
+                dmabuf::check_declared(label, oi, real, o.size)?;
+                real
+            }
+            Memory::DmaBuf(fd) => dmabuf::object_size(label, oi, fd, o.size)?,
+            Memory::GlTexture { target, name } => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: object {oi} is GL texture {name} (target {target:#x}); the CPU device cannot read GL textures"),
+                ))
+            }
+            m @ (Memory::DevicePointer(_) | Memory::DeviceArray(_)) => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: object {oi} is {:?} memory; the CPU device reads host memory and dma-bufs", m.kind()),
+                ))
+            }
+        };
+        sizes.push(real);
+    }
+    Ok(sizes)
+}
+
+/// Every plane's extent inside its object, before anything is read; 16-bit
+/// samples 2-byte aligned.
+fn check_plane_extents(desc: &FrameDescriptor, layout: &Layout, sizes: &[u64]) -> Result<(), ImportError> {
+    let label = &desc.label;
+    for (pi, p) in layout.planes.iter().enumerate() {
+        let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
+        check_pitch(label, pi, p, row)?;
+        check_end(label, pi, p, row, h, Some(sizes[p.object]))?;
+        let host_base_odd = match &desc.objects[p.object].memory {
+            Memory::Host(b) => b.as_ptr() as usize % 2 != 0,
+            _ => false, // mappings are page-aligned
+        };
+        if layout.bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || host_base_odd) {
+            return Err(err(
+                Kind::NotSupported,
+                format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each dma-buf mapped once, read-only, over its real size (`None` for
+/// host memory).
+fn map_objects(desc: &FrameDescriptor, sizes: &[u64]) -> Result<Vec<Option<Mapping>>, ImportError> {
+    let label = &desc.label;
+    let mut mappings: Vec<Option<Mapping>> = Vec::with_capacity(desc.objects.len());
+    for (oi, o) in desc.objects.iter().enumerate() {
+        let m = match &o.memory {
+            Memory::DmaBuf(fd) => Some(Mapping::map_read_only(fd.as_fd(), sizes[oi] as usize).map_err(|e| {
+                err(Kind::Device, format!("{label}: object {oi}: mmap of {} bytes failed ({e})", sizes[oi]))
+            })?),
+            _ => None,
+        };
+        mappings.push(m);
+    }
+    Ok(mappings)
 }
 
 #[derive(Clone, Copy)]

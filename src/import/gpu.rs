@@ -39,10 +39,10 @@ use std::time::{Duration, Instant};
 
 use super::dmabuf;
 use super::external::{self, ExternalCache, ExternalObject, Graveyard};
-use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, ReaderFormats, Samples};
+use super::layout::{check_end, check_modifier, check_pitch, err, flatten, FlatPlane, Layout, ReaderFormats, Samples};
 use super::{
     AcquireFence, DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
-    Refusal, ReleaseFence,
+    Object, Refusal, ReleaseFence,
 };
 use crate::device::gpu::backend::{int, Args, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched};
 use crate::device::gpu::kernels::{ConvertKernels, BLOCK};
@@ -369,24 +369,34 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         }
     }
 
-    /// Every check, before anything is queued.
+    /// Every check, before anything is queued: the frame's shape and
+    /// release fences, each object's kind and extent, each plane inside its
+    /// object, the acquire fences.
     fn check(&self, desc: &FrameDescriptor) -> Result<Prepared, ImportError> {
+        check_frame_shape(desc)?;
+        check_release_fences(desc)?;
+        let extents = self.object_extents(desc)?;
+        let layout = flatten(desc, &GPU_READERS)?;
+        check_plane_extents(desc, &layout, &extents)?;
+        let device_waits = acquire_device_waits(desc)?;
+        let (bps, bits, chroma) = (layout.bps, layout.bits, layout.chroma);
+        let interleaved = layout.planes.len() == 2;
+        let out_chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { chroma };
+        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
+        Ok(Prepared {
+            bps,
+            format: PixelFormat { chroma: out_chroma, bits },
+            shift,
+            rows: (0..layout.planes.len()).map(|pi| layout.plane_rows(pi, desc.width, desc.height)).collect(),
+            planes: layout.planes,
+            extents,
+            device_waits,
+        })
+    }
+
+    /// Objects: one kind of device memory, linear, sized.
+    fn object_extents(&self, desc: &FrameDescriptor) -> Result<Vec<Extent>, ImportError> {
         let label = &desc.label;
-        if desc.width == 0 || desc.height == 0 {
-            return Err(err(Kind::Invalid, format!("{label}: size {}x{}", desc.width, desc.height)));
-        }
-        if desc.objects.is_empty() {
-            return Err(err(Kind::Invalid, format!("{label}: no memory objects")));
-        }
-        for (i, r) in desc.release.iter().enumerate() {
-            if let ReleaseFence::SyncFile(_) = r {
-                return Err(err(
-                    Kind::NotSupported,
-                    format!("{label}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host or device-event release fence)"),
-                ));
-            }
-        }
-        // Objects: one kind of device memory, linear, sized.
         let first = desc.objects[0].memory.kind();
         let mut extents = Vec::with_capacity(desc.objects.len());
         let mut lane = lock(&self.lane);
@@ -399,136 +409,60 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                     format!("{label}: object {oi} is {:?} memory and object 0 {first:?}; one frame's objects must be of one kind", o.memory.kind()),
                 ));
             }
-            let extent = match o.memory {
-                Memory::DevicePointer(ptr) => {
-                    if ptr == 0 {
-                        return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device pointer")));
-                    }
-                    let known = backend.allocation_range(ptr).map_err(|e| {
-                        err(Kind::Invalid, format!("{label}: object {oi} ({ptr:#x}) is not device memory of {:?} context {:#x}: {e}", self.memory.kind, self.memory.context))
-                    })?;
-                    let bytes = known.map(|(base, size)| (base + size as u64).saturating_sub(ptr));
-                    if let Some(have) = bytes {
-                        if o.size > have {
-                            return Err(err(
-                                Kind::Range,
-                                format!("{label}: object {oi} declares {} bytes, its allocation has {have} after {ptr:#x}", o.size),
-                            ));
-                        }
-                    }
-                    Extent::Pointer { ptr, bytes: bytes.or((o.size > 0).then_some(o.size)) }
+            extents.push(self.object_extent(backend, label, oi, o)?);
+        }
+        Ok(extents)
+    }
+
+    /// One object's extent as the runtime knows it: a device pointer inside
+    /// an allocation holding its declared size, a device array, or a dma-buf
+    /// this runtime can import; host memory and GL textures refused.
+    fn object_extent(&self, backend: &mut B, label: &str, oi: usize, o: &Object) -> Result<Extent, ImportError> {
+        Ok(match o.memory {
+            Memory::DevicePointer(ptr) => {
+                if ptr == 0 {
+                    return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device pointer")));
                 }
-                Memory::DeviceArray(array) => {
-                    if array == 0 {
-                        return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device array")));
-                    }
-                    // SAFETY: the producer keeps its array alive while the
-                    // frame is imported and read (the descriptor's contract).
-                    let known = backend.array_extent(unsafe { ArrayRef::from_handle(array) }).map_err(|e| {
-                        err(Kind::Invalid, format!("{label}: object {oi} ({array:#x}) is not a device array: {e}"))
-                    })?;
-                    Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
-                }
-                Memory::DmaBuf(ref fd) => {
-                    if !backend.imports_dma_bufs() {
+                let known = backend.allocation_range(ptr).map_err(|e| {
+                    err(Kind::Invalid, format!("{label}: object {oi} ({ptr:#x}) is not device memory of {:?} context {:#x}: {e}", self.memory.kind, self.memory.context))
+                })?;
+                let bytes = known.map(|(base, size)| (base + size as u64).saturating_sub(ptr));
+                if let Some(have) = bytes {
+                    if o.size > have {
                         return Err(err(
-                            Kind::NotSupported,
-                            format!("{label}: object {oi} is a dma-buf; this lane's runtime cannot import dma-bufs (HIP with hipImportExternalMemory can; else score it on the CPU device)"),
+                            Kind::Range,
+                            format!("{label}: object {oi} declares {} bytes, its allocation has {have} after {ptr:#x}", o.size),
                         ));
                     }
-                    Extent::DmaBuf { size: dmabuf::object_size(label, oi, fd, o.size)? }
                 }
-                ref m @ (Memory::Host(_) | Memory::GlTexture { .. }) => {
+                Extent::Pointer { ptr, bytes: bytes.or((o.size > 0).then_some(o.size)) }
+            }
+            Memory::DeviceArray(array) => {
+                if array == 0 {
+                    return Err(err(Kind::Invalid, format!("{label}: object {oi} is a NULL device array")));
+                }
+                // SAFETY: the producer keeps its array alive while the
+                // frame is imported and read (the descriptor's contract).
+                let known = backend.array_extent(unsafe { ArrayRef::from_handle(array) }).map_err(|e| {
+                    err(Kind::Invalid, format!("{label}: object {oi} ({array:#x}) is not a device array: {e}"))
+                })?;
+                Extent::Array { array, size: known.map(|e| (e.row_bytes() as u64, e.height as u64)) }
+            }
+            Memory::DmaBuf(ref fd) => {
+                if !backend.imports_dma_bufs() {
                     return Err(err(
                         Kind::NotSupported,
-                        format!("{label}: object {oi} is {:?} memory; the GPU lanes import device pointers, device arrays and (HIP) dma-bufs (host pictures are uploaded by the context)", m.kind()),
-                    ))
+                        format!("{label}: object {oi} is a dma-buf; this lane's runtime cannot import dma-bufs (HIP with hipImportExternalMemory can; else score it on the CPU device)"),
+                    ));
                 }
-            };
-            extents.push(extent);
-        }
-        drop(lane);
-        let layout = flatten(desc, &GPU_READERS)?;
-        let (bps, bits, chroma, planes) = (layout.bps, layout.bits, layout.chroma, &layout.planes);
-        for (pi, p) in planes.iter().enumerate() {
-            let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
-            match extents[p.object] {
-                Extent::Pointer { ptr, bytes } => {
-                    check_pitch(label, pi, p, row)?;
-                    if int(p.pitch as usize, "pitch").is_err() {
-                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
-                    }
-                    check_end(label, pi, p, row, h, bytes)?;
-                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || ptr % 2 != 0) {
-                        return Err(err(
-                            Kind::NotSupported,
-                            format!("{label}: plane {pi}: 16-bit samples at an odd address or pitch"),
-                        ));
-                    }
-                }
-                Extent::DmaBuf { size } => {
-                    check_pitch(label, pi, p, row)?;
-                    if int(p.pitch as usize, "pitch").is_err() {
-                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
-                    }
-                    check_end(label, pi, p, row, h, Some(size))?;
-                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0) {
-                        return Err(err(
-                            Kind::NotSupported,
-                            format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
-                        ));
-                    }
-                }
-                Extent::Array { array, size } => {
-                    if p.offset != 0 {
-                        return Err(err(
-                            Kind::Invalid,
-                            format!("{label}: plane {pi} starts at offset {} into device array {array:#x}; a device array holds one plane, at offset 0", p.offset),
-                        ));
-                    }
-                    if planes.iter().filter(|q| q.object == p.object).count() > 1 {
-                        return Err(err(
-                            Kind::Invalid,
-                            format!("{label}: device array {array:#x} holds more than one plane"),
-                        ));
-                    }
-                    if let Some((row_bytes, rows)) = size {
-                        if row > row_bytes || h as u64 > rows {
-                            return Err(err(
-                                Kind::Range,
-                                format!("{label}: plane {pi} ({h} rows of {row} bytes) is larger than device array {array:#x} ({rows} rows of {row_bytes} bytes)"),
-                            ));
-                        }
-                    }
-                }
+                Extent::DmaBuf { size: dmabuf::object_size(label, oi, fd, o.size)? }
             }
-        }
-        // Fences: device events are waited on by the library stream; host
-        // fences, sync_files and dma-bufs' implicit fences are polled on the
-        // host (BUSY while pending): ROCm has no sync_file semaphore.
-        let mut device_waits = Vec::new();
-        dmabuf::poll_acquire(desc, |i, f| match f {
-            AcquireFence::DeviceEvent(0) => Err(err(Kind::Invalid, format!("{label}: acquire fence {i} is a NULL device event"))),
-            AcquireFence::DeviceEvent(e) => {
-                device_waits.push(*e);
-                Ok(())
+            ref m @ (Memory::Host(_) | Memory::GlTexture { .. }) => {
+                return Err(err(
+                    Kind::NotSupported,
+                    format!("{label}: object {oi} is {:?} memory; the GPU lanes import device pointers, device arrays and (HIP) dma-bufs (host pictures are uploaded by the context)", m.kind()),
+                ))
             }
-            _ => Err(err(
-                Kind::NotSupported,
-                format!("{label}: acquire fence {i} is a {}; the GPU lanes wait on device events, host fences and sync_files", f.describe()),
-            )),
-        })?;
-        let interleaved = planes.len() == 2;
-        let out_chroma = if interleaved && !self.read_chroma { Chroma::Yuv400 } else { chroma };
-        let shift = if bps == 2 { 16 - bits as u32 } else { 0 };
-        Ok(Prepared {
-            bps,
-            format: PixelFormat { chroma: out_chroma, bits },
-            shift,
-            rows: (0..layout.planes.len()).map(|pi| layout.plane_rows(pi, desc.width, desc.height)).collect(),
-            planes: layout.planes,
-            extents,
-            device_waits,
         })
     }
 
@@ -744,6 +678,114 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
             stats: self.stats.clone(),
         }
     }
+}
+
+/// A frame of at least one pixel with at least one memory object.
+fn check_frame_shape(desc: &FrameDescriptor) -> Result<(), ImportError> {
+    let label = &desc.label;
+    if desc.width == 0 || desc.height == 0 {
+        return Err(err(Kind::Invalid, format!("{label}: size {}x{}", desc.width, desc.height)));
+    }
+    if desc.objects.is_empty() {
+        return Err(err(Kind::Invalid, format!("{label}: no memory objects")));
+    }
+    Ok(())
+}
+
+/// Release fences a GPU lane can signal: host fences and device events (no
+/// sync_file can be made here).
+fn check_release_fences(desc: &FrameDescriptor) -> Result<(), ImportError> {
+    for (i, r) in desc.release.iter().enumerate() {
+        if let ReleaseFence::SyncFile(_) = r {
+            return Err(err(
+                Kind::NotSupported,
+                format!("{}: release fence {i} is a sync_file; vmafx cannot create sync_files (use a host or device-event release fence)", desc.label),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every plane inside its object: pitch, end and alignment for pointers
+/// and dma-bufs; a device array holding exactly one plane, at offset 0,
+/// large enough.
+fn check_plane_extents(desc: &FrameDescriptor, layout: &Layout, extents: &[Extent]) -> Result<(), ImportError> {
+    let label = &desc.label;
+    let (bps, planes) = (layout.bps, &layout.planes);
+        for (pi, p) in planes.iter().enumerate() {
+            let (row, h) = layout.plane_rows(pi, desc.width, desc.height);
+            match extents[p.object] {
+                Extent::Pointer { ptr, bytes } => {
+                    check_pitch(label, pi, p, row)?;
+                    if int(p.pitch as usize, "pitch").is_err() {
+                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
+                    }
+                    check_end(label, pi, p, row, h, bytes)?;
+                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0 || ptr % 2 != 0) {
+                        return Err(err(
+                            Kind::NotSupported,
+                            format!("{label}: plane {pi}: 16-bit samples at an odd address or pitch"),
+                        ));
+                    }
+                }
+                Extent::DmaBuf { size } => {
+                    check_pitch(label, pi, p, row)?;
+                    if int(p.pitch as usize, "pitch").is_err() {
+                        return Err(err(Kind::NotSupported, format!("{label}: plane {pi} pitch {} is too large", p.pitch)));
+                    }
+                    check_end(label, pi, p, row, h, Some(size))?;
+                    if bps == 2 && (p.offset % 2 != 0 || p.pitch % 2 != 0) {
+                        return Err(err(
+                            Kind::NotSupported,
+                            format!("{label}: plane {pi}: 16-bit samples at an odd offset or pitch"),
+                        ));
+                    }
+                }
+                Extent::Array { array, size } => {
+                    if p.offset != 0 {
+                        return Err(err(
+                            Kind::Invalid,
+                            format!("{label}: plane {pi} starts at offset {} into device array {array:#x}; a device array holds one plane, at offset 0", p.offset),
+                        ));
+                    }
+                    if planes.iter().filter(|q| q.object == p.object).count() > 1 {
+                        return Err(err(
+                            Kind::Invalid,
+                            format!("{label}: device array {array:#x} holds more than one plane"),
+                        ));
+                    }
+                    if let Some((row_bytes, rows)) = size {
+                        if row > row_bytes || h as u64 > rows {
+                            return Err(err(
+                                Kind::Range,
+                                format!("{label}: plane {pi} ({h} rows of {row} bytes) is larger than device array {array:#x} ({rows} rows of {row_bytes} bytes)"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    Ok(())
+}
+
+/// Acquire fences: device events are waited on by the library stream
+/// (returned); host fences, sync_files and dma-bufs' implicit fences are
+/// polled on the host (BUSY while pending): ROCm has no sync_file semaphore.
+fn acquire_device_waits(desc: &FrameDescriptor) -> Result<Vec<u64>, ImportError> {
+    let label = &desc.label;
+    let mut device_waits = Vec::new();
+    dmabuf::poll_acquire(desc, |i, f| match f {
+        AcquireFence::DeviceEvent(0) => Err(err(Kind::Invalid, format!("{label}: acquire fence {i} is a NULL device event"))),
+        AcquireFence::DeviceEvent(e) => {
+            device_waits.push(*e);
+            Ok(())
+        }
+        _ => Err(err(
+            Kind::NotSupported,
+            format!("{label}: acquire fence {i} is a {}; the GPU lanes wait on device events, host fences and sync_files", f.describe()),
+        )),
+    })?;
+    Ok(device_waits)
 }
 
 impl<B: Backend + Send + 'static> Drop for GpuImporter<B> {
