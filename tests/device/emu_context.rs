@@ -14,7 +14,7 @@ use crate::support::synth;
 use crate::support::contexts;
 use crate::support::emulator;
 
-use contexts::{add_features, assert_same, host, score, Clip};
+use contexts::{add_features, assert_same, host, score, use_models, use_speed_chroma, use_ssim, Clip};
 use emulator::{build_emulator, World};
 use std::sync::Arc;
 use vmafx::device::gpu::engine::{Backend, DevPlane, DeviceEvent, EventRef};
@@ -246,15 +246,11 @@ fn emulated_context_with_vif_equals_the_cpu_context() {
 /// the model scores equal the CPU context's, per frame and pooled.
 #[test]
 fn emulated_context_scores_vmaf_models_as_the_cpu() {
-    use vmafx::model::{Model, ModelConfig};
     let Some(world) = emulated_world() else { return };
     for (chroma, bits, w, h, threads) in [(Chroma::Yuv420, 8, 37, 33, 0), (Chroma::Yuv422, 10, 33, 35, 2)] {
         let frames = synth::clip(chroma, bits, w, h, 3, 0xadd ^ w as u64);
         let with_models = |mut ctx: Context| -> Context {
-            for (version, name) in [("vmaf_v0.6.1", "vmaf"), ("vmaf_v0.6.1neg", "vmaf_neg")] {
-                let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
-                ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
-            }
+            use_models(&mut ctx, &[("vmaf_v0.6.1", "vmaf"), ("vmaf_v0.6.1neg", "vmaf_neg")]);
             // The models' motion, and PSNR.
             score(ctx, &frames, false, host).unwrap()
         };
@@ -285,7 +281,6 @@ fn only(mut ctx: Context, frames: &Clip) -> Context {
 /// rounds up) and not at all.
 #[test]
 fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
-    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     // (chroma, bits, w, h, MS-SSIM (needs 176 a side), float_ssim scale,
@@ -303,19 +298,7 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
         // take four frames (up to strength 3), MS-SSIM's 176-a-side two.
         let frames = synth::clip(chroma, bits, w, h, if ms { 2 } else { 4 }, 0x551 ^ w as u64);
         let with_ssim = |mut ctx: Context| -> Context {
-            let mut o = FeatureOptions::new();
-            o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
-            o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
-            if db {
-                o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
-                o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
-            }
-            ctx.use_feature("float_ssim", o).unwrap();
-            if ms {
-                let mut o = FeatureOptions::new();
-                o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
-                ctx.use_feature("float_ms_ssim", o).unwrap();
-            }
+            use_ssim(&mut ctx, scale, db, ms);
             only(ctx, &frames)
         };
         let what = format!("ssim {w}x{h} {} {bits}-bit, scale {scale}, ms {ms}", chroma.name());
@@ -350,14 +333,7 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
     for (chroma, bits, w, h, ks, mode) in cases {
         let frames = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
         let with_speed = |mut ctx: Context| -> Context {
-            let mut o = FeatureOptions::new();
-            o.set_text(CHROMA_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
-            o.set_text(CHROMA_DESCRIPTOR.options, "speed_weight_var_mode", mode).unwrap();
-            // The v1.0.16 models' noise settings (with the defaults, these
-            // small synthetic pictures score 0).
-            o.set_text(CHROMA_DESCRIPTOR.options, "speed_nn_floor", "0.1").unwrap();
-            o.set_text(CHROMA_DESCRIPTOR.options, "speed_sigma_nn", "0.19").unwrap();
-            ctx.use_feature("speed_chroma", o).unwrap();
+            use_speed_chroma(&mut ctx, ks, mode, &[]);
             only(ctx, &frames)
         };
         let what = format!("speed_chroma {w}x{h} {} {bits}-bit, ks {ks}, mode {mode}", chroma.name());

@@ -15,7 +15,7 @@
 use crate::support::synth;
 use crate::support::contexts;
 
-use contexts::{assert_same, host, score, Clip};
+use contexts::{assert_same, host, score, use_models, use_speed_chroma, use_ssim, Clip};
 use std::sync::Arc;
 use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
 use vmafx::device::gpu::engine::DevPlane;
@@ -453,7 +453,6 @@ fn hip_stream_context_waits_for_the_callers_queued_writes() {
 #[test]
 fn gpu_context_scores_vmaf_models_as_the_cpu() {
     let _memory = gpu_memory();
-    use vmafx::model::{Model, ModelConfig};
     for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
         if !present(kind) {
             continue;
@@ -469,10 +468,7 @@ fn gpu_context_scores_vmaf_models_as_the_cpu() {
             let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x7a1f ^ w as u64);
             let run = |device: DeviceChoice| -> (Context, f64) {
                 let mut ctx = context(device, threads, 1);
-                for (version, name) in [("vmaf_v0.6.1", "vmaf"), ("vmaf_4k_v0.6.1", "vmaf_4k")] {
-                    let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
-                    ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
-                }
+                use_models(&mut ctx, &[("vmaf_v0.6.1", "vmaf"), ("vmaf_4k_v0.6.1", "vmaf_4k")]);
                 let started = std::time::Instant::now();
                 let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
                 (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
@@ -493,8 +489,6 @@ fn gpu_context_scores_vmaf_models_as_the_cpu() {
 #[test]
 fn gpu_context_scores_ssim_and_ms_ssim_as_the_cpu() {
     let _memory = gpu_memory();
-    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
-    use vmafx::feature::FeatureOptions;
     for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
         if !present(kind) {
             continue;
@@ -510,17 +504,7 @@ fn gpu_context_scores_ssim_and_ms_ssim_as_the_cpu() {
             let frames: Clip = synth::clip(chroma, bits, w, h, 3, 0x551 ^ w as u64);
             let run = |device: DeviceChoice| -> (Context, f64) {
                 let mut ctx = context(device, threads, 1);
-                let mut o = FeatureOptions::new();
-                o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
-                o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
-                if db {
-                    o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
-                    o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
-                }
-                ctx.use_feature("float_ssim", o).unwrap();
-                let mut o = FeatureOptions::new();
-                o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
-                ctx.use_feature("float_ms_ssim", o).unwrap();
+                use_ssim(&mut ctx, scale, db, true);
                 let started = std::time::Instant::now();
                 let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
                 (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
@@ -541,8 +525,6 @@ fn gpu_context_scores_ssim_and_ms_ssim_as_the_cpu() {
 #[test]
 fn gpu_context_scores_speed_chroma_as_the_cpu() {
     let _memory = gpu_memory();
-    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
-    use vmafx::feature::FeatureOptions;
     for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
         if !present(kind) {
             continue;
@@ -557,11 +539,7 @@ fn gpu_context_scores_speed_chroma_as_the_cpu() {
             let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x5bed ^ w as u64);
             let run = |device: DeviceChoice| -> (Context, f64) {
                 let mut ctx = context(device, threads, 1);
-                let mut o = FeatureOptions::new();
-                for (k, v) in [("speed_nn_floor", "0.1"), ("speed_sigma_nn", "0.19"), ("speed_weight_var_mode", "5"), ("speed_max_val", "45"), ("speed_kernelscale", ks)] {
-                    o.set_text(CHROMA_DESCRIPTOR.options, k, v).unwrap();
-                }
-                ctx.use_feature("speed_chroma", o).unwrap();
+                use_speed_chroma(&mut ctx, ks, "5", &[("speed_max_val", "45")]);
                 let started = std::time::Instant::now();
                 let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
                 (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)

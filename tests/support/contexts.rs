@@ -90,3 +90,48 @@ pub fn assert_same(cpu: &Context, dev: &Context, what: &str) -> usize {
     assert_eq!(bits(c.aggregates()), bits(d.aggregates()), "{what}: aggregates");
     values + c.aggregates().len()
 }
+
+/// The built-in models `models` ((version, name)) on `ctx`: the cases a
+/// device context scores as the CPU does (with the models' features).
+pub fn use_models(ctx: &mut Context, models: &[(&str, &str)]) {
+    use vmafx::model::{Model, ModelConfig};
+    for (version, name) in models {
+        let cfg = ModelConfig { name: Some(name.to_string()), ..Default::default() };
+        ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+    }
+}
+
+/// float_ssim with its l/c/s terms at `scale` (0: libvmaf's automatic
+/// decimation) and, with `db`, its clipped dB forms; float_ms_ssim with its
+/// l/c/s terms too when `ms` (it needs 176 pixels a side).
+pub fn use_ssim(ctx: &mut Context, scale: u32, db: bool, ms: bool) {
+    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+    let mut o = FeatureOptions::new();
+    o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+    o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
+    if db {
+        o.set_text(SSIM_DESCRIPTOR.options, "enable_db", "true").unwrap();
+        o.set_text(SSIM_DESCRIPTOR.options, "clip_db", "true").unwrap();
+    }
+    ctx.use_feature("float_ssim", o).unwrap();
+    if ms {
+        let mut o = FeatureOptions::new();
+        o.set_text(MS_SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
+        ctx.use_feature("float_ms_ssim", o).unwrap();
+    }
+}
+
+/// speed_chroma with the v1.0.16 models' noise settings (`speed_nn_floor`
+/// 0.1, `speed_sigma_nn` 0.19: with the defaults small synthetic pictures
+/// score 0), kernel scale `kernelscale`, weight mode `weight_mode`, and the
+/// `extra` options.
+pub fn use_speed_chroma(ctx: &mut Context, kernelscale: &str, weight_mode: &str, extra: &[(&str, &str)]) {
+    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    let mut o = FeatureOptions::new();
+    let noise = [("speed_nn_floor", "0.1"), ("speed_sigma_nn", "0.19")];
+    let scale = [("speed_kernelscale", kernelscale), ("speed_weight_var_mode", weight_mode)];
+    for (k, v) in noise.iter().chain(&scale).chain(extra) {
+        o.set_text(CHROMA_DESCRIPTOR.options, k, v).unwrap();
+    }
+    ctx.use_feature("speed_chroma", o).unwrap();
+}
