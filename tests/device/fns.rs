@@ -28,15 +28,15 @@ use vmafx::feature::{speed, ssim, vif};
 const CHECKS: KernelSource = KernelSource {
     name: "device_fns_checks.cu",
     source: concat!(
-        include_str!("../kernels/adm.cu"),
+        include_str!("../../kernels/adm.cu"),
         "\n",
-        include_str!("../kernels/vif.cu"),
+        include_str!("../../kernels/vif.cu"),
         "\n",
-        include_str!("../kernels/ssim.cu"),
+        include_str!("../../kernels/ssim.cu"),
         "\n",
-        include_str!("../kernels/speed.cu"),
+        include_str!("../../kernels/speed.cu"),
         "\n",
-        include_str!("device_fns/checks.cu")
+        include_str!("../device_fns/checks.cu")
     ),
     entries: &[
         "check_adm_div",

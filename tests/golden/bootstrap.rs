@@ -264,13 +264,13 @@ fn collection_beside_models_on_workers() {
 
 #[test]
 fn collection_refusals() {
-    let plain = include_str!("../models/vmaf_v0.6.1.json");
+    let plain = include_str!("../../models/vmaf_v0.6.1.json");
     // Members of a plain model type: libvmaf loads it but cannot score it.
     let text = format!("{{\"0\": {plain}, \"1\": {plain}}}");
     let e = Model::from_json(&text, &ModelConfig::default()).unwrap_err().to_string();
     assert!(e.contains("bootstrap"), "{e}");
     // Member 0 alone is no collection.
-    let boot = include_str!("../models/vmaf_b_v0.6.3.json");
+    let boot = include_str!("../../models/vmaf_b_v0.6.3.json");
     let doc: serde_json::Value = serde_json::from_str(boot).unwrap();
     let only0 = serde_json::json!({ "0": doc["0"] }).to_string();
     let e = Model::from_json(&only0, &ModelConfig::default()).unwrap_err().to_string();

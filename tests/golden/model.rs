@@ -234,7 +234,7 @@ fn temp_dir(tag: &str) -> PathBuf {
 
 /// The v0.6.1 model file with `model_dict` members replaced or added.
 fn custom_model(changes: &[(&str, serde_json::Value)], remove: &[&str]) -> String {
-    let text = include_str!("../models/vmaf_v0.6.1.json");
+    let text = include_str!("../../models/vmaf_v0.6.1.json");
     let mut doc: serde_json::Value = serde_json::from_str(text).unwrap();
     let dict = doc["model_dict"].as_object_mut().unwrap();
     for k in remove {
@@ -464,7 +464,7 @@ fn refusals() {
     let collection = dir.join("collection.json");
     std::fs::write(
         &collection,
-        format!("{{\"0\": {t}, \"1\": {t}}}", t = include_str!("../models/vmaf_v0.6.1.json")),
+        format!("{{\"0\": {t}, \"1\": {t}}}", t = include_str!("../../models/vmaf_v0.6.1.json")),
     )
     .unwrap();
     assert!(matches!(
