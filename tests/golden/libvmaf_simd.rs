@@ -27,7 +27,7 @@ use vmafx::picture::{Chroma, OwnedPicture};
 type Frames = Vec<(OwnedPicture, OwnedPicture)>;
 
 /// The names of every value extractor `feature` writes with `opts` (which
-/// are libvmaf's: vmafx writes the same, tests/*_golden.rs check that).
+/// are libvmaf's: vmafx writes the same, tests/golden/ checks that).
 fn names(feature: &str, opts: &[(&str, &str)]) -> Vec<String> {
     let mut fo = FeatureOptions::new();
     let descriptor = find_extractor(feature).unwrap();
