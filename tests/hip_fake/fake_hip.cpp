@@ -38,7 +38,7 @@
 //
 // VMAFX_FAKE_HIP_VERSION (HIP_VERSION, default 70000000) picks the ROCm it
 // acts as: below 60000000 the ROCm 5 structs (no reserved tails) and ROCm
-// 5.2's mapping that ignores the offset. Built by tests/import/dmabuf_hip.rs (and tests/support/fake_hip.rs for tests/cli/faults.rs) as
+// 5.2's mapping that ignores the offset. Built by tests/import/dmabuf_hip.rs (and tests/support/hip_fake.rs for tests/cli/faults.rs) as
 // libamdhip64.so.7, with libhiprtc.so.7 and libamd_comgr.so.{2,3} links to
 // it, and found by the real loader through LD_LIBRARY_PATH.
 #include "kernel_emu.cpp"
