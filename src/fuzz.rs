@@ -7,7 +7,7 @@
 //!
 //! The targets live in the library, not in `fuzz/`, so that two drivers
 //! share them: the fuzzer (`fuzz/`, libFuzzer over `scripts/fuzz`) and the
-//! corpus replay in the test suite (`tests/fuzz_corpus.rs`), which needs no
+//! corpus replay in the test suite (`tests/fuzz/corpus.rs`), which needs no
 //! fuzzer build. See docs/reliability.md, "Fuzzing".
 
 use std::ffi::{c_char, c_int, c_void, CString};

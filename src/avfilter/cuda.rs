@@ -142,7 +142,7 @@ pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
 /// The import descriptor of a semi-planar CUDA or HIP frame (nv12, p010le,
 /// p016le): two objects, the AVFrame's `data[0]` (Y) and `data[1]` (UV) at
 /// their line sizes, no fences (the caller adds the acquire event). Public
-/// for the emulator tests (tests/device_emu.rs), which import it as the
+/// for the emulator tests (tests/device/emu.rs), which import it as the
 /// filter does.
 pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<FrameDescriptor> {
         let (width, height) = (raw.width, raw.height);

@@ -929,7 +929,7 @@ mod tests {
     }
 
     /// The filter takes every extractor and built-in model by libvmaf's
-    /// names and options (the values are the engine's: tests/*_golden.rs).
+    /// names and options (the values are the engine's: tests/golden/).
     #[test]
     fn every_extractor_and_the_bootstrap_collection_are_accepted() {
         let raw = RawOptions {

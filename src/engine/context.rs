@@ -97,7 +97,7 @@ impl Context {
 
     /// A context on lanes the caller opens: `open_lane` is called once per
     /// worker thread (once for 0 threads). For backends vmafx does not
-    /// name, such as the kernel emulator of tests/device_emu.rs
+    /// name, such as the kernel emulator of tests/device/emu.rs
     /// ([`GpuDevice::from_backend`]); `config.device` is not used. Every
     /// lane must read the same memory.
     pub fn with_lanes(

@@ -208,7 +208,7 @@ impl ExtractorDescriptor {
 /// on its own thread while the pool runs the rest, so whichever appends
 /// frame 0's values first names the order. `float_motion.c` is TEMPORAL too
 /// but blurs the picture before it appends, and libvmaf's float-model logs
-/// list the pool's features first (tests/float_models_golden.rs, 3 threads):
+/// list the pool's features first (tests/golden/float_models.rs, 3 threads):
 /// it is left out. Integer motion is PREV_REF only.
 const LIBVMAF_TEMPORAL: [&str; 2] = ["psnr", "speed_temporal"];
 

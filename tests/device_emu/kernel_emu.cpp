@@ -1,7 +1,7 @@
 // Runs the kernels in kernels/ on the host, as plain C++: a block's 256
 // threads are real threads (a pool) meeting at a barrier for __syncthreads;
 // __shared__ arrays are statics (blocks run one at a time). Launches take
-// the same (grid, void **args) as cuLaunchKernel, so tests/device_emu.rs
+// the same (grid, void **args) as cuLaunchKernel, so tests/device/emu.rs
 // drives the real engine (src/device/gpu/backend.rs) through it and checks
 // the kernels' arithmetic and the engine's argument marshalling against the
 // CPU on machines without a GPU. Built by the test with the host's c++.
@@ -39,7 +39,7 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 #include "adm.cu"
 #include "ssim.cu"
 #include "speed.cu"
-// tests/device_fns.rs: each device function alone, over arrays of inputs.
+// tests/device/fns.rs: each device function alone, over arrays of inputs.
 #include "../device_fns/checks.cu"
 
 // A pool of VMAFX_BLOCK threads, kept for the process: per block, the

@@ -1,4 +1,4 @@
-// Check kernels for tests/device_fns.rs: each runs one device function of
+// Check kernels for tests/device/fns.rs: each runs one device function of
 // kernels/adm.cu or kernels/vif.cu on arrays of inputs (a grid-stride loop,
 // one input per iteration), so the test can compare it with the CPU's
 // scalar function on inputs a real frame rarely reaches (every rounding

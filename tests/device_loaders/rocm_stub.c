@@ -1,4 +1,4 @@
-/* A stand-in for one ROCm release, built by tests/device_loaders.rs into a
+/* A stand-in for one ROCm release, built by tests/device/loaders.rs into a
  * directory of its own under the names that release installs:
  *
  *   -DRUNTIME  libamdhip64.so.N: hipRuntimeGetVersion answers ROCM_VERSION;

@@ -1,5 +1,5 @@
 /*
- * A fake libcuda.so.1 for tests/ffmpeg_cuda_glue.rs: enough of the CUDA
+ * A fake libcuda.so.1 for tests/ffmpeg/cuda_glue.rs: enough of the CUDA
  * driver API for FFmpeg's hwcontext_cuda (device, frames pool, uploads) and
  * vmafx's driver loader, on a machine without a GPU. "Device" memory is
  * host memory (cuMemAlloc is aligned_alloc, copies are memcpy), contexts are

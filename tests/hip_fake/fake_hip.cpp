@@ -14,7 +14,7 @@
 // are live, a struct with a reserved tail that is not zero (the ROCm 5
 // layout handed to a ROCm 6 runtime), a copy outside every allocation.
 //
-// Faults on demand (tests/faults.rs): VMAFX_FAKE_HIP_MALLOCS=N lets N
+// Faults on demand (tests/cli/faults.rs): VMAFX_FAKE_HIP_MALLOCS=N lets N
 // hipMalloc calls succeed and answers hipErrorOutOfMemory after them;
 // VMAFX_FAKE_HIP_LAUNCHES=N does the same for kernel launches with
 // hipErrorLaunchFailure. Unset: no fault.
@@ -26,10 +26,10 @@
 // kernel launched on it or a stream waiting for its event needs what came
 // before (a wait runs the recording stream up to that record, and no
 // further). So a caller that reads a download, or reuses an upload's
-// source, before synchronising sees the difference (tests/ffmpeg_hip.rs:
+// source, before synchronising sees the difference (tests/ffmpeg/hip.rs:
 // FFmpeg's HIP hwcontext), and a kernel on stream B reading what a copy
 // on stream A wrote, with no event wait ordering B after A, reads what was
-// there before (hipMalloc's 0xa5 poison): tests/hip_frames.rs.
+// there before (hipMalloc's 0xa5 poison): tests/device/hip_frames.rs.
 //
 // One device, index 0, at PCI bus id 0000:03:00.0 (hipDeviceGetByPCIBusId;
 // VMAFX_FAKE_HIP_PCI_BUS_ID names another).
@@ -38,7 +38,7 @@
 //
 // VMAFX_FAKE_HIP_VERSION (HIP_VERSION, default 70000000) picks the ROCm it
 // acts as: below 60000000 the ROCm 5 structs (no reserved tails) and ROCm
-// 5.2's mapping that ignores the offset. Built by tests/dmabuf_hip.rs (and tests/common/fake_hip.rs for tests/faults.rs) as
+// 5.2's mapping that ignores the offset. Built by tests/import/dmabuf_hip.rs (and tests/support/hip_fake.rs for tests/cli/faults.rs) as
 // libamdhip64.so.7, with libhiprtc.so.7 and libamd_comgr.so.{2,3} links to
 // it, and found by the real loader through LD_LIBRARY_PATH.
 #include "kernel_emu.cpp"

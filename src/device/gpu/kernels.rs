@@ -142,7 +142,7 @@ kernel_set! {
 }
 pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
 
-/// Every kernel source; tests/kernels_compile.rs compiles each for each vendor.
+/// Every kernel source; tests/device/kernels_compile.rs compiles each for each vendor.
 pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.

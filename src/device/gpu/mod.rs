@@ -34,7 +34,7 @@ type DynEvent = Box<dyn DeviceEvent>;
 /// Any backend as one type: its functions become indices into the loaded
 /// ones and its buffers boxes, so a context's lane is one type whether it
 /// runs on CUDA, HIP, or a backend this module does not name (the kernel
-/// emulator of tests/device_emu.rs, a future vendor). The indices stay inside [`Indexed`]: the kernel runner takes
+/// emulator of tests/device/emu.rs, a future vendor). The indices stay inside [`Indexed`]: the kernel runner takes
 /// kernels by name ([`backend::KernelRunner::kernels`]).
 trait ErasedBackend: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send {}
 impl<T: Backend<Function = u64, Buffer = DynBuffer, Event = DynEvent> + Send> ErasedBackend for T {}

@@ -2,7 +2,7 @@
 //! `feature/x86/adm_avx2.c` is the speed bar): DWT vertical and horizontal
 //! passes, decouple, CSF, masking thresholds and masked cube sums, at
 //! scale 0 (16-bit bands) and scales 1-3 (32-bit bands, 64-bit products).
-//! Bit-identical to the scalar kernels (`tests/checkasm_adm.rs`): the same
+//! Bit-identical to the scalar kernels (`tests/checkasm/adm.rs`): the same
 //! integer operations lane by lane, i32 -> i16 narrowing by truncation, the
 //! angle test in the same float/double steps (int64 -> float rounded
 //! exactly). Row ends are handled by one more block overlapping the last

@@ -4,7 +4,7 @@
 //! that module's doc first. The same integer operations lane by lane on
 //! twice the columns (32 for the 16-bit DWT passes, 16 for the others),
 //! with mask registers where the AVX2 code blends; bit-identical to the
-//! scalar kernels (`tests/checkasm_adm.rs`). Sums take the row end as
+//! scalar kernels (`tests/checkasm/adm.rs`). Sums take the row end as
 //! masked loads (a masked-off lane reads 0, whose masked cube is 0), the
 //! per-element kernels as one more block overlapping the last. The scales
 //! 1-3 decouple works in i64 lanes in pixel order (native 64-bit shifts,

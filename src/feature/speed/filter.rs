@@ -92,7 +92,7 @@ pub fn antialias_filter(scale: i32, kernelscale: f32) -> Vec<f32> {
 
 /// Mirrors an index into `0..n` as libvmaf's filters do (no edge repeat).
 /// kernels/speed.cu's `vx_speed_mirror` is its device twin
-/// (tests/device_fns.rs).
+/// (tests/device/fns.rs).
 #[doc(hidden)]
 #[inline]
 pub fn mirror_index(i: isize, n: isize) -> usize {

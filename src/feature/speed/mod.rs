@@ -192,7 +192,7 @@ fn settle(
 
 /// One sample of libvmaf's `picture_copy`: scaled to 8 bits (divided by
 /// 4, 16 or 256 in float above 8 bits), minus 128. kernels/speed.cu's
-/// `vx_speed_sample` is its device twin (tests/device_fns.rs).
+/// `vx_speed_sample` is its device twin (tests/device/fns.rs).
 #[doc(hidden)]
 #[inline]
 pub fn copy_sample(v: u16, bits: u32) -> f32 {

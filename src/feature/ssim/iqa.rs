@@ -26,7 +26,7 @@ pub(crate) struct Image {
 /// `KBND_SYMMETRIC`: mirror about the edge, the edge sample repeated.
 /// `None` where one reflection does not land inside (libvmaf reads out
 /// of bounds there). kernels/ssim.cu's `vx_ssim_symmetric` is its device
-/// twin (tests/device_fns.rs).
+/// twin (tests/device/fns.rs).
 #[doc(hidden)]
 #[inline]
 pub fn symmetric(i: isize, n: usize) -> Option<usize> {
@@ -188,7 +188,7 @@ impl Default for SsimConstants {
 /// One pixel of `_iqa_ssim`: from its five convolved values (the means,
 /// the raw second moments of reference, distorted and both) the
 /// luminance, contrast and structure terms. kernels/ssim.cu's
-/// `vx_ssim_pixel` is its device twin (tests/device_fns.rs).
+/// `vx_ssim_pixel` is its device twin (tests/device/fns.rs).
 #[doc(hidden)]
 pub fn pixel_terms(mu1: f32, mu2: f32, ref_sq: f32, cmp_sq: f32, both: f32, k: SsimConstants) -> (f64, f64, f64) {
     let ref_sigma = c_max0(ref_sq - mu1 * mu1);

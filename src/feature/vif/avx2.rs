@@ -26,7 +26,7 @@
 //!
 //! Speed at 1920x1080 (thread CPU time per frame, a shared 2-core AMD EPYC
 //! with AVX-512): 8-bit ~33 ms, 10-bit ~42 ms; libvmaf 3.2.0's own AVX2
-//! ~54 / ~69 ms, its AVX-512 ~35 / ~49 ms (`checkasm_vif::vif_timing`).
+//! ~54 / ~69 ms, its AVX-512 ~35 / ~49 ms (`checkasm` `vif::vif_timing`).
 
 use std::arch::x86_64::*;
 

@@ -1,0 +1,15 @@
+//! checkasm: every SIMD kernel against its scalar twin, as bits, at every level this CPU runs
+//! (scripts/test runs this chapter again on an emulated CPU without AVX-512).
+//!
+//! Shared helpers: tests/support/ (one module, `crate::support`).
+//!
+//! - `adm` (was tests/checkasm_adm.rs)
+//! - `motion` (was tests/checkasm_motion.rs)
+//! - `vif` (was tests/checkasm_vif.rs)
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod adm;
+mod motion;
+mod vif;

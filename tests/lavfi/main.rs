@@ -1,0 +1,13 @@
+//! The filter through FFmpeg 9.0's libavfilter API (cargo feature `lavfi-api-tests`, with the 9.0
+//! build's FFMPEG_DIR): the API, and DRM_PRIME frames through a graph in the dma-buf VM.
+//!
+//! Shared helpers: tests/support/ (one module, `crate::support`).
+//!
+//! - `api` (was tests/lavfi_api.rs)
+//! - `dmabuf_graph` (was tests/dmabuf_graph.rs)
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod api;
+mod dmabuf_graph;
