@@ -12,11 +12,13 @@
 
 pub mod avfilter;
 pub mod cfmt;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod device;
 pub mod engine;
 pub mod error;
 pub mod feature;
+#[cfg(all(feature = "cli", feature = "capi"))]
 #[doc(hidden)]
 pub mod fuzz;
 pub mod import;
