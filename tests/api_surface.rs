@@ -37,3 +37,55 @@ fn capi_build_has_no_clap() {
     let default = normal_dependencies(&[]);
     assert!(default.iter().any(|c| c == "clap"), "the default build (the CLI) lost clap: {default:?}");
 }
+
+/// include/vmafx.h is what cbindgen writes from src/avfilter/ffi.rs with
+/// cbindgen.toml: a change to the C interface changes the header in the
+/// same commit (FFmpeg's glue compiles against it).
+#[test]
+fn header_is_generated() {
+    let root = Path::new(ROOT);
+    let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml parses");
+    let generated = cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join("src/avfilter/ffi.rs"))
+        .generate()
+        .expect("cbindgen reads src/avfilter/ffi.rs");
+    let scratch = std::env::temp_dir().join(format!("vmafx-header-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let fresh = scratch.join("vmafx.h");
+    generated.write_to_file(&fresh);
+    let checked_in = root.join("include/vmafx.h");
+    if std::env::var_os("VMAFX_BLESS_HEADER").is_some() {
+        std::fs::copy(&fresh, &checked_in).expect("include/vmafx.h is writable");
+    }
+    let want = std::fs::read_to_string(&fresh).unwrap();
+    let have = std::fs::read_to_string(&checked_in).expect("include/vmafx.h exists");
+    std::fs::remove_dir_all(&scratch).ok();
+    if want != have {
+        panic!(
+            "include/vmafx.h differs from what cbindgen writes from src/avfilter/ffi.rs \
+             (refresh it with VMAFX_BLESS_HEADER=1 cargo test --test api_surface):\n{}",
+            line_diff(&have, &want)
+        );
+    }
+}
+
+/// The lines that differ, `-` checked in and `+` generated, with their
+/// line numbers (a plain walk from the first difference: enough to see it).
+fn line_diff(have: &str, want: &str) -> String {
+    let (h, w): (Vec<_>, Vec<_>) = (have.lines().collect(), want.lines().collect());
+    let first = h.iter().zip(&w).take_while(|(a, b)| a == b).count();
+    let (mut tail_h, mut tail_w) = (h.len(), w.len());
+    while tail_h > first && tail_w > first && h[tail_h - 1] == w[tail_w - 1] {
+        tail_h -= 1;
+        tail_w -= 1;
+    }
+    let mut out = String::new();
+    for (i, line) in h[first..tail_h].iter().enumerate() {
+        out += &format!("-{:4}: {line}\n", first + i + 1);
+    }
+    for (i, line) in w[first..tail_w].iter().enumerate() {
+        out += &format!("+{:4}: {line}\n", first + i + 1);
+    }
+    out
+}
