@@ -811,7 +811,8 @@ mod tests {
 
     unsafe extern "C" fn free_fake(p: *mut c_void) {
         LIVE.fetch_sub(1, Ordering::SeqCst);
-        drop(Box::from_raw(p as *mut OwnedPicture));
+        // SAFETY: the tests' handles are Box<OwnedPicture>s, each released once.
+        drop(unsafe { Box::from_raw(p as *mut OwnedPicture) });
     }
 
     /// A host frame: a boxed picture, counted while alive.
