@@ -309,19 +309,18 @@ pub unsafe extern "C" fn vmafx_filter_configure(
     ref_h: c_int,
     ref_fmt: *const c_char,
 ) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        // SAFETY: NULL or NUL-terminated (av_get_pix_fmt_name).
+        let (m, r) = unsafe { (opt_str(main_fmt, "main format")?, opt_str(ref_fmt, "reference format")?) };
+        let size = |v: c_int| usize::try_from(v).map_err(|_| Error::invalid(format!("size {v}")));
+        vx.filter.configure(
+            (size(main_w)?, size(main_h)?, m.unwrap_or("none")),
+            (size(ref_w)?, size(ref_h)?, r.unwrap_or("none")),
+        )?;
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            // SAFETY: NULL or NUL-terminated (av_get_pix_fmt_name).
-            let (m, r) = unsafe { (opt_str(main_fmt, "main format")?, opt_str(ref_fmt, "reference format")?) };
-            let size = |v: c_int| usize::try_from(v).map_err(|_| Error::invalid(format!("size {v}")));
-            vx.filter.configure(
-                (size(main_w)?, size(main_h)?, m.unwrap_or("none")),
-                (size(ref_w)?, size(ref_h)?, r.unwrap_or("none")),
-            )?;
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// Declares an input (0: main, 1: reference) as CUDA frames (API version
@@ -340,14 +339,13 @@ pub unsafe extern "C" fn vmafx_filter_set_cuda_device(
     cuda_ctx: *mut c_void,
     stream: *mut c_void,
 ) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
+        vx.filter.set_cuda_device(input, CudaInput { context: cuda_ctx as u64, stream: stream as u64 })?;
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
-            vx.filter.set_cuda_device(input, CudaInput { context: cuda_ctx as u64, stream: stream as u64 })?;
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// Declares an input (0: main, 1: reference) as HIP frames (API version
@@ -367,15 +365,14 @@ pub unsafe extern "C" fn vmafx_filter_set_hip_device(
     device: c_int,
     stream: *mut c_void,
 ) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
+        let device = usize::try_from(device).map_err(|_| Error::invalid(format!("HIP device {device}")))?;
+        vx.filter.set_hip_device(input, HipInput { device, stream: stream as u64 })?;
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            let input = usize::try_from(input).map_err(|_| Error::invalid(format!("input {input}")))?;
-            let device = usize::try_from(device).map_err(|_| Error::invalid(format!("HIP device {device}")))?;
-            vx.filter.set_hip_device(input, HipInput { device, stream: stream as u64 })?;
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// Takes the handle out of `frame` (so it is released exactly once) and
@@ -435,43 +432,41 @@ pub unsafe extern "C" fn vmafx_filter_push(
     reference: *const VmafxFrame,
     output: *mut c_void,
 ) -> c_int {
-    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            let free = vx.frame_free;
-            // SAFETY: `output` is a frame handed over (vmafx.h).
-            let output = unsafe { FrameHandle::new(output, free) };
-            if main.is_null() || reference.is_null() {
-                // The frame given is handed over all the same (vmafx.h).
-                for frame in [main, reference].into_iter().filter(|p| !p.is_null()) {
-                    // SAFETY: a filled VmafxFrame whose handle is ours now.
-                    drop(unsafe { FrameHandle::new((*frame).handle, free) });
-                }
-                return Err(Error::invalid("vmafx_filter_push: NULL frame"));
+    let body = |vx: &mut VmafxFilter| {
+        let free = vx.frame_free;
+        // SAFETY: `output` is a frame handed over (vmafx.h).
+        let output = unsafe { FrameHandle::new(output, free) };
+        if main.is_null() || reference.is_null() {
+            // The frame given is handed over all the same (vmafx.h).
+            for frame in [main, reference].into_iter().filter(|p| !p.is_null()) {
+                // SAFETY: a filled VmafxFrame whose handle is ours now.
+                drop(unsafe { FrameHandle::new((*frame).handle, free) });
             }
-            // SAFETY: filled VmafxFrames (vmafx.h). Both handles are taken
-            // before either frame's error returns, so a bad main frame does not
-            // leak the reference (each take_frame releases its own on error).
-            let (m, r) = unsafe { (take_frame(main, free), take_frame(reference, free)) };
-            vx.filter.push(m?, r?, output)?;
-            Ok(VMAFX_OK)
-        })
-    }
+            return Err(Error::invalid("vmafx_filter_push: NULL frame"));
+        }
+        // SAFETY: filled VmafxFrames (vmafx.h). Both handles are taken
+        // before either frame's error returns, so a bad main frame does not
+        // leak the reference (each take_frame releases its own on error).
+        let (m, r) = unsafe { (take_frame(main, free), take_frame(reference, free)) };
+        vx.filter.push(m?, r?, output)?;
+        Ok(VMAFX_OK)
+    };
+    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
+    unsafe { with_filter(f, body) }
 }
 
 /// Queues a frame that passes through unscored (eof_action=pass after the
 /// reference ended), in order behind the frames before it.
 #[no_mangle]
 pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output: *mut c_void) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        // SAFETY: `output` is a frame handed over (vmafx.h).
+        let output = unsafe { FrameHandle::new(output, vx.frame_free) };
+        vx.filter.push_unscored(output);
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            // SAFETY: `output` is a frame handed over (vmafx.h).
-            let output = unsafe { FrameHandle::new(output, vx.frame_free) };
-            vx.filter.push_unscored(output);
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// The host found the main input ended while the reference goes on (its
@@ -480,13 +475,12 @@ pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output:
 /// writes the log of the frames scored, marked incomplete).
 #[no_mangle]
 pub unsafe extern "C" fn vmafx_filter_main_ended(f: *mut VmafxFilter, main_frames: i64) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        vx.filter.main_ended(main_frames)?;
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            vx.filter.main_ended(main_frames)?;
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// Pops the next output frame whose scores are final (metadata set).
@@ -498,29 +492,28 @@ pub unsafe extern "C" fn vmafx_filter_pop(f: *mut VmafxFilter, output: *mut *mut
     }
     // SAFETY: `output` is writable.
     unsafe { *output = ptr::null_mut() };
-    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            let set_metadata = vx.set_metadata;
-            let mut set = |frame: &FrameHandle, key: &str, value: &str| -> Result<(), Error> {
-                let (k, v) = (c_string(key), c_string(value));
-                // SAFETY: a frame we hold, NUL-terminated strings.
-                let ret = unsafe { set_metadata(frame.as_ptr(), k.as_ptr(), v.as_ptr()) };
-                if ret < 0 {
-                    return Err(Error::Internal(format!("setting frame metadata {key} failed ({ret})")));
-                }
-                Ok(())
-            };
-            match vx.filter.pop(&mut set)? {
-                Some(frame) => {
-                    // SAFETY: as above; ownership goes back to the host.
-                    unsafe { *output = frame.into_raw() };
-                    Ok(1)
-                }
-                None => Ok(0),
+    let body = |vx: &mut VmafxFilter| {
+        let set_metadata = vx.set_metadata;
+        let mut set = |frame: &FrameHandle, key: &str, value: &str| -> Result<(), Error> {
+            let (k, v) = (c_string(key), c_string(value));
+            // SAFETY: a frame we hold, NUL-terminated strings.
+            let ret = unsafe { set_metadata(frame.as_ptr(), k.as_ptr(), v.as_ptr()) };
+            if ret < 0 {
+                return Err(Error::Internal(format!("setting frame metadata {key} failed ({ret})")));
             }
-        })
-    }
+            Ok(())
+        };
+        match vx.filter.pop(&mut set)? {
+            Some(frame) => {
+                // SAFETY: as above; ownership goes back to the host.
+                unsafe { *output = frame.into_raw() };
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    };
+    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
+    unsafe { with_filter(f, body) }
 }
 
 /// End of stream: scores every frame still in flight; afterwards every
@@ -534,13 +527,12 @@ pub unsafe extern "C" fn vmafx_filter_finish(
     reference_frames: i64,
     allow_unequal: c_int,
 ) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        vx.filter.finish(reference_frames, allow_unequal != 0)?;
+        Ok(VMAFX_OK)
+    };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    unsafe {
-        with_filter(f, |vx| {
-            vx.filter.finish(reference_frames, allow_unequal != 0)?;
-            Ok(VMAFX_OK)
-        })
-    }
+    unsafe { with_filter(f, body) }
 }
 
 /// Finishes if needed, writes the log file (if log_path is set; once) and
@@ -554,14 +546,13 @@ pub unsafe extern "C" fn vmafx_filter_finish(
 /// and vmafx created it.
 #[no_mangle]
 pub unsafe extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_char {
-    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    let ret = unsafe {
-        with_filter(f, |vx| {
-            let text = c_string(vx.filter.summary()?);
-            vx.summary = text;
-            Ok(VMAFX_OK)
-        })
+    let body = |vx: &mut VmafxFilter| {
+        let text = c_string(vx.filter.summary()?);
+        vx.summary = text;
+        Ok(VMAFX_OK)
     };
+    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
+    let ret = unsafe { with_filter(f, body) };
     if ret < 0 {
         return ptr::null();
     }
@@ -572,17 +563,16 @@ pub unsafe extern "C" fn vmafx_filter_summary(f: *mut VmafxFilter) -> *const c_c
 /// Warnings produced since the last call (one per line), or NULL.
 #[no_mangle]
 pub unsafe extern "C" fn vmafx_filter_take_warnings(f: *mut VmafxFilter) -> *const c_char {
-    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
-    let ret = unsafe {
-        with_filter(f, |vx| {
-            let w = vx.filter.take_warnings();
-            if w.is_empty() {
-                return Ok(0);
-            }
-            vx.warnings = c_string(&(w.join("\n") + "\n"));
-            Ok(1)
-        })
+    let body = |vx: &mut VmafxFilter| {
+        let w = vx.filter.take_warnings();
+        if w.is_empty() {
+            return Ok(0);
+        }
+        vx.warnings = c_string(&(w.join("\n") + "\n"));
+        Ok(1)
     };
+    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
+    let ret = unsafe { with_filter(f, body) };
     if ret != 1 {
         return ptr::null();
     }

@@ -105,6 +105,7 @@ pub struct FrameHandle {
 // promises (vmafx.h) that `free` may run on any thread (av_frame_free on a
 // reference-counted frame is thread-safe).
 unsafe impl Send for FrameHandle {}
+// SAFETY: shared, the handle is only read (never freed through `&self`).
 unsafe impl Sync for FrameHandle {}
 
 impl FrameHandle {
@@ -189,6 +190,7 @@ pub struct HostPicture {
 // than one reference is not writable in FFmpeg); reads from several threads
 // are fine.
 unsafe impl Send for HostPicture {}
+// SAFETY: as above: the planes are only read while referenced.
 unsafe impl Sync for HostPicture {}
 
 impl HostPicture {
