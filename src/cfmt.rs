@@ -61,6 +61,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::approx_constant, reason = "a value to print, not e")]
     fn g6_matches_printf() {
         for (x, want) in [
             (1.0, "1"),

@@ -105,6 +105,7 @@ pub struct FrameHandle {
 // promises (vmafx.h) that `free` may run on any thread (av_frame_free on a
 // reference-counted frame is thread-safe).
 unsafe impl Send for FrameHandle {}
+// SAFETY: shared, the handle is only read (never freed through `&self`).
 unsafe impl Sync for FrameHandle {}
 
 impl FrameHandle {
@@ -189,6 +190,7 @@ pub struct HostPicture {
 // than one reference is not writable in FFmpeg); reads from several threads
 // are fine.
 unsafe impl Send for HostPicture {}
+// SAFETY: as above: the planes are only read while referenced.
 unsafe impl Sync for HostPicture {}
 
 impl HostPicture {
@@ -230,7 +232,9 @@ impl HostPicture {
         }
         if host.msb_aligned || ls < 0 {
             let shift = if host.msb_aligned { 16 - host.bits as u32 } else { 0 };
-            pic.planes[0] = Some(pic.copy_plane(raw.data[0], ls, width, height, bps, shift, 1, 0));
+            // SAFETY: this function's contract: the luma plane holds `height`
+            // rows of `width` samples, `ls` bytes apart.
+            pic.planes[0] = Some(unsafe { pic.copy_plane(raw.data[0], ls, width, height, bps, shift, 1, 0) });
             copied = true;
         } else {
             pic.planes[0] = Some(host_plane(raw.data[0], ls, width, height, bps)?);
@@ -245,8 +249,10 @@ impl HostPicture {
                         return Err(Error::invalid(format!("frame has no plane {i}")));
                     }
                     if raw.linesize[i] < 0 {
+                        // SAFETY: this function's contract: plane i holds
+                        // `h` rows of `w` samples, `linesize[i]` bytes apart.
                         pic.planes[i] =
-                            Some(pic.copy_plane(raw.data[i], raw.linesize[i], w, h, bps, 0, 1, 0));
+                            Some(unsafe { pic.copy_plane(raw.data[i], raw.linesize[i], w, h, bps, 0, 1, 0) });
                         copied = true;
                     } else {
                         pic.planes[i] = Some(host_plane(raw.data[i], raw.linesize[i], w, h, bps)?);
@@ -261,8 +267,10 @@ impl HostPicture {
                 }
                 let shift = if host.msb_aligned { 16 - host.bits as u32 } else { 0 };
                 for i in 1..3 {
+                    // SAFETY: this function's contract: plane 1 holds `h`
+                    // rows of `w` U/V pairs, `linesize[1]` bytes apart.
                     pic.planes[i] =
-                        Some(pic.copy_plane(raw.data[1], raw.linesize[1], w, h, bps, shift, 2, i - 1));
+                        Some(unsafe { pic.copy_plane(raw.data[1], raw.linesize[1], w, h, bps, shift, 2, i - 1) });
                 }
                 copied = true;
             }
@@ -295,15 +303,13 @@ impl HostPicture {
         let offset = self.owned.len() * 2;
         self.owned.resize(self.owned.len() + (stride * h).div_ceil(2), 0);
         // SAFETY: u16 storage viewed as bytes, within its length.
-        let dst = std::slice::from_raw_parts_mut(
-            self.owned.as_mut_ptr() as *mut u8,
-            self.owned.len() * 2,
-        );
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(self.owned.as_mut_ptr() as *mut u8, self.owned.len() * 2)
+        };
         for y in 0..h {
             // SAFETY: `wrap`'s contract: row y starts linesize * y bytes
             // from src (negative: going up) and holds `step * w` samples.
-            let row = src.offset(linesize as isize * y as isize);
-            let row = std::slice::from_raw_parts(row, step * w * bps);
+            let row = unsafe { std::slice::from_raw_parts(src.offset(linesize as isize * y as isize), step * w * bps) };
             let d = &mut dst[offset + y * stride..offset + y * stride + w * bps];
             if bps == 1 {
                 for x in 0..w {
@@ -330,9 +336,9 @@ impl HostPicture {
         for i in 0..self.format.chroma.plane_count() {
             let (w, h) = self.format.plane_size(i, self.width, self.height);
             let (data, stride) = match self.planes[i] {
-                // SAFETY: `wrap`'s contract: `len` bytes from `ptr` lie in
-                // the frame's buffer, referenced by `_frame`.
                 Some(PlaneSource::Host { ptr, stride, len }) => {
+                    // SAFETY: `wrap`'s contract: `len` bytes from `ptr` lie in
+                    // the frame's buffer, referenced by `_frame`.
                     (unsafe { std::slice::from_raw_parts(ptr, len) }, stride)
                 }
                 Some(PlaneSource::Owned { offset, stride, len }) => (&owned[offset..offset + len], stride),
@@ -378,7 +384,8 @@ mod tests {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     unsafe extern "C" fn count_free(p: *mut c_void) {
         FREED.fetch_add(1, Ordering::SeqCst);
-        drop(Box::from_raw(p as *mut Vec<u8>));
+        // SAFETY: the tests' handles are Box<Vec<u8>>s, each released once.
+        drop(unsafe { Box::from_raw(p as *mut Vec<u8>) });
     }
 
     fn handle(buf: Vec<u8>) -> (FrameHandle, *const u8) {

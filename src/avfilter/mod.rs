@@ -1,8 +1,8 @@
 //! The Rust side of FFmpeg's `vmafx` filter (a drop-in for the `libvmaf`
 //! filter, `libavfilter/vf_libvmaf.c`): one [`Filter`] per filter instance
 //! holds the options, the scoring [`Context`], and the output frames held
-//! back until their scores are final; [`ffi`] exposes it to the C glue
-//! (`include/vmafx.h`).
+//! back until their scores are final; `ffi` (feature `capi`) exposes it to
+//! the C glue (`include/vmafx.h`).
 //!
 //! Flow per frame pair: the glue hands over a reference to the distorted
 //! and reference frames (kept alive until scored, then released) and the
@@ -50,6 +50,7 @@
 //! stream.
 
 pub mod cuda;
+#[cfg(feature = "capi")]
 pub mod ffi;
 pub mod frame;
 pub mod frames_import;
@@ -810,7 +811,8 @@ mod tests {
 
     unsafe extern "C" fn free_fake(p: *mut c_void) {
         LIVE.fetch_sub(1, Ordering::SeqCst);
-        drop(Box::from_raw(p as *mut OwnedPicture));
+        // SAFETY: the tests' handles are Box<OwnedPicture>s, each released once.
+        drop(unsafe { Box::from_raw(p as *mut OwnedPicture) });
     }
 
     /// A host frame: a boxed picture, counted while alive.

@@ -2,6 +2,8 @@
 //! surfaces (the C header generated from the code, the staticlib without the
 //! CLI's dependencies).
 //!
+//! - `api_surface` (was tests/api_surface.rs)
 //! - `architecture` (was tests/architecture.rs)
 
+mod api_surface;
 mod architecture;

@@ -332,9 +332,9 @@ impl<'a> ContextGuard<'a> {
     /// # Safety
     /// `ctx` is a live context that outlives the guard.
     pub unsafe fn push(api: &'a CudaDriver, ctx: CUcontext) -> Result<Self> {
-        // SAFETY: ctx is live (the caller's contract).
         result::check(
             api,
+            // SAFETY: ctx is live (the caller's contract).
             unsafe { (api.cuCtxPushCurrent_v2)(ctx) },
             "cuCtxPushCurrent",
         )?;

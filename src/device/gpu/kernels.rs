@@ -56,6 +56,7 @@ pub trait KernelSet<F>: Sized {
 /// and its [`KernelSet`] impl: `kernel_set! { pub struct MotionKernels =
 /// "motion.cu", include_str!(..) { motion_blur_y_8, .. } }`.
 #[macro_export]
+#[doc(hidden)] // the crate's own kernel tables (and the tests'), not application API
 macro_rules! kernel_set {
     ($(#[$m:meta])* $vis:vis struct $set:ident = $file:literal, $source:expr, { $($entry:ident),+ $(,)? }) => {
         $(#[$m])*

@@ -80,13 +80,14 @@ macro_rules! fn_table {
             #[allow(non_snake_case)]
             pub(crate) unsafe fn resolve(lib: libloading::Library, library: String) -> $crate::Result<Self> {
                 $(
-                    let $rf = *lib
-                        .get::<unsafe extern "C" fn($($rt),*) -> $rr>(concat!(stringify!($rf), "\0").as_bytes())
-                        .map_err(|e| $crate::device::gpu::loader::missing_symbol(&library, stringify!($rf), e))?;
+                    // SAFETY: the symbol has the declared signature (this
+                    // function's contract).
+                    let $rf = *unsafe { lib.get::<unsafe extern "C" fn($($rt),*) -> $rr>(concat!(stringify!($rf), "\0").as_bytes())
+                        .map_err(|e| $crate::device::gpu::loader::missing_symbol(&library, stringify!($rf), e))? };
                 )*
                 $(
-                    let $of = lib
-                        .get::<unsafe extern "C" fn($($ot),*) -> $or>(concat!(stringify!($of), "\0").as_bytes())
+                    // SAFETY: as above.
+                    let $of = unsafe { lib.get::<unsafe extern "C" fn($($ot),*) -> $or>(concat!(stringify!($of), "\0").as_bytes()) }
                         .ok()
                         .map(|s| *s);
                 )*
@@ -123,7 +124,8 @@ pub(crate) unsafe fn c_str(p: *const std::ffi::c_char) -> String {
     if p.is_null() {
         return String::from("(null)");
     }
-    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]

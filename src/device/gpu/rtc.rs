@@ -144,9 +144,9 @@ fn compile(
     let call = |what: &str| format!("{}{what}", calls.prefix);
 
     let mut prog: *mut c_void = std::ptr::null_mut();
-    // SAFETY: every string is NUL-terminated and outlives the program; the
-    // header arrays have headers.len() entries.
     check(
+        // SAFETY: every string is NUL-terminated and outlives the program; the
+        // header arrays have headers.len() entries.
         unsafe {
             (calls.create)(
                 &mut prog,
@@ -173,13 +173,14 @@ fn compile(
             })?;
         }
         let mut size = 0usize;
-        // SAFETY: prog compiled; the buffer has the size the compiler reported.
         check(
+            // SAFETY: prog compiled.
             unsafe { (calls.code_size)(prog, &mut size) },
             &call("GetCodeSize"),
         )?;
         let mut code = vec![0u8; size];
         check(
+            // SAFETY: prog compiled; the buffer has the size the compiler reported.
             unsafe { (calls.code)(prog, code.as_mut_ptr().cast()) },
             &call("GetCode"),
         )?;
