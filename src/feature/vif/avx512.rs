@@ -4,9 +4,12 @@
 //! block table; read that module's doc first).
 //!
 //! Statistic: both filter passes on 16 columns per register (`vpmaddwd` on
-//! zmm): the vertical pass joins two of the AVX2 pair blocks' 8-column
-//! chunks into one zmm; the horizontal pass reads 32 i16 row values (16
-//! pairs) at once. The per-pixel statistic runs on 16 lanes with mask
+//! zmm): the pair blocks are built 32 columns a step and laid out joined
+//! (each quantity's 16 column pairs side by side), so the vertical pass
+//! reads each with one 512-bit load; the horizontal pass reads 32 i16 row
+//! values (16 pairs) at once. (VNNI's `vpdpwssd` in place of `vpmaddwd` +
+//! `vpaddd` was tried: no faster on this AMD EPYC, where both run at one
+//! zmm multiply-add a cycle.) The per-pixel statistic runs on 16 lanes with mask
 //! registers (same operations as the AVX2 one, no FMA; its sums are
 //! integer, so lane order does not matter); with an irregular log2 table it
 //! falls back to the AVX2 statistic on each 8-lane half. Subsampling runs
