@@ -304,10 +304,6 @@ pub(super) fn log2_lut() -> &'static Log2Lut {
     })
 }
 
-/// Eight u32 lanes in memory, aligned for one ymm load or store.
-#[repr(C, align(32))]
-struct Lanes8([u32; 8]);
-
 impl Log2Lut {
     /// table[m] for eight lanes of m in 32768..65536 (other lanes: some
     /// value, read inside the tables).
@@ -320,19 +316,11 @@ impl Log2Lut {
                     _mm256_set1_epi32(2047),
                 );
                 // Scalar loads: gathers are slow on some cores even from L1.
-                // Through memory, volatile: left to itself the compiler
-                // moves each lane with vpextrd / vpinsrd (shuffle uops).
-                let mut at = Lanes8([0; 8]);
-                let mut e = Lanes8([0; 8]);
-                // SAFETY: `at` and `e` are 32-byte aligned and 32 bytes long.
-                std::ptr::write_volatile(at.0.as_mut_ptr() as *mut __m256i, index);
-                for l in 0..8 {
-                    // SAFETY: l < 8 (inside `at` and `e`); every index < 2048 = blocks.len().
-                    let i = std::ptr::read_volatile(at.0.as_ptr().add(l)) as usize;
-                    std::ptr::write_volatile(e.0.as_mut_ptr().add(l), *blocks.get_unchecked(i));
-                }
-                // SAFETY: as above.
-                let e = std::ptr::read_volatile(e.0.as_ptr() as *const __m256i);
+                let mut at = [0u32; 8];
+                _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
+                // SAFETY: every index < 2048 = blocks.len().
+                let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
+                let e = _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7));
                 let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
                 let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
                 let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));

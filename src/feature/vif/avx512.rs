@@ -123,10 +123,6 @@ unsafe fn add_masked_i64(sum: __m256i, v: __m512i, mask: __mmask16) -> __m256i {
     )
 }
 
-/// Sixteen u32 lanes in memory, aligned for one zmm load or store.
-#[repr(C, align(64))]
-struct Lanes([u32; 16]);
-
 /// table[m] for sixteen lanes of m in 32768..65536, through the block code
 /// of `avx2::Log2Lut` (see there).
 #[inline(always)]
@@ -135,20 +131,14 @@ unsafe fn lookup16(blocks: &[u32; 2048], m: __m512i) -> __m512i {
         _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
         _mm512_set1_epi32(2047),
     );
-    // Through memory, volatile: left to itself the compiler moves each
-    // lane with vpextrd / vpinsrd, two shuffle uops apiece, where a
-    // store and plain loads use the load and store ports.
-    let mut at = Lanes([0; 16]);
-    let mut e = Lanes([0; 16]);
-    // SAFETY: `at` and `e` are 64-byte aligned and 64 bytes long.
-    std::ptr::write_volatile(at.0.as_mut_ptr() as *mut __m512i, index);
+    let mut at = [0u32; 16];
+    _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
+    let mut e = [0u32; 16];
     for l in 0..16 {
-        // SAFETY: l < 16 (inside `at` and `e`); every index < 2048 = blocks.len().
-        let i = std::ptr::read_volatile(at.0.as_ptr().add(l)) as usize;
-        std::ptr::write_volatile(e.0.as_mut_ptr().add(l), *blocks.get_unchecked(i));
+        // SAFETY: every index < 2048 = blocks.len().
+        e[l] = *blocks.get_unchecked(at[l] as usize);
     }
-    // SAFETY: as above.
-    let e = std::ptr::read_volatile(e.0.as_ptr() as *const __m512i);
+    let e = _mm512_loadu_si512(e.as_ptr() as *const _);
     let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
     let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
     let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
