@@ -195,7 +195,7 @@ impl std::fmt::Display for DeviceChoice {
 }
 
 /// Pictures per frame whose planes a lane holds uploaded at once:
-/// reference, distorted, previous reference.
+/// reference, distorted, previous reference, previous distorted.
 const SLOTS: usize = crate::device::gpu::UPLOAD_PICTURES;
 
 /// A worker's GPU lane and the pictures on it.
@@ -251,7 +251,7 @@ impl LaneState {
         let slot = (0..SLOTS)
             .filter(|&i| !used[i])
             .min_by_key(|&i| Some(i) == kept_slot)
-            .ok_or_else(|| Error::Internal("more than three pictures in one frame".into()))?;
+            .ok_or_else(|| Error::Internal(format!("more than {SLOTS} pictures in one frame")))?;
         if Some(slot) == kept_slot {
             self.kept = None;
         }
@@ -1129,6 +1129,12 @@ fn run_job(
         (Some(p), true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous reference")?.0),
         _ => None,
     };
+    let needs_prev_distorted = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_distorted);
+    let prev_distorted = match (&job.prev_distorted, &job.prev_reference, &prev, needs_prev_distorted) {
+        (Some(p), Some(pr), Some(placed), true) if same_picture(p, pr) => Some(placed.clone()),
+        (Some(p), _, _, true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous distorted")?.0),
+        _ => None,
+    };
     let (reference, reference_slot) = lane.place(&job.reference, lane.planes, &mut used, job.index, "reference")?;
     let distorted = if same_picture(&job.reference, &job.distorted) {
         reference.clone()
@@ -1140,6 +1146,7 @@ fn run_job(
         reference: &reference,
         distorted: &distorted,
         prev_reference: prev.as_ref(),
+        prev_distorted: prev_distorted.as_ref(),
     };
     for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
         if runs {

@@ -382,3 +382,60 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
     assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
     eprintln!("speed_chroma cases: {:.1} s", started.elapsed().as_secs_f64());
 }
+
+/// speed_temporal (kernels/speed.cu: the copies, their difference, the
+/// blur and decimation by 16 on the device; the block statistics on the
+/// host with the CPU's code): every value equal to the CPU context's as
+/// bits, 8 to 16 bits at odd sizes, kernel scales 1 and 1.5, with and
+/// without speed_use_ref_diff, on 0 and 2 worker threads (the previous
+/// distorted picture placed beside the previous reference); a prescaled
+/// one is refused by name.
+#[test]
+fn emulated_context_scores_speed_temporal_as_the_cpu() {
+    use vmafx::feature::speed::TEMPORAL_DESCRIPTOR;
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    let cases = [
+        (Chroma::Yuv420, 8, 331, 247, "1", false, 0),
+        (Chroma::Yuv400, 10, 257, 243, "1.5", true, 2),
+        (Chroma::Yuv444, 12, 249, 161, "1", false, 2),
+        (Chroma::Yuv422, 16, 163, 251, "1", true, 0),
+    ];
+    for (chroma, bits, w, h, ks, ref_diff, threads) in cases {
+        let frames = synth::clip(chroma, bits, w, h, 4, 0x7e3 ^ w as u64);
+        let with_speed = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_use_ref_diff", if ref_diff { "true" } else { "false" }).unwrap();
+            // The v1.0.16 models' noise settings.
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_nn_floor", "0.1").unwrap();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_sigma_nn", "0.19").unwrap();
+            ctx.use_feature("speed_temporal", o).unwrap();
+            only(ctx, &frames)
+        };
+        let what = format!("speed_temporal {w}x{h} {} {bits}-bit, ks {ks}, ref diff {ref_diff}, {threads} threads", chroma.name());
+        let cpu = with_speed(Context::new(ContextConfig { threads, ..Default::default() }).unwrap());
+        let dev = with_speed(emulated_context(threads, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        // Frame 0 scores 0 by definition: the later ones must not all be 0.
+        let name = cpu.collector().names().iter().find(|n| n.contains("speed_temporal")).unwrap();
+        let values = cpu.collector().column(name).unwrap();
+        assert!(values[1..].iter().any(|&v| v.is_some_and(|v| v != 0.0)), "{what}: every temporal score is 0 ({values:?})");
+        eprintln!("{what}: {n} values equal");
+    }
+    // A prescale: refused at the second frame (the first scores 0 without the device), naming the option.
+    let frames = synth::clip(Chroma::Yuv420, 8, 181, 163, 2, 3);
+    let mut ctx = emulated_context(0, &world);
+    let mut o = FeatureOptions::new();
+    o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_prescale", "0.5").unwrap();
+    ctx.use_feature("speed_temporal", o).unwrap();
+    let err = frames
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, (r, d))| ctx.push(host(r, i, ""), host(d, i, "")))
+        .and_then(|_| ctx.flush())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
+    eprintln!("speed_temporal cases: {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -61,6 +61,7 @@ const CHECKS: KernelSource = KernelSource {
         "check_ssim_pixel",
         "check_speed_mirror",
         "check_speed_sample",
+        "check_speed_input",
     ],
 };
 
@@ -736,6 +737,35 @@ fn speed_fns<B: Backend>(c: &mut Checker<B>, l: &str) {
         let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
         let want: Vec<u32> = (0..n).map(|v| speed::copy_sample(v as u16, bits).to_bits()).collect();
         compare(&format!("{l}: vx_speed_sample, {bits} bits"), &got, &want, |i| format!("sample {i}"));
+        c.done();
+    }
+    // speed_temporal's difference of two copies: pairs spread over the
+    // whole range (a stride prime to every power of two), the ends met.
+    for (bits, scaler) in [(8u32, 1.0f32), (10, 4.0), (12, 16.0), (16, 256.0)] {
+        let n = 1usize << 16;
+        let mask = (1usize << bits) - 1;
+        let a: Vec<u16> = (0..n).map(|i| (i & mask) as u16).collect();
+        let b: Vec<u16> = (0..n).map(|i| ((i * 40503 + 7) & mask) as u16).collect();
+        let (pa, pb) = if bits == 8 {
+            let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+            (c.input(&narrow(&a)), c.input(&narrow(&b)))
+        } else {
+            (c.input(&a), c.input(&b))
+        };
+        let bytes = if bits == 8 { 1 } else { 2 };
+        for minus in [true, false] {
+            let po = c.output(4 * n);
+            let args = Args::new().ptr(pa).ptr(if minus { pb } else { 0 }).i32(bytes).f32(scaler).i32(n as i32).ptr(po);
+            c.run("check_speed_input", n, args);
+            let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
+            let want: Vec<u32> = (0..n)
+                .map(|i| {
+                    let v = speed::copy_sample(a[i], bits);
+                    if minus { v - speed::copy_sample(b[i], bits) } else { v }.to_bits()
+                })
+                .collect();
+            compare(&format!("{l}: vx_speed_input, {bits} bits, minus {minus}"), &got, &want, |i| format!("samples {} - {}", a[i], b[i]));
+        }
         c.done();
     }
 }

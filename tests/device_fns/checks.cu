@@ -142,3 +142,9 @@ VMAFX_KERNEL void check_speed_mirror(int n, int offset, int count, vx_i32 *out) 
 VMAFX_KERNEL void check_speed_sample(const vx_u8 *p, int bytes, float scaler, int n, float *out) {
     VX_CHECK_LOOP(n) out[i] = vx_speed_sample(p, 0, bytes, scaler, (int)i, 0);
 }
+
+// speed_temporal's input sample: picture_copy of a minus that of b (b
+// null: a's alone), over one row of n samples of each.
+VMAFX_KERNEL void check_speed_input(const vx_u8 *a, const vx_u8 *b, int bytes, float scaler, int n, float *out) {
+    VX_CHECK_LOOP(n) out[i] = vx_speed_input(a, 0, b, 0, bytes, scaler, (int)i, 0);
+}
