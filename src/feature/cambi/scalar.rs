@@ -496,6 +496,49 @@ pub fn c_values(
     }
 }
 
+/// The rows `c_values`' histograms hold when they give row y its final
+/// c-values, `[first, last]` per row of a `height`-row scale with a window
+/// of `window` rows: [`c_values`]' loop order replayed on the interval
+/// (rows enter at the bottom and leave at the top, so the histogram always
+/// holds one run of rows; a row computed twice keeps its later values).
+/// The device twin (kernels/cambi.cu) counts these rows directly.
+pub fn window_rows(height: usize, window: usize) -> Vec<[i32; 2]> {
+    let pad = window >> 1;
+    // The run held: rows first..next (next exclusive).
+    let (mut first, mut next) = (0usize, 0usize);
+    let mut out = vec![[0i32; 2]; height];
+    let record = |out: &mut [[i32; 2]], y: usize, first: usize, next: usize| {
+        if y < height {
+            out[y] = [first as i32, next as i32 - 1];
+        }
+    };
+    let add = |next: &mut usize, y: usize| {
+        debug_assert_eq!(*next, y, "rows enter in order");
+        *next = y + 1;
+    };
+    for y in 0..pad {
+        add(&mut next, y);
+    }
+    for i in 0..pad + 1 {
+        if i + pad < height {
+            add(&mut next, i + pad);
+        }
+        record(&mut out, i, first, next);
+    }
+    for i in pad + 1..height.saturating_sub(pad) {
+        first = i - pad;
+        add(&mut next, i + pad);
+        record(&mut out, i, first, next);
+    }
+    for i in height - pad..height {
+        if i > pad {
+            first = i - pad;
+        }
+        record(&mut out, i, first, next);
+    }
+    out
+}
+
 /// libvmaf's `quick_select`: partially orders `arr` so that its first `k`
 /// entries are the k largest, by the same swaps (the pooled sum adds them
 /// in the order this leaves them).
