@@ -620,6 +620,67 @@ fn gpu_context_scores_speed_temporal_as_the_cpu() {
     }
 }
 
+/// cambi (kernels/cambi.cu: each scale's c-values on the device, the
+/// image, mask and pooling on the host) and the VMAF v1.0.16 model that
+/// reads it on a GPU: every value equal to the CPU context's as bits, up
+/// to 3840x2160 (with and without the high-res speed-up), odd sizes, 8 to
+/// 16 bits, full_ref, threads.
+#[test]
+fn gpu_context_scores_cambi_and_vmaf_v1016_as_the_cpu() {
+    let _memory = gpu_memory();
+    use vmafx::feature::cambi::DESCRIPTOR;
+    use vmafx::feature::FeatureOptions;
+    use vmafx::model::{Model, ModelConfig};
+    for kind in [DeviceKind::Cuda, DeviceKind::Hip] {
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { kind, index: 0 };
+        let cases: [(Chroma, u8, usize, usize, usize, &[(&str, &str)]); 4] = [
+            (Chroma::Yuv420, 8, 1920, 1080, 0, &[]),
+            (Chroma::Yuv420, 10, 3840, 2160, 2, &[("cambi_high_res_speedup", "2160")]),
+            (Chroma::Yuv444, 12, 641, 483, 2, &[("full_ref", "true"), ("max_log_contrast", "3")]),
+            (Chroma::Yuv400, 16, 645, 251, 0, &[("enc_bitdepth", "8"), ("window_size", "127")]),
+        ];
+        for (chroma, bits, w, h, threads, options) in cases {
+            let frames: Clip = synth::banded_clip(chroma, bits, w, h, 3, 0xca ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let mut o = FeatureOptions::new();
+                for (k, v) in options {
+                    o.set_text(DESCRIPTOR.options, k, v).unwrap();
+                }
+                ctx.use_feature("cambi", o).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("cambi {device} {w}x{h} {} {bits}-bit, {threads} threads, {options:?}", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+        // The whole v1.0.16 model (cambi, speed_chroma, adm3, motion3, vif).
+        for (bits, w, h, threads) in [(8, 1920, 1080, 0), (10, 3840, 2160, 2)] {
+            let frames: Clip = synth::banded_clip(Chroma::Yuv420, bits, w, h, 3, 0x1016);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let cfg = ModelConfig { name: Some("vmaf".into()), ..Default::default() };
+                ctx.use_model(Model::builtin("vmaf_v1.0.16_3d0h", &cfg).unwrap()).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("vmaf_v1.0.16_3d0h {device} {w}x{h} {bits}-bit, {threads} threads");
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
+
 /// GPU memory runs out while scoring (issue 17; on the H200 through
 /// `scripts/gpu-twins run`): the test itself takes every byte the device
 /// will give after context A scored its first frames. A's later frames need

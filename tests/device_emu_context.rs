@@ -486,8 +486,8 @@ fn emulated_context_scores_cambi_as_the_cpu() {
 /// it reads (adm3 with its options, motion3, cambi with its high-res
 /// option, speed_chroma, vif) has a device twin, so the context refuses
 /// nothing and every value, the model score included, equals the CPU
-/// context's. (The `_hfr_` models also read speed_temporal, twinned and
-/// tested above, and motion's five-frame window, which the lane refuses.)
+/// context's. (The `_hfr_` models also set motion's five-frame window,
+/// which the lane refuses: docs/gpu.md.)
 #[test]
 fn emulated_context_scores_vmaf_v1016_as_the_cpu() {
     use vmafx::model::{Model, ModelConfig};
