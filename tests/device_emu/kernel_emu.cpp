@@ -139,6 +139,7 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(check_ssim_symmetric, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
     VX_EMU(check_ssim_pixel, ptr<float>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<float>(a, 3), arg<float>(a, 4), ptr<double>(a, 5)),
     VX_EMU(check_speed_mirror, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
+    VX_EMU(check_cambi_c_value, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7), arg<int>(a, 8), ptr<float>(a, 9), ptr<float>(a, 10)),
     VX_EMU(check_speed_input, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<float>(a, 3), arg<int>(a, 4), ptr<float>(a, 5)),
     VX_EMU(check_speed_sample, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<int>(a, 3), ptr<float>(a, 4)),
     VX_EMU(check_vif_accumulate, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), ptr<vx_i32>(a, 2), arg<int>(a, 3), arg<double>(a, 4), ptr<vx_u16>(a, 5), ptr<vx_u64>(a, 6)),

@@ -343,9 +343,11 @@ pub struct ContrastTables<'a> {
 }
 
 /// The c-value of one masked pixel whose code plus num_diffs is `value`,
-/// from the histograms of its window (column `col`).
+/// from the histograms of its window (column `col`). kernels/cambi.cu's
+/// `vx_cambi_c_value` is its device twin (tests/device_fns.rs).
+#[doc(hidden)]
 #[inline]
-fn c_value_pixel(hist: &[u16], value: u16, t: &ContrastTables<'_>, lut: &[f32], col: usize, width: usize) -> f32 {
+pub fn c_value_pixel(hist: &[u16], value: u16, t: &ContrastTables<'_>, lut: &[f32], col: usize, width: usize) -> f32 {
     let band_offset = t.band_base.wrapping_add(t.num_diffs as u16);
     let compact = value as i32 - band_offset as i32;
     if compact as u32 >= t.band_size as u32 {
