@@ -195,7 +195,8 @@ impl std::fmt::Display for DeviceChoice {
 }
 
 /// Pictures per frame whose planes a lane holds uploaded at once:
-/// reference, distorted, previous reference, previous distorted.
+/// reference, distorted, previous reference, previous distorted, the
+/// reference two frames back.
 const SLOTS: usize = crate::device::gpu::UPLOAD_PICTURES;
 
 /// A worker's GPU lane and the pictures on it.
@@ -1135,6 +1136,11 @@ fn run_job(
         (Some(p), _, _, true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous distorted")?.0),
         _ => None,
     };
+    let needs_two_back = uses.iter().zip(&runs).any(|(u, &r)| r && (u.descriptor.needs_two_back)(&u.options));
+    let prev_prev_reference = match (&job.prev_prev_reference, needs_two_back) {
+        (Some(p), true) => Some(lane.place(p, 1, &mut used, job.index, "reference two frames back")?.0),
+        _ => None,
+    };
     let (reference, reference_slot) = lane.place(&job.reference, lane.planes, &mut used, job.index, "reference")?;
     let distorted = if same_picture(&job.reference, &job.distorted) {
         reference.clone()
@@ -1147,6 +1153,7 @@ fn run_job(
         distorted: &distorted,
         prev_reference: prev.as_ref(),
         prev_distorted: prev_distorted.as_ref(),
+        prev_prev_reference: prev_prev_reference.as_ref(),
     };
     for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
         if runs {

@@ -621,8 +621,8 @@ fn gpu_context_scores_speed_temporal_as_the_cpu() {
 }
 
 /// cambi (kernels/cambi.cu: each scale's c-values on the device, the
-/// image, mask and pooling on the host) and the VMAF v1.0.16 model that
-/// reads it on a GPU: every value equal to the CPU context's as bits, up
+/// image, mask and pooling on the host) and the VMAF v1.0.16 models that
+/// read it (3d0h, hfr_3d0h: motion's five-frame window) on a GPU: every value equal to the CPU context's as bits, up
 /// to 3840x2160 (with and without the high-res speed-up), odd sizes, 8 to
 /// 16 bits, full_ref, threads.
 #[test]
@@ -661,18 +661,21 @@ fn gpu_context_scores_cambi_and_vmaf_v1016_as_the_cpu() {
             let n = assert_same(&cpu, &gpu, &what);
             println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
         }
-        // The whole v1.0.16 model (cambi, speed_chroma, adm3, motion3, vif).
+        // Whole v1.0.16 models (cambi, speed_chroma, adm3, motion3 (the
+        // hfr one's with the five-frame window), vif).
         for (bits, w, h, threads) in [(8, 1920, 1080, 0), (10, 3840, 2160, 2)] {
-            let frames: Clip = synth::banded_clip(Chroma::Yuv420, bits, w, h, 3, 0x1016);
+            let frames: Clip = synth::banded_clip(Chroma::Yuv420, bits, w, h, 4, 0x1016);
             let run = |device: DeviceChoice| -> (Context, f64) {
                 let mut ctx = context(device, threads, 1);
-                let cfg = ModelConfig { name: Some("vmaf".into()), ..Default::default() };
-                ctx.use_model(Model::builtin("vmaf_v1.0.16_3d0h", &cfg).unwrap()).unwrap();
+                for (version, name) in [("vmaf_v1.0.16_3d0h", "vmaf"), ("vmaf_v1.0.16_hfr_3d0h", "vmaf_hfr")] {
+                    let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                    ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+                }
                 let started = std::time::Instant::now();
                 let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
                 (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
             };
-            let what = format!("vmaf_v1.0.16_3d0h {device} {w}x{h} {bits}-bit, {threads} threads");
+            let what = format!("vmaf_v1.0.16_3d0h and _hfr_3d0h {device} {w}x{h} {bits}-bit, {threads} threads");
             let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
             let (gpu, gpu_ms) = run(device);
             let n = assert_same(&cpu, &gpu, &what);

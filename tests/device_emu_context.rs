@@ -482,12 +482,12 @@ fn emulated_context_scores_cambi_as_the_cpu() {
     }
 }
 
-/// VMAF v1.0.16 (`vmaf_v1.0.16_3d0h`) on the emulated lane: every feature
-/// it reads (adm3 with its options, motion3, cambi with its high-res
-/// option, speed_chroma, vif) has a device twin, so the context refuses
-/// nothing and every value, the model score included, equals the CPU
-/// context's. (The `_hfr_` models also set motion's five-frame window,
-/// which the lane refuses: docs/gpu.md.)
+/// VMAF v1.0.16 (`vmaf_v1.0.16_3d0h` and `vmaf_v1.0.16_hfr_3d0h`) on the
+/// emulated lane: every feature they read (adm3 with its options, motion3,
+/// with the hfr model's five-frame window, cambi with its high-res option,
+/// speed_chroma, vif) has a device twin, so the context refuses nothing
+/// and every value, the model scores included, equals the CPU context's;
+/// 4 frames, so the five-frame window's SAD (from frame 2) is reached.
 #[test]
 fn emulated_context_scores_vmaf_v1016_as_the_cpu() {
     use vmafx::model::{Model, ModelConfig};
@@ -496,18 +496,20 @@ fn emulated_context_scores_vmaf_v1016_as_the_cpu() {
     // The smallest pictures the model scores (cambi: a side of 216;
     // SpEED: 80x80 chroma after decimating by 16).
     for (chroma, bits, w, h) in [(Chroma::Yuv420, 8, 241, 217), (Chroma::Yuv420, 10, 227, 219)] {
-        let frames = synth::banded_clip(chroma, bits, w, h, 3, 0x1016 ^ w as u64);
+        let frames = synth::banded_clip(chroma, bits, w, h, 4, 0x1016 ^ w as u64);
         let with_model = |mut ctx: Context| -> Context {
-            let cfg = ModelConfig { name: Some("vmaf".into()), ..Default::default() };
-            ctx.use_model(Model::builtin("vmaf_v1.0.16_3d0h", &cfg).unwrap()).unwrap();
+            for (version, name) in [("vmaf_v1.0.16_3d0h", "vmaf"), ("vmaf_v1.0.16_hfr_3d0h", "vmaf_hfr")] {
+                let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+            }
             only(ctx, &frames)
         };
-        let what = format!("vmaf_v1.0.16_3d0h {w}x{h} {} {bits}-bit", chroma.name());
+        let what = format!("vmaf_v1.0.16_3d0h and _hfr_3d0h {w}x{h} {} {bits}-bit", chroma.name());
         let cpu = with_model(Context::new(ContextConfig::default()).unwrap());
         let dev = with_model(emulated_context(0, &world));
         let n = assert_same(&cpu, &dev, &what);
         let names = cpu.collector().names().to_vec();
-        for want in ["cambi", "speed_chroma", "integer_adm3", "integer_motion3", "vmaf"] {
+        for want in ["cambi", "speed_chroma", "integer_adm3", "integer_motion3", "vmaf", "vmaf_hfr"] {
             assert!(names.iter().any(|n| n.contains(want)), "{what}: no {want} in {names:?}");
         }
         eprintln!("{what}: {n} values equal ({:.1} s so far)", started.elapsed().as_secs_f64());
