@@ -1,7 +1,7 @@
 // SpEED's downscale (libvmaf 3.2.0 feature/speed.c filter_and_downscale
-// without a prescale: picture_copy, vif_filter1d_s with the anti-alias
-// taps, vif_dec16_s): the device twin of src/feature/speed/scalar.rs
-// SpeedState::downscale. Only the samples decimation keeps are computed,
+// without a prescale: picture_copy (for speed_temporal, of two frames and
+// subtract_image), vif_filter1d_s with the anti-alias taps, vif_dec16_s):
+// the device twin of src/feature/speed/scalar.rs SpeedState::downscale. Only the samples decimation keeps are computed,
 // one thread each: for each horizontal tap the vertical pass of that column
 // (float, taps in order from 0.0f), then the horizontal sum (float, taps in
 // order from 0.0f), as the CPU's row buffer and output are summed. No FMA
@@ -25,10 +25,21 @@ __device__ inline float vx_speed_sample(const vx_u8 *p, int pitch, int bytes, fl
     return (float)((const vx_u16 *)row)[x] / scaler + -128.0f;
 }
 
+// The blur's input sample at (x, y): picture_copy of src, minus
+// picture_copy of sub where sub is given (speed_temporal's subtract_image
+// of the previous and the current frame, a float difference).
+__device__ inline float vx_speed_input(const vx_u8 *src, int pitch, const vx_u8 *sub, int sub_pitch, int bytes,
+                                       float scaler, int x, int y) {
+    float v = vx_speed_sample(src, pitch, bytes, scaler, x, y);
+    if (sub) v -= vx_speed_sample(sub, sub_pitch, bytes, scaler, x, y);
+    return v;
+}
+
 // Grid (ceil(ow / 256), oh); out[y * ow + x] is the blurred sample at
-// (16 x, 16 y) of the w x h plane; ow = w / 16, oh = h / 16.
-VMAFX_KERNEL void speed_blur_dec16(const vx_u8 *src, int pitch, int bytes, float scaler, int w, int h,
-                                   const float *taps, int len, float *out, int ow) {
+// (16 x, 16 y) of the w x h plane src (minus sub when not null: of the
+// same size and depth); ow = w / 16, oh = h / 16.
+VMAFX_KERNEL void speed_blur_dec16(const vx_u8 *src, int pitch, const vx_u8 *sub, int sub_pitch, int bytes,
+                                   float scaler, int w, int h, const float *taps, int len, float *out, int ow) {
     int x = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
     int y = blockIdx.y;
     if (x >= ow) return;
@@ -39,7 +50,7 @@ VMAFX_KERNEL void speed_blur_dec16(const vx_u8 *src, int pitch, int bytes, float
         float acc = 0.0f;
         for (int fi = 0; fi < len; fi++) {
             int ii = vx_speed_mirror(16 * y - half + fi, h);
-            acc += taps[fi] * vx_speed_sample(src, pitch, bytes, scaler, jj, ii);
+            acc += taps[fi] * vx_speed_input(src, pitch, sub, sub_pitch, bytes, scaler, jj, ii);
         }
         o += taps[fj] * acc;
     }

@@ -11,7 +11,8 @@ use crate::picture::{Picture, PictureSource};
 use crate::{Error, Result};
 
 /// Pictures per frame whose planes a lane holds uploaded at once:
-/// reference, distorted, previous reference.
+/// reference, distorted, previous reference, previous distorted, the
+/// reference two frames back.
 pub(super) const SLOTS: usize = crate::device::gpu::UPLOAD_PICTURES;
 
 /// A worker's GPU lane and the pictures on it.
@@ -67,7 +68,7 @@ impl LaneState {
         let slot = (0..SLOTS)
             .filter(|&i| !used[i])
             .min_by_key(|&i| Some(i) == kept_slot)
-            .ok_or_else(|| Error::Internal("more than three pictures in one frame".into()))?;
+            .ok_or_else(|| Error::Internal(format!("more than {SLOTS} pictures in one frame")))?;
         if Some(slot) == kept_slot {
             self.kept = None;
         }

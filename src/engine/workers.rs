@@ -136,6 +136,17 @@ pub(super) fn run_job(
         (Some(p), true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous reference")?.0),
         _ => None,
     };
+    let needs_prev_distorted = uses.iter().zip(&runs).any(|(u, &r)| r && u.descriptor.needs_prev_distorted);
+    let prev_distorted = match (&job.prev_distorted, &job.prev_reference, &prev, needs_prev_distorted) {
+        (Some(p), Some(pr), Some(placed), true) if same_picture(p, pr) => Some(placed.clone()),
+        (Some(p), _, _, true) => Some(lane.place(p, lane.prev_planes, &mut used, job.index, "previous distorted")?.0),
+        _ => None,
+    };
+    let needs_two_back = uses.iter().zip(&runs).any(|(u, &r)| r && (u.descriptor.needs_two_back)(&u.options));
+    let prev_prev_reference = match (&job.prev_prev_reference, needs_two_back) {
+        (Some(p), true) => Some(lane.place(p, 1, &mut used, job.index, "reference two frames back")?.0),
+        _ => None,
+    };
     let (reference, reference_slot) = lane.place(&job.reference, lane.planes, &mut used, job.index, "reference")?;
     let distorted = if same_picture(&job.reference, &job.distorted) {
         reference.clone()
@@ -147,6 +158,8 @@ pub(super) fn run_job(
         reference: &reference,
         distorted: &distorted,
         prev_reference: prev.as_ref(),
+        prev_distorted: prev_distorted.as_ref(),
+        prev_prev_reference: prev_prev_reference.as_ref(),
     };
     for ((u, inst), (scores, &runs)) in uses.iter().zip(instances.iter_mut()).zip(out.iter_mut().zip(&runs)) {
         if runs {

@@ -78,6 +78,13 @@ pub struct DeviceFrameInput<'a> {
     pub distorted: &'a DeviceFrame,
     /// The previous frame's reference (`None` for the first frame).
     pub prev_reference: Option<&'a DeviceFrame>,
+    /// The previous frame's distorted picture, for extractors that ask for
+    /// it (`needs_prev_distorted`; `None` for the first frame).
+    pub prev_distorted: Option<&'a DeviceFrame>,
+    /// The reference two frames back, for extractors whose options ask for
+    /// it (`needs_two_back`: motion's five-frame window; `None` before
+    /// frame 2).
+    pub prev_prev_reference: Option<&'a DeviceFrame>,
 }
 
 /// Values an extractor produced for one frame, in the order written.

@@ -353,3 +353,136 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
     assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
     eprintln!("speed_chroma cases: {:.1} s", started.elapsed().as_secs_f64());
 }
+
+/// speed_temporal (kernels/speed.cu: the copies, their difference, the
+/// blur and decimation by 16 on the device; the block statistics on the
+/// host with the CPU's code): every value equal to the CPU context's as
+/// bits, 8 to 16 bits at odd sizes, kernel scales 1 and 1.5, with and
+/// without speed_use_ref_diff, on 0 and 2 worker threads (the previous
+/// distorted picture placed beside the previous reference); a prescaled
+/// one is refused by name.
+#[test]
+fn emulated_context_scores_speed_temporal_as_the_cpu() {
+    use vmafx::feature::speed::TEMPORAL_DESCRIPTOR;
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    let cases = [
+        (Chroma::Yuv420, 8, 331, 247, "1", false, 0),
+        (Chroma::Yuv400, 10, 257, 243, "1.5", true, 2),
+        (Chroma::Yuv444, 12, 249, 161, "1", false, 2),
+        (Chroma::Yuv422, 16, 163, 251, "1", true, 0),
+    ];
+    for (chroma, bits, w, h, ks, ref_diff, threads) in cases {
+        let frames = synth::clip(chroma, bits, w, h, 4, 0x7e3 ^ w as u64);
+        let with_speed = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_kernelscale", ks).unwrap();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_use_ref_diff", if ref_diff { "true" } else { "false" }).unwrap();
+            // The v1.0.16 models' noise settings.
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_nn_floor", "0.1").unwrap();
+            o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_sigma_nn", "0.19").unwrap();
+            ctx.use_feature("speed_temporal", o).unwrap();
+            only(ctx, &frames)
+        };
+        let what = format!("speed_temporal {w}x{h} {} {bits}-bit, ks {ks}, ref diff {ref_diff}, {threads} threads", chroma.name());
+        let cpu = with_speed(Context::new(ContextConfig { threads, ..Default::default() }).unwrap());
+        let dev = with_speed(emulated_context(threads, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        // Frame 0 scores 0 by definition: the later ones must not all be 0.
+        let name = cpu.collector().names().iter().find(|n| n.contains("speed_temporal")).unwrap();
+        let values = cpu.collector().column(name).unwrap();
+        assert!(values[1..].iter().any(|&v| v.is_some_and(|v| v != 0.0)), "{what}: every temporal score is 0 ({values:?})");
+        eprintln!("{what}: {n} values equal");
+    }
+    // A prescale: refused at the second frame (the first scores 0 without the device), naming the option.
+    let frames = synth::clip(Chroma::Yuv420, 8, 181, 163, 2, 3);
+    let mut ctx = emulated_context(0, &world);
+    let mut o = FeatureOptions::new();
+    o.set_text(TEMPORAL_DESCRIPTOR.options, "speed_prescale", "0.5").unwrap();
+    ctx.use_feature("speed_temporal", o).unwrap();
+    let err = frames
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, (r, d))| ctx.push(host(r, i, ""), host(d, i, "")))
+        .and_then(|_| ctx.flush())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("speed_prescale") && err.contains("CPU context"), "{err}");
+    eprintln!("speed_temporal cases: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// cambi (kernels/cambi.cu: each scale's c-values on the device, the
+/// image, mask and pooling on the host with the CPU's code): every value
+/// equal to the CPU context's as bits, on banded clips (a scene cut, steps
+/// of 2 to 4 codes) at 8, 10, 12 and 16 bits, odd sizes, no-reference and
+/// full_ref, anti-dithering (enc_bitdepth 8), a resize to the encode size,
+/// 1 to 8 contrast steps, a window taller than the smallest scale; the
+/// scores must not all be 0.
+#[test]
+fn emulated_context_scores_cambi_as_the_cpu() {
+    use vmafx::feature::cambi::DESCRIPTOR;
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 5] = [
+        (Chroma::Yuv420, 8, 241, 223, &[]),
+        (Chroma::Yuv400, 10, 251, 219, &[("full_ref", "true"), ("max_log_contrast", "3"), ("topk", "0.2")]),
+        (Chroma::Yuv444, 12, 233, 227, &[("enc_bitdepth", "8"), ("max_log_contrast", "0")]),
+        (Chroma::Yuv420, 16, 255, 231, &[("enc_width", "221"), ("enc_height", "217"), ("window_size", "127")]),
+        // An 11-row window over the 8 rows of scale 4: libvmaf's top and
+        // bottom loops overlap there (rows computed twice, the later wins).
+        (Chroma::Yuv420, 10, 401, 121, &[("window_size", "127")]),
+    ];
+    for (chroma, bits, w, h, options) in cases {
+        let frames = synth::banded_clip(chroma, bits, w, h, 2, 0xca ^ w as u64);
+        let with_cambi = |mut ctx: Context| -> Context {
+            let mut o = FeatureOptions::new();
+            for (k, v) in options {
+                o.set_text(DESCRIPTOR.options, k, v).unwrap();
+            }
+            ctx.use_feature("cambi", o).unwrap();
+            only(ctx, &frames)
+        };
+        let what = format!("cambi {w}x{h} {} {bits}-bit, {options:?}", chroma.name());
+        let cpu = with_cambi(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_cambi(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        let name = cpu.collector().names().iter().find(|n| n.contains("cambi")).unwrap();
+        let values = cpu.collector().column(name).unwrap();
+        assert!(values.iter().any(|v| v.is_some_and(|v| v > 0.0)), "{what}: every cambi score is 0 ({values:?})");
+        eprintln!("{what}: {n} values equal ({:.1} s so far)", started.elapsed().as_secs_f64());
+    }
+}
+
+/// VMAF v1.0.16 (`vmaf_v1.0.16_3d0h` and `vmaf_v1.0.16_hfr_3d0h`) on the
+/// emulated lane: every feature they read (adm3 with its options, motion3,
+/// with the hfr model's five-frame window, cambi with its high-res option,
+/// speed_chroma, vif) has a device twin, so the context refuses nothing
+/// and every value, the model scores included, equals the CPU context's;
+/// 4 frames, so the five-frame window's SAD (from frame 2) is reached.
+#[test]
+fn emulated_context_scores_vmaf_v1016_as_the_cpu() {
+    use vmafx::model::{Model, ModelConfig};
+    let Some(world) = emulated_world() else { return };
+    let started = std::time::Instant::now();
+    // The smallest pictures the model scores (cambi: a side of 216;
+    // SpEED: 80x80 chroma after decimating by 16).
+    for (chroma, bits, w, h) in [(Chroma::Yuv420, 8, 241, 217), (Chroma::Yuv420, 10, 227, 219)] {
+        let frames = synth::banded_clip(chroma, bits, w, h, 4, 0x1016 ^ w as u64);
+        let with_model = |mut ctx: Context| -> Context {
+            for (version, name) in [("vmaf_v1.0.16_3d0h", "vmaf"), ("vmaf_v1.0.16_hfr_3d0h", "vmaf_hfr")] {
+                let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+            }
+            only(ctx, &frames)
+        };
+        let what = format!("vmaf_v1.0.16_3d0h and _hfr_3d0h {w}x{h} {} {bits}-bit", chroma.name());
+        let cpu = with_model(Context::new(ContextConfig::default()).unwrap());
+        let dev = with_model(emulated_context(0, &world));
+        let n = assert_same(&cpu, &dev, &what);
+        let names = cpu.collector().names().to_vec();
+        for want in ["cambi", "speed_chroma", "integer_adm3", "integer_motion3", "vmaf", "vmaf_hfr"] {
+            assert!(names.iter().any(|n| n.contains(want)), "{what}: no {want} in {names:?}");
+        }
+        eprintln!("{what}: {n} values equal ({:.1} s so far)", started.elapsed().as_secs_f64());
+    }
+}

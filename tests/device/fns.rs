@@ -21,7 +21,7 @@ use device_planes::{gpu_required, Rng};
 use vmafx::device::gpu::backend::{Args, Backend, DeviceMemory, DeviceScalar, KernelRunner};
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::feature::adm::{cm, decouple, dwt};
-use vmafx::feature::{speed, ssim, vif};
+use vmafx::feature::{cambi, speed, ssim, vif};
 
 /// The kernel sources the check kernels call, then the check kernels (the
 /// emulator has its own copy of each, built from the same files).
@@ -35,6 +35,8 @@ const CHECKS: KernelSource = KernelSource {
         include_str!("../../kernels/ssim.cu"),
         "\n",
         include_str!("../../kernels/speed.cu"),
+        "\n",
+        include_str!("../../kernels/cambi.cu"),
         "\n",
         include_str!("../device_fns/checks.cu")
     ),
@@ -57,6 +59,8 @@ const CHECKS: KernelSource = KernelSource {
         "check_ssim_pixel",
         "check_speed_mirror",
         "check_speed_sample",
+        "check_speed_input",
+        "check_cambi_c_value",
     ],
 };
 
@@ -199,6 +203,7 @@ fn check_all<B: Backend>(c: &mut Checker<B>, g: &mut Gen) {
     ssim_symmetric(c, &l);
     ssim_pixel(c, g, &l);
     speed_fns(c, &l);
+    cambi_c_value(c, g, &l);
     eprintln!("{l}: every device function equals the CPU ({:.1} s)", t0.elapsed().as_secs_f64());
 }
 
@@ -732,6 +737,96 @@ fn speed_fns<B: Backend>(c: &mut Checker<B>, l: &str) {
         let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
         let want: Vec<u32> = (0..n).map(|v| speed::copy_sample(v as u16, bits).to_bits()).collect();
         compare(&format!("{l}: vx_speed_sample, {bits} bits"), &got, &want, |i| format!("sample {i}"));
+        c.done();
+    }
+    // speed_temporal's difference of two copies: pairs spread over the
+    // whole range (a stride prime to every power of two), the ends met.
+    for (bits, scaler) in [(8u32, 1.0f32), (10, 4.0), (12, 16.0), (16, 256.0)] {
+        let n = 1usize << 16;
+        let mask = (1usize << bits) - 1;
+        let a: Vec<u16> = (0..n).map(|i| (i & mask) as u16).collect();
+        let b: Vec<u16> = (0..n).map(|i| ((i * 40503 + 7) & mask) as u16).collect();
+        let (pa, pb) = if bits == 8 {
+            let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+            (c.input(&narrow(&a)), c.input(&narrow(&b)))
+        } else {
+            (c.input(&a), c.input(&b))
+        };
+        let bytes = if bits == 8 { 1 } else { 2 };
+        for minus in [true, false] {
+            let po = c.output(4 * n);
+            let args = Args::new().ptr(pa).ptr(if minus { pb } else { 0 }).i32(bytes).f32(scaler).i32(n as i32).ptr(po);
+            c.run("check_speed_input", n, args);
+            let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
+            let want: Vec<u32> = (0..n)
+                .map(|i| {
+                    let v = speed::copy_sample(a[i], bits);
+                    if minus { v - speed::copy_sample(b[i], bits) } else { v }.to_bits()
+                })
+                .collect();
+            compare(&format!("{l}: vx_speed_input, {bits} bits, minus {minus}"), &got, &want, |i| format!("samples {} - {}", a[i], b[i]));
+        }
+        c.done();
+    }
+}
+
+/// CAMBI's c-value of a pixel from its window's counts, against the CPU's
+/// c_value_pixel (fed the same counts as a one-column histogram), as f32
+/// bits: 1, 4 and 32 contrast steps, codes over the whole 10-bit range
+/// (inside and outside the band, next to its edges), counts random up to
+/// the reciprocal table's reach and small ones that tie p1 with p2.
+fn cambi_c_value<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
+    let lut = cambi::scalar::reciprocal_lut();
+    for nd in [1usize, 4, 32] {
+        // Thresholds rising by step (as both EOTFs' do), a visibility floor.
+        let vlt = 40u16;
+        let tvi: Vec<u16> = (0..nd).map(|d| (300 + 97 * d + nd) as u16).collect();
+        let weights: Vec<i32> = (0..nd).map(|d| [1, 2, 3, 4, 4, 5, 5, 6][d % 8] + d as i32 / 8).collect();
+        let band_base = (vlt as i32 - 3 * nd as i32 + 1).max(0) as u16;
+        let band_size = (tvi[nd - 1] as i32 + 1 - band_base as i32) as u16;
+        let t = cambi::scalar::ContrastTables { num_diffs: nd, tvi_for_diff: &tvi, vlt_luma: vlt, diff_weights: &weights, band_base, band_size };
+        let n = 20_000usize;
+        let k = 2 * nd + 1;
+        let mut imgs = Vec::with_capacity(n);
+        let mut counts = Vec::with_capacity(n * k);
+        for i in 0..n {
+            let edge = [0, band_base as i64, band_base as i64 + 1, (band_base + band_size) as i64 - 1, (band_base + band_size) as i64, 1023];
+            imgs.push(g.value(0, 1023, &edge) as i32);
+            // p0 + any other count below the table's 4226 entries.
+            let hi = if i % 2 == 0 { 2000 } else { 3 };
+            counts.extend((0..k).map(|_| g.range(0, hi) as i32));
+        }
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                // One column, a row per code of the band: the counts of
+                // codes img - nd ..= img + nd that lie in it.
+                let mut hist = vec![0u16; band_size as usize];
+                for (j, &cnt) in counts[i * k..(i + 1) * k].iter().enumerate() {
+                    let code = imgs[i] - nd as i32 + j as i32;
+                    let row = code - band_base as i32;
+                    if row >= 0 && row < band_size as i32 {
+                        hist[row as usize] = cnt as u16;
+                    }
+                }
+                let value = (imgs[i] as u16).wrapping_add(nd as u16);
+                cambi::scalar::c_value_pixel(&hist, value, &t, lut, 0, 1).to_bits()
+            })
+            .collect();
+        // The device counts only codes in the band: zero the others.
+        let device_counts: Vec<i32> = (0..n * k)
+            .map(|at| {
+                let code = imgs[at / k] - nd as i32 + (at % k) as i32;
+                let row = code - band_base as i32;
+                if row >= 0 && row < band_size as i32 { counts[at] } else { 0 }
+            })
+            .collect();
+        let tvi32: Vec<i32> = tvi.iter().map(|&v| v as i32).collect();
+        let (pc, pi, pt, pw, pl) = (c.input(&device_counts), c.input(&imgs), c.input(&tvi32), c.input(&weights), c.input(lut));
+        let po = c.output(4 * n);
+        let args = Args::new().ptr(pc).ptr(pi).i32(n as i32).i32(nd as i32).ptr(pt).i32(vlt as i32).ptr(pw).i32(band_base as i32).i32(band_size as i32).ptr(pl).ptr(po);
+        c.run("check_cambi_c_value", n, args);
+        let got: Vec<u32> = c.read::<f32>(po, n).iter().map(|v| v.to_bits()).collect();
+        compare(&format!("{l}: vx_cambi_c_value, {nd} steps"), &got, &want, |i| format!("code {}, counts {:?}", imgs[i], &counts[i * k..(i + 1) * k]));
         c.done();
     }
 }

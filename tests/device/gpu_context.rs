@@ -557,6 +557,114 @@ fn gpu_context_scores_speed_chroma_as_the_cpu() {
     }
 }
 
+/// speed_temporal (kernels/speed.cu: both frames' copies, their
+/// difference, the blur and decimation by 16 on the device; the block
+/// statistics on the host) on a GPU with the v1.0.16 models' options:
+/// every value equal to the CPU context's as bits, up to 3840x2160, odd
+/// sizes, 8 to 16 bits, threads, with and without speed_use_ref_diff.
+#[test]
+fn gpu_context_scores_speed_temporal_as_the_cpu() {
+    let _memory = gpu_memory();
+    use vmafx::feature::speed::TEMPORAL_DESCRIPTOR;
+    use vmafx::feature::FeatureOptions;
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
+        for (chroma, bits, w, h, threads, ks, ref_diff) in [
+            (Chroma::Yuv420, 8, 1920, 1080, 0, "1", "false"),
+            (Chroma::Yuv420, 10, 3840, 2160, 2, "1", "false"),
+            (Chroma::Yuv444, 12, 641, 483, 2, "1.5", "true"),
+            (Chroma::Yuv400, 16, 645, 250, 0, "0.5", "false"),
+        ] {
+            let frames: Clip = synth::clip(chroma, bits, w, h, 4, 0x7e3 ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let mut o = FeatureOptions::new();
+                for (k, v) in [("speed_nn_floor", "0.1"), ("speed_sigma_nn", "0.19"), ("speed_kernelscale", ks), ("speed_use_ref_diff", ref_diff)] {
+                    o.set_text(TEMPORAL_DESCRIPTOR.options, k, v).unwrap();
+                }
+                ctx.use_feature("speed_temporal", o).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("speed_temporal {device} {w}x{h} {} {bits}-bit, {threads} threads, ks {ks}, ref diff {ref_diff}", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
+
+/// cambi (kernels/cambi.cu: each scale's c-values on the device, the
+/// image, mask and pooling on the host) and the VMAF v1.0.16 models that
+/// read it (3d0h, hfr_3d0h: motion's five-frame window) on a GPU: every value equal to the CPU context's as bits, up
+/// to 3840x2160 (with and without the high-res speed-up), odd sizes, 8 to
+/// 16 bits, full_ref, threads.
+#[test]
+fn gpu_context_scores_cambi_and_vmaf_v1016_as_the_cpu() {
+    let _memory = gpu_memory();
+    use vmafx::feature::cambi::DESCRIPTOR;
+    use vmafx::feature::FeatureOptions;
+    use vmafx::model::{Model, ModelConfig};
+    for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
+        let kind = DeviceKind::from(vendor);
+        if !present(kind) {
+            continue;
+        }
+        let device = DeviceChoice::Gpu { vendor, index: 0 };
+        let cases: [(Chroma, u8, usize, usize, usize, &[(&str, &str)]); 4] = [
+            (Chroma::Yuv420, 8, 1920, 1080, 0, &[]),
+            (Chroma::Yuv420, 10, 3840, 2160, 2, &[("cambi_high_res_speedup", "2160")]),
+            (Chroma::Yuv444, 12, 641, 483, 2, &[("full_ref", "true"), ("max_log_contrast", "3")]),
+            (Chroma::Yuv400, 16, 645, 251, 0, &[("enc_bitdepth", "8"), ("window_size", "127")]),
+        ];
+        for (chroma, bits, w, h, threads, options) in cases {
+            let frames: Clip = synth::banded_clip(chroma, bits, w, h, 3, 0xca ^ w as u64);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                let mut o = FeatureOptions::new();
+                for (k, v) in options {
+                    o.set_text(DESCRIPTOR.options, k, v).unwrap();
+                }
+                ctx.use_feature("cambi", o).unwrap();
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("cambi {device} {w}x{h} {} {bits}-bit, {threads} threads, {options:?}", chroma.name());
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+        // Whole v1.0.16 models (cambi, speed_chroma, adm3, motion3 (the
+        // hfr one's with the five-frame window), vif).
+        for (bits, w, h, threads) in [(8, 1920, 1080, 0), (10, 3840, 2160, 2)] {
+            let frames: Clip = synth::banded_clip(Chroma::Yuv420, bits, w, h, 4, 0x1016);
+            let run = |device: DeviceChoice| -> (Context, f64) {
+                let mut ctx = context(device, threads, 1);
+                for (version, name) in [("vmaf_v1.0.16_3d0h", "vmaf"), ("vmaf_v1.0.16_hfr_3d0h", "vmaf_hfr")] {
+                    let cfg = ModelConfig { name: Some(name.into()), ..Default::default() };
+                    ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
+                }
+                let started = std::time::Instant::now();
+                let ctx = score(ctx, &frames, false, host).unwrap_or_else(|e| panic!("{device}: {e}"));
+                (ctx, started.elapsed().as_secs_f64() * 1e3 / frames.len() as f64)
+            };
+            let what = format!("vmaf_v1.0.16_3d0h and _hfr_3d0h {device} {w}x{h} {bits}-bit, {threads} threads");
+            let (cpu, cpu_ms) = run(DeviceChoice::Cpu);
+            let (gpu, gpu_ms) = run(device);
+            let n = assert_same(&cpu, &gpu, &what);
+            println!("{what}: {n} values equal; {cpu_ms:.1} ms/frame on the CPU, {gpu_ms:.1} on the GPU");
+        }
+    }
+}
+
 /// GPU memory runs out while scoring (issue 17; on the H200 through
 /// `scripts/gpu-twins run`): the test itself takes every byte the device
 /// will give after context A scored its first frames. A's later frames need

@@ -39,6 +39,7 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 #include "adm.cu"
 #include "ssim.cu"
 #include "speed.cu"
+#include "cambi.cu"
 // tests/device/fns.rs: each device function alone, over arrays of inputs.
 #include "../device_fns/checks.cu"
 
@@ -120,7 +121,8 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(ssim_decimate, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), ptr<float>(a, 7), arg<int>(a, 8), arg<int>(a, 9)),
     VX_EMU(ssim_conv_h, ptr<float>(a, 0), ptr<float>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<float>(a, 4), ptr<float>(a, 5)),
     VX_EMU(ssim_terms, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<float>(a, 4), arg<float>(a, 5), arg<float>(a, 6), ptr<double>(a, 7), ptr<double>(a, 8), ptr<double>(a, 9)),
-    VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<float>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<float>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9)),
+    VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), ptr<vx_u8>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9), ptr<float>(a, 10), arg<int>(a, 11)),
+    VX_EMU(cambi_c_values, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_i32>(a, 8), arg<int>(a, 9), ptr<vx_i32>(a, 10), arg<int>(a, 11), arg<int>(a, 12), ptr<float>(a, 13), ptr<float>(a, 14)),
     VX_EMU(check_adm_div, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt16, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt64, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_i64>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4)),
@@ -137,6 +139,8 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(check_ssim_symmetric, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
     VX_EMU(check_ssim_pixel, ptr<float>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<float>(a, 3), arg<float>(a, 4), ptr<double>(a, 5)),
     VX_EMU(check_speed_mirror, arg<int>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_i32>(a, 3)),
+    VX_EMU(check_cambi_c_value, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7), arg<int>(a, 8), ptr<float>(a, 9), ptr<float>(a, 10)),
+    VX_EMU(check_speed_input, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<float>(a, 3), arg<int>(a, 4), ptr<float>(a, 5)),
     VX_EMU(check_speed_sample, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<float>(a, 2), arg<int>(a, 3), ptr<float>(a, 4)),
     VX_EMU(check_vif_accumulate, ptr<vx_i32>(a, 0), ptr<vx_i32>(a, 1), ptr<vx_i32>(a, 2), arg<int>(a, 3), arg<double>(a, 4), ptr<vx_u16>(a, 5), ptr<vx_u64>(a, 6)),
 };

@@ -142,3 +142,16 @@ VMAFX_KERNEL void check_speed_mirror(int n, int offset, int count, vx_i32 *out) 
 VMAFX_KERNEL void check_speed_sample(const vx_u8 *p, int bytes, float scaler, int n, float *out) {
     VX_CHECK_LOOP(n) out[i] = vx_speed_sample(p, 0, bytes, scaler, (int)i, 0);
 }
+
+// speed_temporal's input sample: picture_copy of a minus that of b (b
+// null: a's alone), over one row of n samples of each.
+VMAFX_KERNEL void check_speed_input(const vx_u8 *a, const vx_u8 *b, int bytes, float scaler, int n, float *out) {
+    VX_CHECK_LOOP(n) out[i] = vx_speed_input(a, 0, b, 0, bytes, scaler, (int)i, 0);
+}
+
+// kernels/cambi.cu's c-value of pixel i (code imgs[i]) from its window's
+// counts counts[i * (2 nd + 1) ..].
+VMAFX_KERNEL void check_cambi_c_value(const vx_i32 *counts, const vx_i32 *imgs, int n, int nd, const vx_i32 *tvi, int vlt,
+                                      const vx_i32 *weights, int band_base, int band_size, const float *lut, float *out) {
+    VX_CHECK_LOOP(n) out[i] = vx_cambi_c_value(counts + i * (2 * nd + 1), imgs[i], nd, tvi, vlt, weights, band_base, band_size, lut);
+}

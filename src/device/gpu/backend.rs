@@ -500,4 +500,4 @@ macro_rules! device_scalar {
         }
     )*};
 }
-device_scalar!(u32, i32, u64, i64, f32, f64);
+device_scalar!(u8, u16, u32, i32, u64, i64, f32, f64);

@@ -143,8 +143,16 @@ kernel_set! {
 }
 pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
 
+kernel_set! {
+    /// kernels/cambi.cu: CAMBI's c-values per scale (src/feature/cambi/gpu.rs).
+    pub struct CambiKernels = "cambi.cu", include_str!("../../../kernels/cambi.cu"), {
+        cambi_c_values,
+    }
+}
+pub const CAMBI: KernelSource = source::<CambiKernels<()>>();
+
 /// Every kernel source; tests/device/kernels_compile.rs compiles each for each vendor.
-pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED];
+pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED, CAMBI];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
 pub const BLOCK: u32 = 256;

@@ -186,7 +186,7 @@ impl Forward for DynBackend {
 }
 
 /// Pictures per frame whose planes a lane holds uploaded at once.
-pub const UPLOAD_PICTURES: usize = 3;
+pub const UPLOAD_PICTURES: usize = 5;
 
 /// Where a host plane is uploaded: picture `picture` (below
 /// [`UPLOAD_PICTURES`]), plane `plane` (0 to 2) of it.

@@ -15,12 +15,15 @@
 //! scale's picture (docs/correctness.md). `scalar.rs` does the per-frame
 //! work.
 
+pub(crate) mod gpu;
 pub mod luminance;
 pub mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
-use super::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
-use crate::picture::Picture;
+use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
+use crate::device::gpu::backend::DevPlane;
+use crate::device::gpu::ErasedRunner;
+use crate::picture::{Chroma, OwnedPicture, PixelFormat, PlaneView};
 use crate::{Error, Result};
 use luminance::{Eotf, LumaRange};
 use scalar::{CValueScratch, ContrastTables, MaskScratch, Plane16};
@@ -446,10 +449,11 @@ fn c_min(a: f64, b: f64) -> f64 {
 }
 
 impl Cambi {
-    /// The CAMBI score of one picture, before clipping.
-    fn score(&mut self, picture: &Picture<'_>, src: bool) -> Result<f64> {
+    /// The CAMBI score of one luma plane, before clipping; with a lane,
+    /// each scale's c-values come from the device twin (gpu.rs).
+    fn score(&mut self, plane: &PlaneView<'_>, src: bool, mut lane: Option<&mut ErasedRunner>) -> Result<f64> {
         let side = if src { self.src.as_ref().expect("full_ref has a source side") } else { &self.dist };
-        let plane = picture.plane(0);
+        let plane = *plane;
         if let Some((x, y, v)) = scalar::first_out_of_range(&plane, self.bits) {
             return Err(Error::invalid(format!(
                 "cambi: luma sample ({x},{y}) = {v} exceeds the maximum {} of a {}-bit picture",
@@ -483,6 +487,8 @@ impl Cambi {
             let c_values = &mut self.c_values[..sw * sh];
             if self.band_empty {
                 c_values.fill(0.0);
+            } else if let Some(lane) = lane.as_deref_mut() {
+                gpu::c_values_dev(lane, &self.image, &self.mask, side.window, &tables, sw, sh, c_values)?;
             } else {
                 scalar::c_values(
                     &self.image,
@@ -510,16 +516,70 @@ impl Cambi {
 
 impl Extractor for Cambi {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
-        let dist_score = self.score(frame.distorted, false)?;
+        let dist_score = self.score(&frame.distorted.plane(0), false, None)?;
+        let src_score = match self.src {
+            Some(_) => Some(self.score(&frame.reference.plane(0), true, None)?),
+            None => None,
+        };
+        self.write(dist_score, src_score, out);
+        Ok(())
+    }
+
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    /// The luma read back from the device, each scale's image and mask on
+    /// the host, its c-values on the device (gpu.rs), the pooling on the
+    /// host: the CPU's code around the device's c-values.
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
+        let bits = frame.distorted.format.bits;
+        let luma = |lane: &mut ErasedRunner, plane: DevPlane| read_luma(lane, plane, bits);
+        let distorted = luma(lane, frame.distorted.planes[0])?;
+        let dist_score = self.score(&distorted.view().plane(0), false, Some(lane))?;
+        let src_score = match self.src {
+            Some(_) => {
+                let reference = luma(lane, frame.reference.planes[0])?;
+                Some(self.score(&reference.view().plane(0), true, Some(lane))?)
+            }
+            None => None,
+        };
+        self.write(dist_score, src_score, out);
+        Ok(())
+    }
+}
+
+impl Cambi {
+    /// The features of one frame from its scores (the source's with
+    /// `full_ref`), each clipped at `cambi_max_val`.
+    fn write(&self, dist_score: f64, src_score: Option<f64>, out: &mut FrameScores) {
         out.push(&self.name, c_min(dist_score, self.max_val));
-        if self.src.is_some() {
-            let src_score = self.score(frame.reference, true)?;
+        if let Some(src_score) = src_score {
             out.push(SOURCE_NAME, c_min(src_score, self.max_val));
             // libvmaf's MAX(0, dist - src).
             let diff = dist_score - src_score;
             let combined = if 0.0 > diff { 0.0 } else { diff };
             out.push(FULL_REFERENCE_NAME, c_min(combined, self.max_val));
         }
-        Ok(())
     }
+}
+
+/// A device luma plane read back into a host picture (4:0:0, `bits` deep).
+fn read_luma(lane: &mut ErasedRunner, plane: DevPlane, bits: u8) -> Result<OwnedPicture> {
+    let mut picture = OwnedPicture::new(PixelFormat::new(Chroma::Yuv400, bits)?, plane.width, plane.height)?;
+    let row_bytes = plane.width * plane.bytes_per_sample;
+    let stride = picture.stride(0);
+    if plane.bytes_per_sample != picture.format().bytes_per_sample() {
+        return Err(Error::Mismatch(format!(
+            "cambi: a device luma plane of {}-byte samples, {bits}-bit pictures expected",
+            plane.bytes_per_sample
+        )));
+    }
+    let bytes: Vec<u8> = lane.download_vec(plane.ptr, plane.span())?;
+    let dst = picture.plane_bytes_mut(0);
+    for y in 0..plane.height {
+        let from = y * plane.pitch;
+        dst[y * stride..y * stride + row_bytes].copy_from_slice(&bytes[from..from + row_bytes]);
+    }
+    Ok(picture)
 }

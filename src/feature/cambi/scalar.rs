@@ -343,9 +343,11 @@ pub struct ContrastTables<'a> {
 }
 
 /// The c-value of one masked pixel whose code plus num_diffs is `value`,
-/// from the histograms of its window (column `col`).
+/// from the histograms of its window (column `col`). kernels/cambi.cu's
+/// `vx_cambi_c_value` is its device twin (tests/device/fns.rs).
+#[doc(hidden)]
 #[inline]
-fn c_value_pixel(hist: &[u16], value: u16, t: &ContrastTables<'_>, lut: &[f32], col: usize, width: usize) -> f32 {
+pub fn c_value_pixel(hist: &[u16], value: u16, t: &ContrastTables<'_>, lut: &[f32], col: usize, width: usize) -> f32 {
     let band_offset = t.band_base.wrapping_add(t.num_diffs as u16);
     let compact = value as i32 - band_offset as i32;
     if compact as u32 >= t.band_size as u32 {
@@ -494,6 +496,49 @@ pub fn c_values(
         }
         row(hist, c_values, i);
     }
+}
+
+/// The rows `c_values`' histograms hold when they give row y its final
+/// c-values, `[first, last]` per row of a `height`-row scale with a window
+/// of `window` rows: [`c_values`]' loop order replayed on the interval
+/// (rows enter at the bottom and leave at the top, so the histogram always
+/// holds one run of rows; a row computed twice keeps its later values).
+/// The device twin (kernels/cambi.cu) counts these rows directly.
+pub fn window_rows(height: usize, window: usize) -> Vec<[i32; 2]> {
+    let pad = window >> 1;
+    // The run held: rows first..next (next exclusive).
+    let (mut first, mut next) = (0usize, 0usize);
+    let mut out = vec![[0i32; 2]; height];
+    let record = |out: &mut [[i32; 2]], y: usize, first: usize, next: usize| {
+        if y < height {
+            out[y] = [first as i32, next as i32 - 1];
+        }
+    };
+    let add = |next: &mut usize, y: usize| {
+        debug_assert_eq!(*next, y, "rows enter in order");
+        *next = y + 1;
+    };
+    for y in 0..pad {
+        add(&mut next, y);
+    }
+    for i in 0..pad + 1 {
+        if i + pad < height {
+            add(&mut next, i + pad);
+        }
+        record(&mut out, i, first, next);
+    }
+    for i in pad + 1..height.saturating_sub(pad) {
+        first = i - pad;
+        add(&mut next, i + pad);
+        record(&mut out, i, first, next);
+    }
+    for i in height - pad..height {
+        if i > pad {
+            first = i - pad;
+        }
+        record(&mut out, i, first, next);
+    }
+    out
 }
 
 /// libvmaf's `quick_select`: partially orders `arr` so that its first `k`

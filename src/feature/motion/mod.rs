@@ -258,15 +258,9 @@ impl Extractor for Motion {
         let cur = frame.reference.luma();
         let mut sad = None;
         if self.computes_sad(frame.index) {
-            // The engine places one frame of look-back on a lane.
-            if self.five_frame_window {
-                return Err(Error::NotSupported(
-                    "motion_five_frame_window on a GPU lane (it needs the reference two frames back): \
-                     score it in a CPU context"
-                        .into(),
-                ));
-            }
-            let prev = frame.prev_reference.ok_or_else(|| no_prev(frame.index))?;
+            // libvmaf's prev_prev_ref with the five-frame window.
+            let back = if self.five_frame_window { frame.prev_prev_reference } else { frame.prev_reference };
+            let prev = back.ok_or_else(|| no_prev(frame.index))?;
             sad = Some(gpu::sad_dev(lane, prev.luma(), cur, self.bits)?);
         }
         self.write(sad, cur.width, cur.height, out);

@@ -26,6 +26,7 @@ use crate::device::gpu::ErasedRunner;
 use crate::picture::{Chroma, PlaneView};
 use crate::{Error, Result};
 use filter::{Resize, ScaleMethod};
+use gpu::SpeedInput;
 use scalar::{Dimensions, SpeedParams, SpeedState};
 
 const U_NAME: &str = "Speed_chroma_feature_speed_chroma_u_score";
@@ -230,6 +231,22 @@ fn clip(score: f32, max_val: f64) -> f64 {
     }
 }
 
+/// The host tail of a device twin: the decimated reference and distorted
+/// pictures (`pair`, `w / 16` floats a row, from [`gpu::downscale_dev`])
+/// put where the CPU's downscale leaves them in `buffers`, then scored with
+/// the CPU's code.
+fn score_decimated(state: &mut SpeedState, params: &SpeedParams, buffers: [&mut Vec<f32>; 2], pair: &[Vec<f32>]) -> (f32, bool) {
+    let stride = state.dim.stride;
+    let ow = state.dim.width / 16;
+    let [reference, distorted] = buffers;
+    for (buffer, picture) in [(&mut *reference, &pair[0]), (&mut *distorted, &pair[1])] {
+        for (y, row) in picture.chunks_exact(ow).enumerate() {
+            buffer[y * stride..y * stride + ow].copy_from_slice(row);
+        }
+    }
+    state.score_downscaled(params, reference, distorted)
+}
+
 struct SpeedChroma {
     bits: u32,
     /// Chroma plane size as libvmaf's pictures have it (rounded down).
@@ -307,19 +324,13 @@ impl Extractor for SpeedChroma {
         if r.planes.len() < 3 || d.planes.len() < 3 {
             return Err(Error::Mismatch("speed_chroma: the device pictures have no chroma planes".into()));
         }
-        let planes = [r.planes[1], d.planes[1], r.planes[2], d.planes[2]];
+        let whole = |plane| SpeedInput { plane, minus: None };
+        let inputs = [r.planes[1], d.planes[1], r.planes[2], d.planes[2]].map(whole);
         let taps = self.state.antialias().to_vec();
-        let dec = gpu::downscale_dev(lane, &planes, self.bits, self.width, self.height, &taps)?;
-        let stride = self.state.dim.stride;
-        let ow = self.width / 16;
+        let dec = gpu::downscale_dev(lane, &inputs, self.bits, self.width, self.height, &taps)?;
         let mut scores = [(0.0f32, false); 2];
         for (c, pair) in dec.chunks_exact(2).enumerate() {
-            for (buffer, picture) in [(&mut self.reference, &pair[0]), (&mut self.distorted, &pair[1])] {
-                for (y, row) in picture.chunks_exact(ow).enumerate() {
-                    buffer[y * stride..y * stride + ow].copy_from_slice(row);
-                }
-            }
-            scores[c] = self.state.score_downscaled(&self.params, &mut self.reference, &mut self.distorted);
+            scores[c] = score_decimated(&mut self.state, &self.params, [&mut self.reference, &mut self.distorted], pair);
         }
         self.write(scores, out);
         Ok(())
@@ -399,6 +410,34 @@ impl Extractor for SpeedTemporal {
         }
         scalar::subtract(&mut self.distorted, &self.current, w, h, stride);
         let (score, _) = self.state.score(&self.params, &mut self.reference, &mut self.distorted);
+        out.push(&self.name, score as f64);
+        Ok(())
+    }
+    fn has_device_twin(&self) -> bool {
+        true
+    }
+
+    /// The two frame differences, their blur and decimation on the device
+    /// (speed/gpu.rs), the rest on the host with the CPU's code.
+    fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
+        let (Some(prev_ref), Some(prev_dis)) = (frame.prev_reference, frame.prev_distorted) else {
+            out.push(&self.name, 0.0);
+            return Ok(());
+        };
+        if self.params.resize.is_some() {
+            return Err(Error::NotSupported(
+                "speed_temporal with speed_prescale on a GPU lane: the prescaler has no device twin yet (score it in a CPU context)".into(),
+            ));
+        }
+        let current_for_distorted = if self.use_ref_diff { frame.reference } else { frame.distorted };
+        let inputs = [
+            SpeedInput { plane: prev_ref.planes[0], minus: Some(frame.reference.planes[0]) },
+            SpeedInput { plane: prev_dis.planes[0], minus: Some(current_for_distorted.planes[0]) },
+        ];
+        let d = self.state.dim;
+        let taps = self.state.antialias().to_vec();
+        let dec = gpu::downscale_dev(lane, &inputs, self.bits, d.width, d.height, &taps)?;
+        let (score, _) = score_decimated(&mut self.state, &self.params, [&mut self.reference, &mut self.distorted], &dec);
         out.push(&self.name, score as f64);
         Ok(())
     }
