@@ -16,13 +16,13 @@ use std::ptr;
 use std::sync::Arc;
 
 use crate::support::synth::Rng;
-use crate::support::logs::assert_same_log;
+use crate::support::logs::assert_every_log_same;
 use crate::support::{clips, reference};
 use vmaf_head_sys as sys;
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::model::{Model, ModelConfig};
 use vmafx::picture::OwnedPicture;
-use vmafx::score::log::{render_log, LogFormat, LogInput};
+use vmafx::score::log::LogInput;
 use vmafx::simd::CpuLevel;
 
 const COLLECTION: &str = "vmaf_b_v0.6.3";
@@ -205,10 +205,7 @@ fn compare(label: &str, frames: &[(OwnedPicture, OwnedPicture)], models: &[(&str
         fps: None,
         incomplete: None,
     };
-    assert_same_log(&format!("{label} json"), &render_log(LogFormat::Json, &input), &theirs.log_json);
-    for (format, text) in [LogFormat::Xml, LogFormat::Csv, LogFormat::Sub].into_iter().zip(&theirs.log_others) {
-        assert_same_log(&format!("{label} {format:?}"), &render_log(format, &input), text);
-    }
+    assert_every_log_same(label, &input, &theirs.log_json, &theirs.log_others);
     let bagging = models.iter().find(|(v, _)| v.contains("_b_v0.6.3")).map(|(_, n)| format!("{n}_bagging")).unwrap();
     theirs.pooled[&bagging][0].unwrap()
 }

@@ -9,12 +9,12 @@
 
 use std::sync::Arc;
 
-use crate::support::logs::assert_same_log;
+use crate::support::logs::assert_every_log_same;
 use crate::support::{reference, synth};
 use vmafx::engine::{Context, ContextConfig};
 use vmafx::model::{FeatureOverload, Model, ModelConfig};
 use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::log::{render_log, LogFormat, LogInput};
+use vmafx::score::log::LogInput;
 use vmafx::simd::CpuLevel;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
@@ -73,11 +73,7 @@ fn compare(label: &str, frames: &Clip, models: &[Case<'_>], threads: usize) -> V
         fps: None,
         incomplete: None,
     };
-    let logs = [LogFormat::Json, LogFormat::Xml, LogFormat::Csv, LogFormat::Sub];
-    let texts = std::iter::once(&theirs.log_json).chain(&theirs.log_others);
-    for (format, text) in logs.into_iter().zip(texts) {
-        assert_same_log(&format!("{label} {format:?}"), &render_log(format, &input), text);
-    }
+    assert_every_log_same(label, &input, &theirs.log_json, &theirs.log_others);
     names
 }
 
