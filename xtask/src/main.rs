@@ -1,0 +1,140 @@
+//! vmafx's GPU-host workflow (docs/gpu.md, "On a GPU host"): pack here,
+//! carry build/xtask, run there, compare, tabulate.
+//!
+//! Here (`cargo xtask …`, this machine builds the binaries):
+//!   twins pack [--defects all|none|N,M,…] [--dry-run]
+//!       the device chapter's test binary and, per chosen planted defect of
+//!       scripts/planted-defects-gpu.txt, one built with it, into
+//!       build/xtask/twins/ (MANIFEST: commit, changed sources, files);
+//!       this xtask into build/xtask/bin/. Default --defects none.
+//!   parts
+//!       every packed part's manifest, checked against its files.
+//! Anywhere:
+//!   compare CPU.json GPU.json
+//!       two vmafx JSON logs, every number as f64 bits ("fps" skipped).
+//! There (the GPU host, build/xtask carried; no Rust: the packed binary,
+//! `build/xtask/bin/xtask …`, run from the repository root):
+//!   twins run [--lane cuda|hip] [--modules loaders,kernels_compile,twins,
+//!             gpu_context,import,fns] [--no-defects] [--dry-run]
+//!       each module against the CPU with the lane required, then each
+//!       packed defect (caught when its binary fails); logs and a table to
+//!       $OUT/xtask (or build/xtask/logs); exit 1 unless all passed.
+//!       Defaults: --lane cuda, every module, the packed defects.
+//! --dry-run prints the plan (steps, commands, environment) and runs nothing.
+
+mod compare;
+mod defects;
+mod host;
+mod libtest;
+mod pack;
+mod table;
+mod twins;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run]
+       xtask twins run [--lane cuda|hip] [--modules M,M] [--no-defects] [--dry-run]
+       xtask parts
+       xtask compare CPU.json GPU.json
+(docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
+
+/// The repository root: the workspace's under `cargo xtask`, else the
+/// folder it runs in (the GPU host's copy of the tree).
+fn root() -> PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(d) => PathBuf::from(d).parent().map(PathBuf::from).unwrap_or_default(),
+        None => std::env::current_dir().unwrap_or_default(),
+    }
+}
+
+/// Flags after the subcommand: `--name value` or `--name`.
+struct Flags(Vec<String>);
+
+impl Flags {
+    fn take_value(&mut self, name: &str) -> Result<Option<String>, String> {
+        match self.0.iter().position(|a| a == name) {
+            Some(i) if i + 1 < self.0.len() => {
+                let v = self.0.remove(i + 1);
+                self.0.remove(i);
+                Ok(Some(v))
+            }
+            Some(_) => Err(format!("{name} needs a value")),
+            None => Ok(None),
+        }
+    }
+    fn take_switch(&mut self, name: &str) -> bool {
+        let found = self.0.iter().position(|a| a == name);
+        if let Some(i) = found {
+            self.0.remove(i);
+        }
+        found.is_some()
+    }
+    fn done(self) -> Result<(), String> {
+        match self.0.first() {
+            Some(a) => Err(format!("unknown argument {a}\n{USAGE}")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn main_result() -> Result<bool, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = root();
+    std::env::set_current_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let words: Vec<&str> = args.iter().take(2).map(String::as_str).collect();
+    let mut flags = Flags(args.iter().skip(words.len().min(2)).cloned().collect());
+    match words.as_slice() {
+        ["twins", "pack"] => {
+            let o = twins::PackOptions { defects: flags.take_value("--defects")?.unwrap_or_else(|| "none".into()), dry_run: flags.take_switch("--dry-run") };
+            flags.done()?;
+            twins::pack(&root, &o).map(|_| true)
+        }
+        ["twins", "run"] => {
+            let o = twins::RunOptions {
+                lane: host::Lane::parse(&flags.take_value("--lane")?.unwrap_or_else(|| "cuda".into()))?,
+                modules: flags.take_value("--modules")?.map(|m| m.split(',').map(str::to_string).collect()).unwrap_or_else(|| twins::MODULES.iter().map(|m| m.to_string()).collect()),
+                defects: !flags.take_switch("--no-defects"),
+                dry_run: flags.take_switch("--dry-run"),
+            };
+            flags.done()?;
+            twins::run(&root, &o)
+        }
+        ["parts", ..] => {
+            let mut ok = true;
+            for part in twins::parts(&root) {
+                match pack::open(&pack::part_dir(&root, &part)) {
+                    Ok(m) => println!("{}", m.summary()),
+                    Err(e) => {
+                        println!("{part}: {e}");
+                        ok = false;
+                    }
+                }
+            }
+            twins::check_carry_size(&root)?;
+            Ok(ok)
+        }
+        ["compare", ..] => {
+            let [cpu, gpu] = args.get(1..).unwrap_or_default() else { return Err(USAGE.to_string()) };
+            let read = |p: &String| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+            let c = compare::compare_logs(&read(cpu)?, &read(gpu)?, &["fps"])?;
+            for d in &c.differences {
+                println!("DIFFERENT {d}");
+            }
+            println!("{} numbers equal as bits, {} different", c.equal_numbers, c.differences.len());
+            Ok(c.equal())
+        }
+        _ => Err(USAGE.to_string()),
+    }
+}
+
+fn main() -> ExitCode {
+    match main_result() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
