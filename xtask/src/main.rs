@@ -7,6 +7,10 @@
 //!       scripts/planted-defects-gpu.txt, one built with it, into
 //!       build/xtask/twins/ (MANIFEST: commit, changed sources, files);
 //!       this xtask into build/xtask/bin/. Default --defects none.
+//!   hip-standin pack [--dry-run]
+//!       the libamdhip64 stand-in for the HIP lane on an NVIDIA GPU
+//!       (hip_standin.rs) into build/xtask/hip-standin/; `twins run --lane
+//!       hip` points the lane at it there.
 //!   parts
 //!       every packed part's manifest, checked against its files.
 //! Anywhere:
@@ -24,6 +28,7 @@
 
 mod compare;
 mod defects;
+mod hip_standin;
 mod host;
 mod libtest;
 mod pack;
@@ -35,6 +40,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run]
        xtask twins run [--lane cuda|hip] [--modules M,M] [--no-defects] [--dry-run]
+       xtask hip-standin pack [--dry-run]
        xtask parts
        xtask compare CPU.json GPU.json
 (docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
@@ -99,6 +105,13 @@ fn main_result() -> Result<bool, String> {
             };
             flags.done()?;
             twins::run(&root, &o)
+        }
+        ["hip-standin", "pack"] => {
+            let dry_run = flags.take_switch("--dry-run");
+            flags.done()?;
+            hip_standin::pack(&root, &hip_standin::Versions::default(), dry_run)?;
+            twins::pack_self(&root)?;
+            twins::check_carry_size(&root).map(|_| true)
         }
         ["parts", ..] => {
             let mut ok = true;

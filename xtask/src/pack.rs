@@ -22,8 +22,11 @@ use std::process::Command;
 pub const PACK_ROOT: &str = "build/xtask";
 /// What the run tool carries at most (64 MiB over every carried path).
 pub const CARRY_LIMIT: u64 = 64 << 20;
-/// The sources a pack's binaries are built from.
-pub const SOURCES: &[&str] = &["src", "tests", "kernels", "build.rs", "Cargo.toml", "Cargo.lock", "include", "models", "tools", "scripts/planted-defects-gpu.txt"];
+/// The sources the crate's binaries (test chapters, the CLI, the stand-in)
+/// are built from.
+pub const CRATE_SOURCES: &[&str] = &["src", "tests", "kernels", "build.rs", "Cargo.toml", "Cargo.lock", "include", "models", "tools", "ffmpeg-patches", "scripts/planted-defects-gpu.txt"];
+/// The sources of this xtask.
+pub const XTASK_SOURCES: &[&str] = &["xtask", "Cargo.lock"];
 
 pub fn fnv64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -53,15 +56,15 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// A manifest of `part` at the sources' current state (git here).
-    pub fn of_sources(part: &str, command: &str) -> Manifest {
+    /// A manifest of `part` built from `sources` as they are now (git here).
+    pub fn of_sources(part: &str, sources: &[&str], command: &str) -> Manifest {
         let git = |args: &[&str]| -> String {
             Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default()
         };
         let mut status_args = vec!["status", "--porcelain", "--"];
-        status_args.extend_from_slice(SOURCES);
+        status_args.extend_from_slice(sources);
         let mut diff_args = vec!["diff", "HEAD", "--"];
-        diff_args.extend_from_slice(SOURCES);
+        diff_args.extend_from_slice(sources);
         let diff = git(&diff_args);
         let date = Command::new("date").args(["-u", "+%Y-%m-%dT%H:%MZ"]).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
         Manifest {

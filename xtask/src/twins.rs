@@ -90,7 +90,7 @@ pub fn pack(root: &Path, o: &PackOptions) -> Result<(), String> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("defects")).map_err(|e| e.to_string())?;
-    let mut m = Manifest::of_sources("twins", &format!("cargo xtask twins pack --defects {}", o.defects));
+    let mut m = Manifest::of_sources("twins", pack::CRATE_SOURCES, &format!("cargo xtask twins pack --defects {}", o.defects));
     for d in &chosen {
         let name = format!("defects/{}-{}", d.number, d.chapter);
         defects::build_defect(root, d, &dir.join(&name))?;
@@ -114,7 +114,7 @@ pub fn pack_self(root: &Path) -> Result<(), String> {
     let dir = pack::part_dir(root, "bin");
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     pack::copy_stripped(&exe, &dir, "xtask")?;
-    let mut m = Manifest::of_sources("bin", "cargo xtask (itself)");
+    let mut m = Manifest::of_sources("bin", pack::XTASK_SOURCES, "cargo xtask (itself)");
     m.add_file(&dir, "xtask")?;
     pack::write(&dir, &m)
 }
@@ -208,7 +208,8 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let (text, ok) = tabulate(&driver, &whats);
     print!("{text}");
     let _ = std::fs::write(driver.logs.join("table.txt"), &text);
-    driver.note(if ok { "done: every module passed, every defect caught" } else { "done: SOMETHING FAILED (tables above)" });
+    let defects = if whats.is_empty() || !o.defects { "" } else { ", every packed defect caught" };
+    driver.note(&if ok { format!("done: every module passed{defects}") } else { "done: SOMETHING FAILED (tables above)".to_string() });
     Ok(ok)
 }
 
