@@ -145,6 +145,17 @@ impl Driver {
         Driver { logs, env, dry_run, start: Instant::now(), outcomes: Vec::new() }
     }
 
+    /// As `new`, keeping the summary log of an earlier driver of this run.
+    pub fn new_appending(root: &Path, env: HostEnv, dry_run: bool) -> Driver {
+        let summary = Driver::new(root, HostEnv::default(), true).logs.join("summary.log");
+        let kept = std::fs::read(&summary).unwrap_or_default();
+        let d = Driver::new(root, env, dry_run);
+        if !dry_run {
+            let _ = std::fs::write(&summary, kept);
+        }
+        d
+    }
+
     /// A line to the console and the summary log, with the time since start.
     pub fn note(&self, line: &str) {
         let line = format!("[xtask +{}s] {line}", self.start.elapsed().as_secs());

@@ -11,6 +11,9 @@
 //!       the libamdhip64 stand-in for the HIP lane on an NVIDIA GPU
 //!       (hip_standin.rs) into build/xtask/hip-standin/; `twins run --lane
 //!       hip` points the lane at it there.
+//!   hip-nvidia pack [--defects all|none|N,M,…] [--dry-run]
+//!       hip-standin pack, twins pack, and build/xtask/clips/: the vmafx
+//!       command, lossy clips and the CPU's JSON log of each.
 //!   parts
 //!       every packed part's manifest, checked against its files.
 //! Anywhere:
@@ -24,10 +27,15 @@
 //!       packed defect (caught when its binary fails); logs and a table to
 //!       $OUT/xtask (or build/xtask/logs); exit 1 unless all passed.
 //!       Defaults: --lane cuda, every module, the packed defects.
+//!   hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
+//!       twins run --lane hip (modules loaders,twins,gpu_context,fns,import
+//!       by default), then each clip with --device hip and --device cuda
+//!       against the CPU's log, every number as bits.
 //! --dry-run prints the plan (steps, commands, environment) and runs nothing.
 
 mod compare;
 mod defects;
+mod hip_nvidia;
 mod hip_standin;
 mod host;
 mod libtest;
@@ -41,6 +49,8 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run]
        xtask twins run [--lane cuda|hip] [--modules M,M] [--no-defects] [--dry-run]
        xtask hip-standin pack [--dry-run]
+       xtask hip-nvidia pack [--defects all|none|N,M] [--dry-run]
+       xtask hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
        xtask parts
        xtask compare CPU.json GPU.json
 (docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
@@ -112,6 +122,22 @@ fn main_result() -> Result<bool, String> {
             hip_standin::pack(&root, &hip_standin::Versions::default(), dry_run)?;
             twins::pack_self(&root)?;
             twins::check_carry_size(&root).map(|_| true)
+        }
+        ["hip-nvidia", "pack"] => {
+            let defects = flags.take_value("--defects")?.unwrap_or_else(|| "none".into());
+            let dry_run = flags.take_switch("--dry-run");
+            flags.done()?;
+            hip_nvidia::pack(&root, &defects, dry_run).map(|_| true)
+        }
+        ["hip-nvidia", "run"] => {
+            let o = hip_nvidia::RunOptions {
+                modules: flags.take_value("--modules")?.map(|m| m.split(',').map(str::to_string).collect()).unwrap_or_else(|| hip_nvidia::HIP_MODULES.iter().map(|m| m.to_string()).collect()),
+                defects: !flags.take_switch("--no-defects"),
+                clips: !flags.take_switch("--no-clips"),
+                dry_run: flags.take_switch("--dry-run"),
+            };
+            flags.done()?;
+            hip_nvidia::run_all(&root, &o)
         }
         ["parts", ..] => {
             let mut ok = true;
