@@ -272,7 +272,7 @@ def clip_pairs(out):
 def hip_standin_env(out):
     """Points FFmpeg's HIP hwcontext (it dlopens libamdhip64.so.7 first) and
     vmafx's HIP lane at the stand-in carried in OUT/hip-standin, as
-    `scripts/hip-standin env` does."""
+    `xtask env --lane hip` does."""
     d = os.path.abspath(os.path.join(out, "hip-standin"))
     if not os.path.exists(os.path.join(d, "libamdhip64.so")):
         sys.exit(f"no HIP stand-in in {d} (scripts/gpu-ffmpeg build puts it there)")

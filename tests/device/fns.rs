@@ -11,7 +11,7 @@
 //! kernel emulator (a C++20 compiler; missing, it skips unless
 //! VMAFX_REQUIRE_GPU_COMPILERS=1); `gpu_device_functions_equal_the_cpu` runs
 //! them on each CUDA and HIP device present (skips without one, unless
-//! VMAFX_REQUIRE_GPU names the lane; scripts/gpu-twins runs it).
+//! VMAFX_REQUIRE_GPU names the lane; `xtask twins run` runs it).
 //! The seed is printed on failure; VMAFX_CHECKASM_SEED replays one.
 
 use crate::support::emulator;

@@ -10,7 +10,7 @@
 //!
 //! No GPU or no driver: each lane is skipped with a note, unless
 //! VMAFX_REQUIRE_GPU=cuda (or hip, or cuda,hip) makes a missing lane fail.
-//! Run on a GPU host through `scripts/gpu-twins run` (docs/gpu.md).
+//! Run on a GPU host through `xtask twins run` (docs/gpu.md).
 
 use crate::support::synth;
 use crate::support::contexts;
@@ -666,7 +666,7 @@ fn gpu_context_scores_cambi_and_vmaf_v1016_as_the_cpu() {
 }
 
 /// GPU memory runs out while scoring (issue 17; on the H200 through
-/// `scripts/gpu-twins run`): the test itself takes every byte the device
+/// `xtask twins run`): the test itself takes every byte the device
 /// will give after context A scored its first frames. A's later frames need
 /// no new memory and go on, equal to the CPU as bits. A new context fails
 /// with an error naming the device and the driver's out-of-memory code: at

@@ -8,7 +8,7 @@
 //! read). The emulated twins of these tests are in tests/device/emu.rs.
 //!
 //! Skips without a CUDA device, unless VMAFX_REQUIRE_GPU=cuda. Run on a
-//! GPU host through `scripts/gpu-twins run`.
+//! GPU host through `xtask twins run`.
 
 use crate::support::device_planes;
 

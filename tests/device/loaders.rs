@@ -123,7 +123,7 @@ fn stub_dir(name: &str, releases: &[&Release], parts: &[&str]) -> Option<std::pa
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
     if !src.exists() {
-        // A test binary carried to another host (scripts/gpu-twins run).
+        // A test binary carried to another host (xtask twins run).
         assert!(!required, "no {}", src.display());
         eprintln!("SKIP: the stub source is not here ({})", src.display());
         return None;

@@ -107,6 +107,11 @@ impl HostEnv {
         HostEnv::for_lane(lane, root, &|k| std::env::var(k).ok(), nvrtc, hip_standin)
     }
 
+    /// `export KEY='value'` lines for a shell's eval.
+    pub fn exports(&self) -> String {
+        self.vars.iter().map(|(k, v)| format!("export {k}='{}'\n", v.replace('\'', "'\\''"))).collect()
+    }
+
     pub fn describe(&self) -> String {
         self.vars.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
@@ -254,6 +259,13 @@ mod tests {
         assert_eq!(env.get("VMAFX_HIPRTC_LIB"), env.get("VMAFX_HIP_LIB"));
         assert_eq!(env.get("LD_LIBRARY_PATH"), Some("/w/build/xtask/hip-standin:/opt/x:/usr/local/cuda/lib64"));
         assert_eq!(env.get("VMAFX_HIP_ARCH"), Some("gfx90a"));
+    }
+
+    #[test]
+    fn exports_quote_for_a_shell() {
+        let mut env = HostEnv::default();
+        env.set("A", "it's");
+        assert_eq!(env.exports(), "export A='it'\\''s'\n");
     }
 
     #[test]

@@ -31,6 +31,9 @@
 //!       twins run --lane hip (modules loaders,twins,gpu_context,fns,import
 //!       by default), then each clip with --device hip and --device cuda
 //!       against the CPU's log, every number as bits.
+//!   env [--lane cuda|hip]
+//!       the lanes' environment as `export` lines (eval it), for programs
+//!       run outside xtask there: scripts/bench-gpu's HIP row, FFmpeg.
 //! --dry-run prints the plan (steps, commands, environment) and runs nothing.
 
 mod compare;
@@ -51,6 +54,7 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask hip-standin pack [--dry-run]
        xtask hip-nvidia pack [--defects all|none|N,M] [--dry-run]
        xtask hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
+       xtask env [--lane cuda|hip]
        xtask parts
        xtask compare CPU.json GPU.json
 (docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
@@ -138,6 +142,14 @@ fn main_result() -> Result<bool, String> {
             };
             flags.done()?;
             hip_nvidia::run_all(&root, &o)
+        }
+        ["env", ..] => {
+            let mut flags = Flags(args[1..].to_vec());
+            let lane = host::Lane::parse(&flags.take_value("--lane")?.unwrap_or_else(|| "cuda".into()))?;
+            flags.done()?;
+            let standin = (lane == host::Lane::Hip).then(|| pack::part_dir(&root, "hip-standin"));
+            print!("{}", host::HostEnv::discover(lane, &root, standin.as_deref()).exports());
+            Ok(true)
         }
         ["parts", ..] => {
             let mut ok = true;
