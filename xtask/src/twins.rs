@@ -119,22 +119,29 @@ pub fn pack_self(root: &Path) -> Result<(), String> {
     pack::write(&dir, &m)
 }
 
-/// Every part under build/xtask together within what the run tool carries.
+/// Every part under build/xtask checked against its manifest, and all
+/// together within what the run tool carries.
 pub fn check_carry_size(root: &Path) -> Result<(), String> {
     let mut total = 0;
-    let mut lines = Vec::new();
+    let mut broken = Vec::new();
     for part in parts(root) {
-        if let Ok(m) = pack::open(&pack::part_dir(root, &part)) {
-            total += m.total_bytes();
-            lines.push(m.summary());
+        match pack::open(&pack::part_dir(root, &part)) {
+            Ok(m) => {
+                total += m.total_bytes();
+                eprintln!("  {}", m.summary());
+            }
+            Err(e) => {
+                eprintln!("  {part}: {e}");
+                broken.push(part);
+            }
         }
-    }
-    for l in &lines {
-        eprintln!("  {l}");
     }
     eprintln!("carry {}: {:.1} MiB of {} MiB", pack::PACK_ROOT, total as f64 / 1048576.0, pack::CARRY_LIMIT >> 20);
     if total > pack::CARRY_LIMIT {
         return Err(format!("{} is {total} bytes, over the {} MiB the run tool carries: pack fewer defects (--defects 1,5)", pack::PACK_ROOT, pack::CARRY_LIMIT >> 20));
+    }
+    if !broken.is_empty() {
+        return Err(format!("parts not as packed: {}", broken.join(", ")));
     }
     Ok(())
 }
