@@ -131,6 +131,8 @@ pub struct Driver {
     pub logs: PathBuf,
     pub env: HostEnv,
     pub dry_run: bool,
+    /// Each step's output to the console too (off in the unit tests).
+    pub echo: bool,
     start: Instant,
     pub outcomes: Vec<StepOutcome>,
 }
@@ -147,7 +149,7 @@ impl Driver {
             let _ = std::fs::create_dir_all(&logs);
             let _ = std::fs::write(logs.join("summary.log"), "");
         }
-        Driver { logs, env, dry_run, start: Instant::now(), outcomes: Vec::new() }
+        Driver { logs, env, dry_run, echo: true, start: Instant::now(), outcomes: Vec::new() }
     }
 
     /// As `new`, keeping the summary log of an earlier driver of this run.
@@ -184,7 +186,7 @@ impl Driver {
         }
         self.note(&format!("{name}: {shown}"));
         let t = Instant::now();
-        let (exit_ok, text) = match run_teed(argv, &self.env, extra, &log) {
+        let (exit_ok, text) = match run_teed(argv, &self.env, extra, &log, self.echo) {
             Ok(r) => r,
             Err(e) => (false, format!("xtask: could not run {}: {e}\n", argv[0])),
         };
@@ -196,7 +198,7 @@ impl Driver {
     }
 }
 
-fn run_teed(argv: &[String], env: &HostEnv, extra: &[(&str, &str)], log: &Path) -> std::io::Result<(bool, String)> {
+fn run_teed(argv: &[String], env: &HostEnv, extra: &[(&str, &str)], log: &Path, echo: bool) -> std::io::Result<(bool, String)> {
     let (mut reader, writer) = std::io::pipe()?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(writer.try_clone()?).stderr(writer);
@@ -217,7 +219,9 @@ fn run_teed(argv: &[String], env: &HostEnv, extra: &[(&str, &str)], log: &Path) 
         if n == 0 {
             break;
         }
-        let _ = std::io::stdout().write_all(&buf[..n]);
+        if echo {
+            let _ = std::io::stdout().write_all(&buf[..n]);
+        }
         file.write_all(&buf[..n])?;
         all.extend_from_slice(&buf[..n]);
     }
@@ -278,7 +282,7 @@ mod tests {
     #[test]
     fn a_step_is_teed_to_its_log_and_read() {
         let root = std::env::temp_dir().join(format!("xtask-host-test-{}", std::process::id()));
-        let mut d = Driver { logs: root.clone(), env: HostEnv::default(), dry_run: false, start: Instant::now(), outcomes: Vec::new() };
+        let mut d = Driver { logs: root.clone(), env: HostEnv::default(), dry_run: false, echo: false, start: Instant::now(), outcomes: Vec::new() };
         std::fs::create_dir_all(&root).unwrap();
         let argv: Vec<String> = ["sh", "-c", "echo 'test result: ok. 2 passed; 0 failed;'; echo SKIP hip: no device >&2; exit 3"].iter().map(|s| s.to_string()).collect();
         let o = d.step("probe", &argv, &[("A", "1")]);
