@@ -68,8 +68,7 @@ pub fn executable_of(messages: &str, chapter: &str) -> Option<PathBuf> {
         .lines()
         .filter_map(|l| l.split_once("\"executable\":\"").map(|(_, rest)| rest))
         .filter_map(|rest| rest.split_once('"').map(|(path, _)| path))
-        .filter(|p| p.contains(&needle))
-        .last()
+        .rfind(|p| p.contains(&needle))
         .map(PathBuf::from)
 }
 

@@ -326,8 +326,7 @@ mod tests {
 
     #[test]
     fn packed_defects_read_back_from_the_manifest() {
-        let mut m = Manifest::default();
-        m.notes = vec!["defect 12 device::gpu_context | a | b".into(), "defect 2 device | whole".into(), "other".into()];
+        let m = Manifest { notes: vec!["defect 12 device::gpu_context | a | b".into(), "defect 2 device | whole".into(), "other".into()], ..Manifest::default() };
         assert_eq!(packed_defects(&m), vec![(12, "device".into(), "gpu_context::".into(), "a | b".into()), (2, "device".into(), String::new(), "whole".into())]);
     }
 }
