@@ -16,7 +16,13 @@
 //!       command, lossy clips and the CPU's JSON log of each.
 //!   parts
 //!       every packed part's manifest, checked against its files.
+//!   bin pack
+//!       this xtask alone into build/xtask/bin/ (what the scripts not
+//!       ported yet carry for `pkg-config`).
 //! Anywhere:
+//!   pkg-config ARGS (or the xtask through a link named pkg-config)
+//!       a pkg-config for FFmpeg's configure on a host without one
+//!       (pkg_config.rs; scripts/gpu-ffmpeg-libvmaf).
 //!   compare CPU.json GPU.json
 //!       two vmafx JSON logs, every number as f64 bits ("fps" skipped).
 //! There (the GPU host, build/xtask carried; no Rust: the packed binary,
@@ -43,6 +49,7 @@ mod hip_standin;
 mod host;
 mod libtest;
 mod pack;
+mod pkg_config;
 mod table;
 mod twins;
 
@@ -56,7 +63,9 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
        xtask env [--lane cuda|hip]
        xtask parts
+       xtask bin pack
        xtask compare CPU.json GPU.json
+       xtask pkg-config ARGS (or as a link named pkg-config)
 (docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
 
 /// The repository root: the workspace's under `cargo xtask`, else the
@@ -96,6 +105,14 @@ impl Flags {
             None => Ok(()),
         }
     }
+}
+
+/// pkg-config's answer to `args`, printed; its exit status.
+fn pkg_config(args: &[String]) -> ExitCode {
+    let (rc, out, err) = pkg_config::run(args, &std::env::var("PKG_CONFIG_PATH").unwrap_or_default());
+    print!("{out}");
+    eprint!("{err}");
+    ExitCode::from(rc as u8)
 }
 
 fn main_result() -> Result<bool, String> {
@@ -152,6 +169,11 @@ fn main_result() -> Result<bool, String> {
             Ok(true)
         }
         ["parts", ..] => twins::check_carry_size(&root).map(|_| true),
+        ["bin", "pack"] => {
+            flags.done()?;
+            twins::pack_self(&root)?;
+            twins::check_carry_size(&root).map(|_| true)
+        }
         ["compare", ..] => {
             let [cpu, gpu] = args.get(1..).unwrap_or_default() else { return Err(USAGE.to_string()) };
             let read = |p: &String| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
@@ -167,6 +189,15 @@ fn main_result() -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
+    // Called as pkg-config (a link of that name), or `xtask pkg-config`:
+    // no repository root needed, the arguments are pkg-config's.
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.first().is_some_and(|a| a.rsplit('/').next() == Some("pkg-config")) {
+        return pkg_config(&argv[1..]);
+    }
+    if argv.get(1).map(String::as_str) == Some("pkg-config") {
+        return pkg_config(&argv[2..]);
+    }
     match main_result() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
