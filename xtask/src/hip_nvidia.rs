@@ -125,6 +125,7 @@ pub fn run_all(root: &Path, o: &RunOptions) -> Result<bool, String> {
         print!("{text}");
         let _ = std::fs::write(driver.logs.join("clips.txt"), &text);
         driver.note(if ok { "done: every step passed" } else { "done: SOMETHING FAILED" });
+        driver.hand_back(&["summary.log", "table.txt", "clips.txt"]);
     }
     Ok(ok)
 }

@@ -1,7 +1,8 @@
 //! The one "run on the GPU host" driver: the environment the lanes need
 //! (NVRTC found as the toolkit or python's wheels hold it, the kernel cache,
 //! the lane required, the HIP stand-in), each step's output teed to the
-//! console and a log file under $OUT (or build/xtask/logs), and what each
+//! console and a log file under build/xtask/logs (handed back to $OUT as a
+//! few files: the device tool brings back at most 8), and what each
 //! step's log says (libtest.rs).
 
 use crate::libtest::StepReport;
@@ -138,13 +139,9 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// Logs go to $OUT/xtask (what the device tool brings back) or
-    /// build/xtask/logs.
+    /// Logs go to build/xtask/logs (`hand_back` copies them to $OUT).
     pub fn new(root: &Path, env: HostEnv, dry_run: bool) -> Driver {
-        let logs = match std::env::var_os("OUT") {
-            Some(out) if !out.is_empty() => PathBuf::from(out).join("xtask"),
-            _ => root.join(crate::pack::PACK_ROOT).join("logs"),
-        };
+        let logs = root.join(crate::pack::PACK_ROOT).join("logs");
         if !dry_run {
             let _ = std::fs::create_dir_all(&logs);
             let _ = std::fs::write(logs.join("summary.log"), "");
@@ -161,6 +158,24 @@ impl Driver {
             let _ = std::fs::write(&summary, kept);
         }
         d
+    }
+
+    /// When $OUT is set (the device tool's folder of files to bring back):
+    /// `files` of the logs (the summary, the tables) as they are, and every
+    /// log in one archive, $OUT/xtask-logs.tar.gz.
+    pub fn hand_back(&self, files: &[&str]) {
+        let Some(out) = std::env::var_os("OUT").filter(|o| !o.is_empty()).map(PathBuf::from) else { return };
+        if self.dry_run {
+            return;
+        }
+        let _ = std::fs::create_dir_all(&out);
+        for f in files {
+            let _ = std::fs::copy(self.logs.join(f), out.join(f));
+        }
+        let tar = Command::new("tar").arg("-czf").arg(out.join("xtask-logs.tar.gz")).arg("-C").arg(&self.logs).arg(".").status();
+        if !tar.map(|s| s.success()).unwrap_or(false) {
+            self.note("could not archive the logs into $OUT (tar)");
+        }
     }
 
     /// A line to the console and the summary log, with the time since start.

@@ -217,6 +217,7 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let _ = std::fs::write(driver.logs.join("table.txt"), &text);
     let defects = if whats.is_empty() || !o.defects { "" } else { ", every packed defect caught" };
     driver.note(&if ok { format!("done: every module passed{defects}") } else { "done: SOMETHING FAILED (tables above)".to_string() });
+    driver.hand_back(&["summary.log", "table.txt"]);
     Ok(ok)
 }
 
