@@ -30,8 +30,9 @@
 //!   twins run [--lane cuda|hip] [--modules loaders,kernels_compile,twins,
 //!             gpu_context,import,fns] [--no-defects] [--dry-run]
 //!       each module against the CPU with the lane required, then each
-//!       packed defect (caught when its binary fails); logs and a table to
-//!       $OUT/xtask (or build/xtask/logs); exit 1 unless all passed.
+//!       packed defect (caught when its binary fails); logs and a table in
+//!       build/xtask/logs, handed back to $OUT when set (summary.log,
+//!       table.txt, xtask-logs.tar.gz); exit 1 unless all passed.
 //!       Defaults: --lane cuda, every module, the packed defects.
 //!   hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
 //!       twins run --lane hip (modules loaders,twins,gpu_context,fns,import
@@ -68,12 +69,13 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask pkg-config ARGS (or as a link named pkg-config)
 (docs/gpu.md, \"On a GPU host\"; defaults in xtask/src/main.rs)";
 
-/// The repository root: the workspace's under `cargo xtask`, else the
-/// folder it runs in (the GPU host's copy of the tree).
+/// The repository root: the workspace's under `cargo xtask` (cargo run
+/// sets CARGO_MANIFEST_DIR to xtask/), else the folder it runs in (the GPU
+/// host's copy of the tree).
 fn root() -> PathBuf {
-    match std::env::var_os("CARGO_MANIFEST_DIR") {
-        Some(d) => PathBuf::from(d).parent().map(PathBuf::from).unwrap_or_default(),
-        None => std::env::current_dir().unwrap_or_default(),
+    match std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) {
+        Some(d) if d.ends_with("xtask") => d.parent().map(PathBuf::from).unwrap_or_default(),
+        _ => std::env::current_dir().unwrap_or_default(),
     }
 }
 
