@@ -74,6 +74,19 @@ pub fn pick_hip<'a>(table: &'a [EmbeddedKernel], kernel: &KernelSource, device_a
     table.iter().find(|e| e.compiler == "hiprtc" && e.target == processor && e.is_current(kernel))
 }
 
+/// How many images this process took from the embedded set (tests: a
+/// first frame compiled nothing).
+static SERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub fn served() -> usize {
+    SERVED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn count_served(code: Vec<u8>) -> Vec<u8> {
+    SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    code
+}
+
 fn enabled() -> bool {
     std::env::var("VMAFX_EMBEDDED_KERNELS").map_or(true, |v| v != "off")
 }
@@ -90,10 +103,10 @@ pub fn cuda(kernel: &KernelSource, device_arch: &str, driver_version: i32) -> Op
     if entry.target.starts_with("compute_") && code.last() != Some(&0) {
         code.push(0);
     }
-    Some(code)
+    Some(count_served(code))
 }
 
 /// The embedded code object for an AMD device of `device_arch`.
 pub fn hip(kernel: &KernelSource, device_arch: &str) -> Option<Vec<u8>> {
-    pick_hip(EMBEDDED, kernel, device_arch).filter(|_| enabled()).map(|e| e.code.to_vec())
+    pick_hip(EMBEDDED, kernel, device_arch).filter(|_| enabled()).map(|e| count_served(e.code.to_vec()))
 }
