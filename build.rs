@@ -1,7 +1,8 @@
 //! Build script: the GPU kernels compiled ahead of time, so a first run
 //! needs no run-time compile (docs/gpu.md, "Kernels built ahead").
 //!
-//! Where NVRTC (`VMAFX_NVRTC_LIB`, else its SONAMEs) or hiprtc
+//! Where NVRTC (`VMAFX_NVRTC_LIB`, else scripts/gpu-ci-deps's wheel in
+//! build/gpu-deps, else its SONAMEs) or hiprtc
 //! (`VMAFX_HIPRTC_LIB`, else libhiprtc.so.7/.6, else ROCm 5's
 //! libamdhip64.so.5) loads here, every kernels/*.cu is compiled for the
 //! targets of src/device/gpu/kernel_key.rs that compiler supports, with the
@@ -242,7 +243,17 @@ fn preload_builtins_beside(nvrtc_path: &str) {
 /// Every kernel as a cubin for each of CUDA_CUBIN_TARGETS this NVRTC
 /// supports, and as PTX for the newest of CUDA_PTX_TARGETS it supports.
 fn cuda_entries(out: &Path, kernels: &[(String, String)], header: &str) -> Result<(String, Vec<Entry>), String> {
-    let names = candidates("VMAFX_NVRTC_LIB", &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"]);
+    // Where scripts/gpu-ci-deps puts PyPI's wheel (as tests/device/
+    // kernels_compile.rs looks), then the SONAMEs; so a build here embeds
+    // whether or not VMAFX_NVRTC_LIB is exported.
+    let wheel = ["build/gpu-deps/nvrtc/nvidia/cu13/lib/libnvrtc.so.13", "build/gpu-deps/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"];
+    let wheel: Vec<String> = wheel.iter().filter(|p| Path::new(p).exists()).map(|p| {
+        println!("cargo:rerun-if-changed={p}");
+        std::fs::canonicalize(p).map_or(p.to_string(), |p| p.display().to_string())
+    }).collect();
+    let mut sonames: Vec<&str> = wheel.iter().map(String::as_str).collect();
+    sonames.extend(["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"]);
+    let names = candidates("VMAFX_NVRTC_LIB", &sonames);
     let (lib, path) = open_first(&names)?;
     preload_builtins_beside(&path);
     type Version = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
