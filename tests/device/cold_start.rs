@@ -22,7 +22,8 @@ fn scored(device: DeviceChoice, clip: &crate::support::contexts::Clip) -> (Conte
     let mut ctx = Context::new(ContextConfig { device, threads: 0, ..Default::default() }).unwrap();
     let created = ms(t);
     use_models(&mut ctx, &[("vmaf_v0.6.1", "vmaf")]);
-    add_features(&mut ctx, true).unwrap();
+    // PSNR beside the model (whose motion the model already asks for).
+    add_features(&mut ctx, false).unwrap();
     let t = Instant::now();
     let mut first = 0.0;
     for (i, (r, d)) in clip.iter().enumerate() {
