@@ -152,10 +152,11 @@ fn open_first(names: &[String]) -> Result<(libloading::Library, String), String>
         // SAFETY: a vendor compiler's initialisers take no arguments.
         match unsafe { libloading::Library::new(name) } {
             Ok(lib) => return Ok((lib, name.clone())),
-            Err(e) => last = format!("{name}: {e}"),
+            // libloading's error names the library already.
+            Err(e) => last = e.to_string(),
         }
     }
-    Err(format!("tried {}: {last}", names.join(", ")))
+    Err(format!("tried {}; {last}", names.join(", ")))
 }
 
 /// The override variable's path alone when set, else `candidates`.
