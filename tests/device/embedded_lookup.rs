@@ -2,7 +2,7 @@
 //! tables made here (no compiler, no GPU): a CUDA device takes the cubin of
 //! its exact architecture, else the newest PTX not newer than it, else
 //! nothing (a run-time compile); an AMD device the code object of its
-//! processor; and an entry whose key is not the run-time path's key of the
+//! processor, from a hiprtc of its runtime's ROCm major release; and an entry whose key is not the run-time path's key of the
 //! same compile now (built before a kernel edit, or another kernel's code)
 //! is never used.
 
@@ -24,7 +24,7 @@ fn stale(kernel: &kernels::KernelSource, target: &'static str, compiler: &'stati
 
 fn picked(table: &[EmbeddedKernel], device: &str) -> Option<&'static [u8]> {
     let hip = device.starts_with("gfx");
-    let found = if hip { embedded::pick_hip(table, &kernels::MOTION, device) } else { embedded::pick_cuda(table, &kernels::MOTION, device) };
+    let found = if hip { embedded::pick_hip(table, &kernels::MOTION, device, 13) } else { embedded::pick_cuda(table, &kernels::MOTION, device) };
     found.map(|e| e.code)
 }
 
@@ -50,6 +50,10 @@ fn the_lookup_takes_the_exact_cubin_then_ptx_the_device_runs_then_nothing() {
     assert_eq!(picked(&table, "gfx90a:sramecc+:xnack-"), Some(&b"gfx90a"[..]));
     assert_eq!(picked(&table, "gfx90a"), Some(&b"gfx90a"[..]));
     assert_eq!(picked(&table, "gfx1030"), None);
+    // A runtime of another ROCm major release than the build's hiprtc: its
+    // own hiprtc compiles (its loader may not take the older code object).
+    assert!(embedded::pick_hip(&table, m, "gfx90a", 12).is_none());
+    assert!(embedded::pick_hip(&table, m, "gfx90a", 13).is_some());
     assert_eq!(picked(&[], "compute_90"), None);
 }
 

@@ -85,7 +85,7 @@ fn an_embedded_kernel_is_a_run_time_compile_byte_for_byte() {
         let c = hip::hiprtc().expect("the hiprtc the build used");
         assert_eq!(c.version().unwrap(), amd[0].version);
         for kernel in kernels::ALL {
-            let entry = embedded::pick_hip(embedded::EMBEDDED, kernel, "gfx90a:sramecc+:xnack-").unwrap();
+            let entry = embedded::pick_hip(embedded::EMBEDDED, kernel, "gfx90a:sramecc+:xnack-", amd[0].version.0).unwrap();
             let now = c.compile(kernel.name, kernel.source, &headers, "gfx90a").unwrap();
             assert!(now == entry.code, "{} gfx90a: the embedded code differs from a run-time compile", kernel.name);
         }

@@ -67,11 +67,17 @@ pub fn pick_cuda<'a>(table: &'a [EmbeddedKernel], kernel: &KernelSource, device_
 }
 
 /// The entry of `table` for `kernel` on an AMD device of `device_arch`
-/// (`gfx90a:sramecc+:xnack-`): the code object of its processor (built with
-/// no feature suffix, so it runs with either setting), if current.
-pub fn pick_hip<'a>(table: &'a [EmbeddedKernel], kernel: &KernelSource, device_arch: &str) -> Option<&'a EmbeddedKernel> {
+/// (`gfx90a:sramecc+:xnack-`) under a runtime of ROCm `rocm_major`: the
+/// code object of its processor (built with no feature suffix, so it runs
+/// with either setting), if current and built by a hiprtc of the same ROCm
+/// major release — ROCm's releases change the code object versions their
+/// loaders accept, and a build's hiprtc is often older than the host's
+/// runtime; otherwise the host's own hiprtc compiles it.
+pub fn pick_hip<'a>(table: &'a [EmbeddedKernel], kernel: &KernelSource, device_arch: &str, rocm_major: i32) -> Option<&'a EmbeddedKernel> {
     let processor = device_arch.split(':').next()?;
-    table.iter().find(|e| e.compiler == "hiprtc" && e.target == processor && e.is_current(kernel))
+    table
+        .iter()
+        .find(|e| e.compiler == "hiprtc" && e.target == processor && e.version.0 == rocm_major && e.is_current(kernel))
 }
 
 /// How many images this process took from the embedded set (tests: a
@@ -106,7 +112,8 @@ pub fn cuda(kernel: &KernelSource, device_arch: &str, driver_version: i32) -> Op
     Some(count_served(code))
 }
 
-/// The embedded code object for an AMD device of `device_arch`.
-pub fn hip(kernel: &KernelSource, device_arch: &str) -> Option<Vec<u8>> {
-    pick_hip(EMBEDDED, kernel, device_arch).filter(|_| enabled()).map(|e| count_served(e.code.to_vec()))
+/// The embedded code object for an AMD device of `device_arch` whose
+/// runtime is ROCm `rocm` (major, minor); see [`pick_hip`].
+pub fn hip(kernel: &KernelSource, device_arch: &str, rocm: (i32, i32)) -> Option<Vec<u8>> {
+    pick_hip(EMBEDDED, kernel, device_arch, rocm.0).filter(|_| enabled()).map(|e| count_served(e.code.to_vec()))
 }

@@ -259,10 +259,11 @@ fn describe_code(code: HipError) -> String {
 }
 
 /// The code object of `kernel` for a device of `arch`: the build's
-/// embedded one when current (src/device/gpu/embedded.rs; no hiprtc
-/// compile), else [`hip_code_object`].
+/// embedded one when current and built by this runtime's ROCm major release
+/// (src/device/gpu/embedded.rs; no hiprtc compile), else [`hip_code_object`].
 fn kernel_image(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
-    match super::embedded::hip(kernel, arch) {
+    let rocm = runtime()?.rocm_version()?;
+    match super::embedded::hip(kernel, arch, rocm) {
         Some(code) => Ok(code),
         None => hip_code_object(kernel, arch),
     }
