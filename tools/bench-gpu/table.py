@@ -209,21 +209,28 @@ if model_configs:
             if "error" in res:
                 mnotes.append(f"{size} {bits}-bit {model}, {tag}: {res['error']}")
         if "error" in lc:
-            lcuda = f"refused: {lc['error']}"
+            lcuda = f"error: {lc['error']}"
         elif "fps" in lc:
             lcuda = f"scored: {lc['fps']:.1f} fps"
         else:
             lcuda = "n/a"
-        cpu_fps = f"{int(frames) / a['check_cpu_s']:.1f} ({a.get('check_cpu_threads', '?')})" if a.get("check_cpu_s") else "n/a"
+        cpu = first("vmafx-cpu", c) or {}
+        if a.get("check_cpu_s"):
+            cpu_fps = f"{int(frames) / a['check_cpu_s']:.1f} ({a.get('check_cpu_threads', '?')})"
+        elif "fps" in cpu:
+            cpu_fps = f"{cpu['fps']:.1f} ({cpu['lane'].split('-t')[-1]})"
+        else:
+            cpu_fps = "n/a"
         ratio = lambda x: num(a["fps"] / x["fps"], ".2f") if "fps" in a and "fps" in x else "n/a"
         check = a.get("check")
         check = "n/a" if not check else ("yes, 0 diff" if check.startswith("equal") else "**NO**")
         if a.get("check") and not a["check"].startswith("equal"):
             mnotes.append(f"{size} {bits}-bit {model}: {a['check']}")
         zn = len(zc.get("vmaf_frames") or []) - 2
+        ours = a if a.get("vmaf_frames") else cpu  # the CPU lane's when the CUDA lane failed
         print(f"| {size} | {bits} | {model} | {frames} | {num(a.get('fps'), '.1f')} | {num(a.get('ms_per_frame'), '.2f')} "
               f"| {cpu_fps} | {lcuda} | {num(gm.get('fps'), '.1f')} | {num(gm.get('ms_per_frame'), '.2f')} "
               f"| {num(dl.get('fps'), '.1f')} | {num(dl.get('ms_per_frame'), '.2f')} | {ratio(gm)} | {ratio(dl)} | {check} "
-              f"| {verdict(same_frames(a, dl))} | {verdict(same_frames(a, gm))} | {verdict(same_frames(gm, zc, zn))} |")
+              f"| {verdict(same_frames(ours, dl))} | {verdict(same_frames(ours, gm))} | {verdict(same_frames(gm, zc, zn))} |")
     for n in mnotes:
         print(f"- {n}")
