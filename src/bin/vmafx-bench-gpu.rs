@@ -12,8 +12,9 @@
 //!     device memory bandwidth of a copy and of a read-only kernel (vmafx's
 //!     own GPU engine, NVRTC, 16-byte loads), in GB/s (10^9 bytes).
 //! vmafx-bench-gpu score --device cuda|cuda-stream|hip|cpu --dir DIR --width W --height H --bits B
-//!         --distinct K --frames N [--repeat 3] [--threads T] [--check]
-//!     scores N frames (frame i is stored frame i % K) with vmaf_v0.6.1
+//!         --distinct K --frames N [--repeat 3] [--threads T] [--check] [--model vmaf_v0.6.1]
+//!     scores N frames (frame i is stored frame i % K) with a built-in model
+//!     (vmaf_v0.6.1 unless --model names another, e.g. vmaf_v1.0.16_3d0h)
 //!     through `vmafx::engine::Context`. cuda: every frame is uploaded to
 //!     device memory once, before timing, and handed over as a device-resident
 //!     picture (`PictureSource::device_frame`) to a context on
@@ -26,7 +27,8 @@
 //!     of N/5; fps = (N - N/5) / (median(N) - median(N/5)), the steady rate
 //!     without the fixed cost every run pays (fixed_s: set-up, drain).
 //!     --check (cuda, hip): also scores on the CPU lane and compares every
-//!     feature and score of every frame as bits.
+//!     feature and score of every frame as bits. The RESULT line lists every
+//!     frame's score (`vmaf_frames`), for the script to compare with libvmaf's.
 //! ```
 //!
 //! Every command prints one line `RESULT {json}` for the script to parse.
@@ -615,7 +617,8 @@ fn score(o: &Opts) -> Result<()> {
     // CPU: every core; GPU: one lane on the caller's thread unless asked
     // (each worker thread is a lane with its own stream, frames overlap).
     let threads = o.num("threads", Some(if device == "cpu" { cores } else { 0 }))?;
-    let model = Model::builtin("vmaf_v0.6.1", &ModelConfig::default())?;
+    let model_name = o.str("model").unwrap_or("vmaf_v0.6.1");
+    let model = Model::builtin(model_name, &ModelConfig::default())?;
 
     let arcs = |v: Vec<OwnedPicture>| v.into_iter().map(Arc::new).collect::<Vec<_>>();
     let host_refs = arcs(read_frames(&dir.join("ref.yuv"), &g, k)?);
@@ -688,9 +691,10 @@ fn score(o: &Opts) -> Result<()> {
     }
     let context = last.expect("repeat >= 1");
     let pooled = context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?;
-    let first: Vec<String> = (0..frames.min(3) as u32)
+    let per_frame: Vec<String> = (0..frames as u32)
         .map(|i| context.score_at(model.name(), i).map_or("null".into(), |v| format!("{v:?}")))
         .collect();
+    let first = &per_frame[..frames.min(3)];
 
     let mut check = String::from("null");
     let mut cpu_seconds = String::from("null");
@@ -714,12 +718,14 @@ fn score(o: &Opts) -> Result<()> {
     let (fps, fixed) = steady_rate(frames, t, short, &short_times);
     let bytes_per_frame = 3 * g.width * g.height * g.format.bytes_per_sample();
     println!(
-        "RESULT {{\"lane\": {}, \"width\": {}, \"height\": {}, \"bits\": {}, \"frames\": {frames}, \"distinct\": {k}, \
+        "RESULT {{\"lane\": {}, \"model\": {}, \"width\": {}, \"height\": {}, \"bits\": {}, \"frames\": {frames}, \"distinct\": {k}, \
          \"runs_s\": [{}], \"median_s\": {t:.6}, \"short_frames\": {short}, \"runs_short_s\": [{}], \"fps\": {fps:.2}, \
          \"fps_whole\": {:.2}, \"fixed_s\": {fixed:.4}, \"ms_per_frame\": {:.4}, \"bytes_per_frame\": {bytes_per_frame}, \
          \"gbs\": {:.2}, \"init_s\": {init:.4}, \"warmup_s\": {warmup:.3}, \"vmaf_pooled\": {pooled:?}, \"vmaf_first\": [{}], \
-         \"check\": {check}, \"check_cpu_s\": {cpu_seconds}, \"check_cpu_threads\": {cores}, \"check_cpu_pooled\": {cpu_pooled}}}",
+         \"check\": {check}, \"check_cpu_s\": {cpu_seconds}, \"check_cpu_threads\": {cores}, \"check_cpu_pooled\": {cpu_pooled}, \
+         \"vmaf_frames\": [{}]}}",
         json_str(&lane),
+        json_str(model_name),
         g.width,
         g.height,
         g.format.bits,
@@ -729,6 +735,7 @@ fn score(o: &Opts) -> Result<()> {
         1e3 / fps,
         bytes_per_frame as f64 * fps / 1e9,
         first.join(", "),
+        per_frame.join(", "),
     );
     Ok(())
 }

@@ -14,7 +14,7 @@ use vmafx::device::gpu::{cache, compile, hip, kernels, nvrtc};
 const CUDA_ARCHS: &[&str] = &["compute_90", "compute_75"];
 const HIP_ARCHS: &[&str] = &["gfx90a", "gfx1030"];
 
-fn setup() {
+pub fn setup() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Compile for real in these tests; the cache has its own test.
@@ -31,7 +31,7 @@ fn setup() {
     });
 }
 
-fn required() -> bool {
+pub fn required() -> bool {
     std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1")
 }
 
@@ -172,3 +172,4 @@ fn compiled_kernels_are_cached_on_disk() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+

@@ -13,6 +13,9 @@
 //! - `twins` (was tests/device_twins.rs)
 //! - `kernels_compile` (was tests/kernels_compile.rs)
 //! - `hip_frames` (was tests/hip_frames.rs)
+//! - `kernels_ahead`: the embedded kernels against their compilers
+//! - `embedded_lookup`: which embedded kernel a device takes
+//! - `cold_start`: a GPU context's start-up with the kernels built ahead
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -26,3 +29,6 @@ mod loaders;
 mod twins;
 mod kernels_compile;
 mod hip_frames;
+mod cold_start;
+mod embedded_lookup;
+mod kernels_ahead;

@@ -2,7 +2,8 @@
  * bench_libvmaf_cuda: the libvmaf 3.2.0 side of scripts/bench-gpu.
  *
  * Scores raw planar 4:2:0 frames (as vmafx-bench-gpu gen writes them) with
- * vmaf_v0.6.1 through libvmaf's public API and its CUDA backend, the way
+ * a model JSON (vmaf_v0.6.1, vmaf_v1.0.16_3d0h, ...) through libvmaf's public
+ * API and its CUDA backend, the way
  * FFmpeg's libvmaf_cuda filter feeds device frames: every distinct frame is
  * uploaded to device memory once, before timing; then, per frame, two
  * pictures are fetched from libvmaf's preallocated device pool
@@ -17,14 +18,38 @@
  *
  *   bench_libvmaf_cuda --ref F --dis F --width W --height H --bits B \
  *       --distinct K --frames N --model vmaf_v0.6.1.json [--repeat 3]
- *       [--cpu [--threads T] [--no-warmup]]
+ *       [--threads T] [--gpumask | --download | --cpu [--zero-chroma]]
+ *       [--no-warmup]
  *   bench_libvmaf_cuda --bandwidth [--mib 1024] [--iters 20]
  *
  * --cpu scores the same frames on libvmaf's CPU path (host pictures, T
  * threads): the check that both programs read the same frames (libvmaf's CPU
  * scores equal vmafx's as bits), and it builds without CUDA
- * (-DBENCH_CPU_ONLY). --bandwidth times cuMemcpyDtoDAsync of a large buffer.
- * Prints one line "RESULT {json}".
+ * (-DBENCH_CPU_ONLY); --zero-chroma leaves the chroma planes at zero, as
+ * libvmaf's own download of a CUDA picture does (below).
+ *
+ * Models with features no CUDA extractor provides (the v1.0.16 family:
+ * cambi, speed_chroma, adm3 with csf mode 2, motion3) cannot be scored on
+ * libvmaf 3.2.0's CUDA extractors: on a context with a CUDA state,
+ * vmaf_use_features_from_model looks each feature up among the CUDA
+ * extractors only (feature_extractor.c, flags VMAF_FEATURE_EXTRACTOR_CUDA)
+ * and refuses the model ("could not initialize feature extractor"); there is
+ * no per-feature fallback. What a libvmaf user with CUDA frames can do:
+ *   --gpumask   the same CUDA context and device pictures with gpumask set,
+ *               so the model's features resolve to the CPU extractors;
+ *               vmaf_read_pictures then downloads each device picture to a
+ *               host picture (translate_picture_device) and runs every
+ *               extractor on the CPU (T threads). libvmaf downloads luma
+ *               only (vmaf_cuda_picture_download_async, bitmask 0x1): the
+ *               host chroma stays zero, so chroma features (speed_chroma)
+ *               see no chroma. All three planes are copied into the device
+ *               pictures here, as a decoder would have them.
+ *   --download  the application downloads each frame (all three planes,
+ *               cuMemcpy2D to host pictures) and scores it on a CPU context
+ *               (T threads): what FFmpeg's hwdownload + libvmaf filter do,
+ *               and the way to libvmaf's correct values.
+ * --bandwidth times cuMemcpyDtoDAsync of a large buffer.
+ * Prints one line "RESULT {json}", with every frame's score (vmaf_frames).
  *
  * Build (scripts/bench-gpu does it): gcc -O2 -I libvmaf/include
  *   -I nv-codec-headers/include bench_libvmaf_cuda.c libvmaf.a -lstdc++ -lm
@@ -46,10 +71,14 @@
 #include <libvmaf/libvmaf_cuda.h>
 #endif
 
+/* libvmaf logs errors only: SpEED's "covariance matrix is singular" warnings
+ * (per block, on flat regions) would fill the logs. */
+#define LOG_LEVEL VMAF_LOG_LEVEL_ERROR
+
 typedef struct {
     const char *ref, *dis, *model;
     unsigned w, h, bits, distinct, frames, repeat, threads;
-    int cpu, bandwidth, no_warmup;
+    int cpu, bandwidth, no_warmup, gpumask, download, zero_chroma;
     size_t mib;
     unsigned iters;
 } Opts;
@@ -99,6 +128,7 @@ static uint8_t *read_file(const char *path, size_t need)
 
 typedef struct {
     double seconds, init, pooled, first[3];
+    double *frames; /* every frame's score (n of them), NULL unless asked */
 } Run;
 
 static VmafModel *load_model(const Opts *o)
@@ -124,14 +154,30 @@ static void first_scores(VmafContext *vmaf, VmafModel *model, unsigned n, Run *r
         r->first[i] = -1;
         if (i < n) vmaf_score_at_index(vmaf, model, &r->first[i], i);
     }
+    if (!r->frames) return;
+    for (unsigned i = 0; i < n; i++) {
+        r->frames[i] = -1;
+        vmaf_score_at_index(vmaf, model, &r->frames[i], i);
+    }
+}
+
+/* Copies one raw frame (planar, packed rows) into a host picture; chroma
+ * left as vmaf_picture_alloc made it (zero) when luma_only. */
+static void fill_host_picture(const Opts *o, VmafPicture *pic, const uint8_t *s, int luma_only)
+{
+    for (int c = 0; c < (luma_only ? 1 : 3); c++) {
+        size_t row = (size_t)pic->w[c] * bps(o);
+        for (unsigned y = 0; y < pic->h[c]; y++, s += row)
+            memcpy((uint8_t *)pic->data[c] + y * pic->stride[c], s, row);
+    }
 }
 
 /* libvmaf's CPU path: host pictures filled from the raw frames. */
-static Run run_cpu(const Opts *o, uint8_t *ref, uint8_t *dis, unsigned n)
+static Run run_cpu(const Opts *o, uint8_t *ref, uint8_t *dis, unsigned n, double *frames)
 {
-    Run r = { 0 };
+    Run r = { .frames = frames };
     double t0 = now();
-    VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_WARNING, .n_threads = o->threads,
+    VmafConfiguration cfg = { .log_level = LOG_LEVEL, .n_threads = o->threads,
                               .n_subsample = 1, .cpumask = 0, .gpumask = 0 };
     VmafContext *vmaf = NULL;
     int err = vmaf_init(&vmaf, cfg);
@@ -149,12 +195,7 @@ static Run run_cpu(const Opts *o, uint8_t *ref, uint8_t *dis, unsigned n)
         for (int p = 0; p < 2; p++) {
             err = vmaf_picture_alloc(&pics[p], VMAF_PIX_FMT_YUV420P, o->bits, o->w, o->h);
             if (err) fail("vmaf_picture_alloc", err);
-            const uint8_t *s = src[p];
-            for (int c = 0; c < 3; c++) {
-                size_t row = (size_t)pics[p].w[c] * bps(o);
-                for (unsigned y = 0; y < pics[p].h[c]; y++, s += row)
-                    memcpy((uint8_t *)pics[p].data[c] + y * pics[p].stride[c], s, row);
-            }
+            fill_host_picture(o, &pics[p], src[p], o->zero_chroma);
         }
         err = vmaf_read_pictures(vmaf, &pics[0], &pics[1], i);
         if (err) fail("vmaf_read_pictures", err);
@@ -194,13 +235,37 @@ static CUcontext open_cuda(char *name, size_t name_len)
     return ctx;
 }
 
-/* libvmaf's CUDA path on device-resident frames. */
-static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr *ddis, unsigned n)
+/* Device-to-device or device-to-host copy of one plane of a raw frame in
+ * device memory (planes packed, rows unpadded) into a picture's plane. */
+static void copy_plane(const Opts *o, CUdeviceptr frame, const VmafPicture *pic, int c, int to_host)
 {
-    Run r = { 0 };
+    size_t offset = c == 0 ? 0 : luma_bytes(o) + (size_t)(c - 1) * chroma_bytes(o);
+    CUDA_MEMCPY2D m = {
+        .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+        .srcDevice = frame + offset,
+        .srcPitch = (size_t)pic->w[c] * bps(o),
+        .dstMemoryType = to_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+        .dstPitch = (size_t)pic->stride[c],
+        .WidthInBytes = (size_t)pic->w[c] * bps(o),
+        .Height = pic->h[c],
+    };
+    if (to_host)
+        m.dstHost = pic->data[c];
+    else
+        m.dstDevice = (CUdeviceptr)pic->data[c];
+    CU(cuMemcpy2DAsync(&m, NULL));
+}
+
+/* libvmaf's CUDA path on device-resident frames (--gpumask: the same with
+ * the CPU extractors, see the header). */
+static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr *ddis, unsigned n,
+                    double *frames)
+{
+    Run r = { .frames = frames };
     double t0 = now();
-    VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_WARNING, .n_threads = 0,
-                              .n_subsample = 1, .cpumask = 0, .gpumask = 0 };
+    VmafConfiguration cfg = { .log_level = LOG_LEVEL,
+                              .n_threads = o->gpumask ? o->threads : 0,
+                              .n_subsample = 1, .cpumask = 0, .gpumask = o->gpumask ? 1 : 0 };
     VmafContext *vmaf = NULL;
     int err = vmaf_init(&vmaf, cfg);
     if (err) fail("vmaf_init", err);
@@ -228,20 +293,12 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
         for (int p = 0; p < 2; p++) {
             err = vmaf_cuda_fetch_preallocated_picture(vmaf, &pics[p]);
             if (err) fail("vmaf_cuda_fetch_preallocated_picture", err);
-            /* Luma only, on the legacy default stream, as FFmpeg's
-             * copy_picture_data_cuda (cuMemcpy2D): the pictures' streams are
-             * blocking streams, so libvmaf's work on them follows the copy. */
-            CUDA_MEMCPY2D m = {
-                .srcMemoryType = CU_MEMORYTYPE_DEVICE,
-                .srcDevice = src[p],
-                .srcPitch = (size_t)o->w * bps(o),
-                .dstMemoryType = CU_MEMORYTYPE_DEVICE,
-                .dstDevice = (CUdeviceptr)pics[p].data[0],
-                .dstPitch = (size_t)pics[p].stride[0],
-                .WidthInBytes = (size_t)pics[p].w[0] * bps(o),
-                .Height = pics[p].h[0],
-            };
-            CU(cuMemcpy2DAsync(&m, NULL));
+            /* On the legacy default stream (the pictures' streams are
+             * blocking streams, so libvmaf's work on them follows the copy).
+             * Luma only for libvmaf's CUDA extractors, which read nothing
+             * else; every plane for --gpumask's CPU extractors. */
+            for (int c = 0; c < (o->gpumask ? 3 : 1); c++)
+                copy_plane(o, src[p], &pics[p], c, 0);
         }
         err = vmaf_read_pictures(vmaf, &pics[0], &pics[1], i);
         if (err) fail("vmaf_read_pictures", err);
@@ -253,6 +310,47 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
     vmaf_model_destroy(model);
     vmaf_close(vmaf);
     free(cu_state); /* vmaf_close released the stream it held */
+    return r;
+}
+
+/* --download: each frame copied from device memory to host pictures by the
+ * application (every plane, waited for), scored on a CPU context. */
+static Run run_download(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr *ddis, unsigned n,
+                        double *frames)
+{
+    Run r = { .frames = frames };
+    double t0 = now();
+    VmafConfiguration cfg = { .log_level = LOG_LEVEL, .n_threads = o->threads,
+                              .n_subsample = 1, .cpumask = 0, .gpumask = 0 };
+    VmafContext *vmaf = NULL;
+    int err = vmaf_init(&vmaf, cfg);
+    if (err) fail("vmaf_init", err);
+    VmafModel *model = load_model(o);
+    err = vmaf_use_features_from_model(vmaf, model);
+    if (err) fail("vmaf_use_features_from_model", err);
+    r.init = now() - t0;
+
+    CU(cuCtxPushCurrent(ctx));
+    double start = now();
+    for (unsigned i = 0; i < n; i++) {
+        VmafPicture pics[2];
+        CUdeviceptr src[2] = { dref[i % o->distinct], ddis[i % o->distinct] };
+        for (int p = 0; p < 2; p++) {
+            err = vmaf_picture_alloc(&pics[p], VMAF_PIX_FMT_YUV420P, o->bits, o->w, o->h);
+            if (err) fail("vmaf_picture_alloc", err);
+            for (int c = 0; c < 3; c++)
+                copy_plane(o, src[p], &pics[p], c, 1);
+        }
+        CU(cuStreamSynchronize(NULL));
+        err = vmaf_read_pictures(vmaf, &pics[0], &pics[1], i);
+        if (err) fail("vmaf_read_pictures", err);
+    }
+    finish(vmaf, model, n, &r);
+    r.seconds = now() - start;
+    CU(cuCtxPopCurrent(NULL));
+    first_scores(vmaf, model, n, &r);
+    vmaf_model_destroy(model);
+    vmaf_close(vmaf);
     return r;
 }
 
@@ -292,9 +390,10 @@ static unsigned short_frames(const Opts *o)
 static void print_run(const Opts *o, const char *lane, double *times, double *short_times,
                       Run *last, double warmup)
 {
+    const char *model = strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model;
     unsigned ns = short_frames(o);
-    printf("RESULT {\"lane\": \"%s\", \"width\": %u, \"height\": %u, \"bits\": %u, \"frames\": %u, "
-           "\"distinct\": %u, \"runs_s\": [", lane, o->w, o->h, o->bits, o->frames, o->distinct);
+    printf("RESULT {\"lane\": \"%s\", \"model_file\": \"%s\", \"width\": %u, \"height\": %u, \"bits\": %u, \"frames\": %u, "
+           "\"distinct\": %u, \"runs_s\": [", lane, model, o->w, o->h, o->bits, o->frames, o->distinct);
     for (unsigned i = 0; i < o->repeat; i++) printf("%s%.6f", i ? ", " : "", times[i]);
     printf("], \"short_frames\": %u, \"runs_short_s\": [", ns);
     for (unsigned i = 0; ns && i < o->repeat; i++) printf("%s%.6f", i ? ", " : "", short_times[i]);
@@ -312,9 +411,11 @@ static void print_run(const Opts *o, const char *lane, double *times, double *sh
     printf("], \"median_s\": %.6f, \"fps\": %.2f, \"fps_whole\": %.2f, \"fixed_s\": %.4f, "
            "\"ms_per_frame\": %.4f, \"bytes_per_frame\": %zu, "
            "\"gbs\": %.2f, \"init_s\": %.4f, \"warmup_s\": %.3f, \"vmaf_pooled\": %.17g, "
-           "\"vmaf_first\": [%.17g, %.17g, %.17g]}\n",
+           "\"vmaf_first\": [%.17g, %.17g, %.17g], \"vmaf_frames\": [",
            t, fps, o->frames / t, fixed, 1e3 / fps, bpf, (double)bpf * fps / 1e9,
            last->init, warmup, last->pooled, last->first[0], last->first[1], last->first[2]);
+    for (unsigned i = 0; last->frames && i < o->frames; i++) printf("%s%.17g", i ? ", " : "", last->frames[i]);
+    printf("]}\n");
 }
 
 int main(int argc, char **argv)
@@ -325,6 +426,9 @@ int main(int argc, char **argv)
         if (!strcmp(k, "--cpu")) { o.cpu = 1; continue; }
         if (!strcmp(k, "--bandwidth")) { o.bandwidth = 1; continue; }
         if (!strcmp(k, "--no-warmup")) { o.no_warmup = 1; continue; }
+        if (!strcmp(k, "--gpumask")) { o.gpumask = 1; continue; }
+        if (!strcmp(k, "--download")) { o.download = 1; continue; }
+        if (!strcmp(k, "--zero-chroma")) { o.zero_chroma = 1; continue; }
         if (i + 1 >= argc) fail("option needs a value", i);
         const char *v = argv[++i];
         if (!strcmp(k, "--ref")) o.ref = v;
@@ -352,6 +456,8 @@ int main(int argc, char **argv)
     if (!o.ref || !o.dis || !o.model || !o.w || !o.h || !o.distinct || (o.w | o.h) & 1)
         fail("need --ref --dis --model --width --height (even) --distinct", 0);
     if (!o.frames) o.frames = o.distinct;
+    if (o.cpu + o.gpumask + o.download > 1) fail("--cpu, --gpumask and --download exclude each other", 0);
+    if (o.zero_chroma && !o.cpu) fail("--zero-chroma is for --cpu", 0);
     if (!o.repeat) o.repeat = 1;
     uint8_t *ref = read_file(o.ref, frame_bytes(&o) * o.distinct);
     uint8_t *dis = read_file(o.dis, frame_bytes(&o) * o.distinct);
@@ -360,18 +466,19 @@ int main(int argc, char **argv)
     unsigned ns = short_frames(&o);
     Run last = { 0 };
     unsigned warm_n = o.frames < 8 ? o.frames : 8;
+    double *frames = calloc(o.frames, sizeof(*frames)); /* the last full run's scores */
 
     if (o.cpu) {
         double w0 = now();
-        if (!o.no_warmup) run_cpu(&o, ref, dis, warm_n);
+        if (!o.no_warmup) run_cpu(&o, ref, dis, warm_n, NULL);
         double warmup = now() - w0;
         for (unsigned i = 0; i < o.repeat; i++) {
-            last = run_cpu(&o, ref, dis, o.frames);
+            last = run_cpu(&o, ref, dis, o.frames, frames);
             times[i] = last.seconds;
-            if (ns) short_times[i] = run_cpu(&o, ref, dis, ns).seconds;
+            if (ns) short_times[i] = run_cpu(&o, ref, dis, ns, NULL).seconds;
         }
-        char lane[32];
-        snprintf(lane, sizeof(lane), "libvmaf-cpu-t%u", o.threads);
+        char lane[48];
+        snprintf(lane, sizeof(lane), "libvmaf-cpu%s-t%u", o.zero_chroma ? "-zero-chroma" : "", o.threads);
         print_run(&o, lane, times, short_times, &last, warmup);
         return 0;
     }
@@ -387,15 +494,24 @@ int main(int argc, char **argv)
         CU(cuMemcpyHtoD(ddis[k], dis + k * frame_bytes(&o), frame_bytes(&o)));
     }
     CU(cuCtxPopCurrent(NULL));
+    Run (*run)(const Opts *, CUcontext, CUdeviceptr *, CUdeviceptr *, unsigned, double *) =
+        o.download ? run_download : run_cuda;
     double w0 = now();
-    run_cuda(&o, ctx, dref, ddis, warm_n);
+    if (!o.no_warmup) run(&o, ctx, dref, ddis, warm_n, NULL);
     double warmup = now() - w0;
     for (unsigned i = 0; i < o.repeat; i++) {
-        last = run_cuda(&o, ctx, dref, ddis, o.frames);
+        last = run(&o, ctx, dref, ddis, o.frames, frames);
         times[i] = last.seconds;
-        if (ns) short_times[i] = run_cuda(&o, ctx, dref, ddis, ns).seconds;
+        if (ns) short_times[i] = run(&o, ctx, dref, ddis, ns, NULL).seconds;
     }
-    print_run(&o, "libvmaf-cuda", times, short_times, &last, warmup);
+    char lane[48];
+    if (o.gpumask)
+        snprintf(lane, sizeof(lane), "libvmaf-cuda-gpumask-t%u", o.threads);
+    else if (o.download)
+        snprintf(lane, sizeof(lane), "libvmaf-cpu-download-t%u", o.threads);
+    else
+        snprintf(lane, sizeof(lane), "libvmaf-cuda");
+    print_run(&o, lane, times, short_times, &last, warmup);
     return 0;
 #else
     fail("built without CUDA: use --cpu", 0);

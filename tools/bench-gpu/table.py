@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""table.py RESULTS.jsonl GPU.csv: the markdown table of scripts/bench-gpu run.
+"""table.py RESULTS.jsonl GPU.csv: the markdown tables of scripts/bench-gpu run.
+
+A configuration is WxH:bits:distinct:frames[:model]; the first table has the
+vmaf_v0.6.1 ones (no model field), the second the others (v1.0.16), where
+libvmaf's CUDA extractors refuse the model and its CPU extractors run instead.
 
 Each line of RESULTS is {"config", "tag", "result"} (result: a RESULT line of
 vmafx-bench-gpu or bench_libvmaf_cuda). Percentages are of the highest read
@@ -50,10 +54,12 @@ extra = []
 for tag in ("bandwidth-vmafx", "bandwidth-memcpy"):
     if "error" in (first(tag) or {"error": "missing"}):
         notes.append(f"{tag}: {(first(tag) or {}).get('error', 'missing')}")
-configs = []
+all_configs = []
 for r in rows:
-    if r["config"] != "-" and r["config"] not in configs:
-        configs.append(r["config"])
+    if r["config"] != "-" and r["config"] not in all_configs:
+        all_configs.append(r["config"])
+configs = [c for c in all_configs if len(c.split(":")) == 4]
+model_configs = [c for c in all_configs if len(c.split(":")) > 4]
 for c in configs:
     size, bits, _distinct, frames = c.split(":")
     if first("skipped", c) is not None:
@@ -146,3 +152,85 @@ if others:
             same = "n/a" if not same else ("yes, 0 diff" if same.startswith("equal") else "**NO**")
             print(f"| {size} | {bits} | {tag} | {num(res['fps'], '.1f')} | {num(res['ms_per_frame'], '.3f')} "
                   f"| {num(res['gbs'], '.1f')} | {num(pct, '.1f')} | {rel} | {same} |")
+
+
+def same_frames(a, b, upto=None):
+    """Every frame's score of two RESULT lines equal as doubles (the first
+    `upto` frames when given); None when either has none."""
+    fa, fb = a.get("vmaf_frames"), b.get("vmaf_frames")
+    if not fa or not fb:
+        return None
+    n = upto if upto is not None else max(len(fa), len(fb))
+    if n <= 0 or len(fa) < n or len(fb) < n:
+        return None
+    diff = [i for i in range(n) if fa[i] != fb[i]]
+    return (n, diff)
+
+
+def verdict(check):
+    if check is None:
+        return "n/a"
+    n, diff = check
+    if not diff:
+        return f"yes, {n} frames"
+    return f"**NO**: {len(diff)} of {n} frames differ (first: frame {diff[0]})"
+
+
+if model_configs:
+    print()
+    print("### Models libvmaf's CUDA extractors cannot score (v1.0.16): vmafx CUDA vs libvmaf on its CPU extractors")
+    print()
+    print(f"- libvmaf's threads: {os.environ.get('BENCH_GPU_LIBVMAF_THREADS') or 'every core'}; vmafx CUDA: "
+          f"{os.environ.get('BENCH_GPU_THREADS', '0')} worker threads (lanes); vmafx CPU: every core")
+    print("- libvmaf CUDA: the model on a context with a CUDA state, as FFmpeg's libvmaf_cuda filter and the vmaf "
+          "tool load it (vmaf_use_features_from_model)")
+    print("- libvmaf gpumask: the same CUDA context and device pictures with gpumask set; libvmaf downloads luma only "
+          "and runs every extractor on the CPU (its chroma is zero: values checked against libvmaf's CPU path "
+          "with zero chroma, frames 0 to n-3 of a 16-frame run)")
+    print("- libvmaf download: the application copies each frame (every plane) to host pictures, libvmaf's CPU "
+          "context scores them (FFmpeg: hwdownload + libvmaf); its every frame compared with vmafx's as bits")
+    print()
+    print("| size | bits | model | frames | vmafx CUDA fps | ms/frame | vmafx CPU fps (threads) | libvmaf CUDA "
+          "| libvmaf gpumask fps | ms/frame | libvmaf download fps | ms/frame | vmafx CUDA / gpumask "
+          "| vmafx CUDA / download | vmafx CUDA = CPU | download = vmafx | gpumask = vmafx | gpumask = CPU, zero chroma |")
+    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+    mnotes = []
+    for c in model_configs:
+        size, bits, _distinct, frames, model = c.split(":")[:5]
+        if first("skipped", c) is not None:
+            print(f"| {size} | {bits} | {model} | {frames} | skipped (deadline) |" + " |" * 13)
+            continue
+        a = first("vmafx-cuda", c) or {}
+        lc = first("libvmaf-cuda", c) or {}
+        gm = first("libvmaf-cuda-gpumask", c) or {}
+        dl = first("libvmaf-cpu-download", c) or {}
+        zc = first("libvmaf-cpu-zero-chroma", c) or {}
+        for tag, res in (("vmafx CUDA", a), ("libvmaf gpumask", gm), ("libvmaf download", dl), ("libvmaf CPU zero chroma", zc)):
+            if "error" in res:
+                mnotes.append(f"{size} {bits}-bit {model}, {tag}: {res['error']}")
+        if "error" in lc:
+            lcuda = f"error: {lc['error']}"
+        elif "fps" in lc:
+            lcuda = f"scored: {lc['fps']:.1f} fps"
+        else:
+            lcuda = "n/a"
+        cpu = first("vmafx-cpu", c) or {}
+        if a.get("check_cpu_s"):
+            cpu_fps = f"{int(frames) / a['check_cpu_s']:.1f} ({a.get('check_cpu_threads', '?')})"
+        elif "fps" in cpu:
+            cpu_fps = f"{cpu['fps']:.1f} ({cpu['lane'].split('-t')[-1]})"
+        else:
+            cpu_fps = "n/a"
+        ratio = lambda x: num(a["fps"] / x["fps"], ".2f") if "fps" in a and "fps" in x else "n/a"
+        check = a.get("check")
+        check = "n/a" if not check else ("yes, 0 diff" if check.startswith("equal") else "**NO**")
+        if a.get("check") and not a["check"].startswith("equal"):
+            mnotes.append(f"{size} {bits}-bit {model}: {a['check']}")
+        zn = len(zc.get("vmaf_frames") or []) - 2
+        ours = a if a.get("vmaf_frames") else cpu  # the CPU lane's when the CUDA lane failed
+        print(f"| {size} | {bits} | {model} | {frames} | {num(a.get('fps'), '.1f')} | {num(a.get('ms_per_frame'), '.2f')} "
+              f"| {cpu_fps} | {lcuda} | {num(gm.get('fps'), '.1f')} | {num(gm.get('ms_per_frame'), '.2f')} "
+              f"| {num(dl.get('fps'), '.1f')} | {num(dl.get('ms_per_frame'), '.2f')} | {ratio(gm)} | {ratio(dl)} | {check} "
+              f"| {verdict(same_frames(ours, dl))} | {verdict(same_frames(ours, gm))} | {verdict(same_frames(gm, zc, zn))} |")
+    for n in mnotes:
+        print(f"- {n}")

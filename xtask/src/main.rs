@@ -27,8 +27,8 @@
 //!       two vmafx JSON logs, every number as f64 bits ("fps" skipped).
 //! There (the GPU host, build/xtask carried; no Rust: the packed binary,
 //! `build/xtask/bin/xtask …`, run from the repository root):
-//!   twins run [--lane cuda|hip] [--modules loaders,kernels_compile,twins,
-//!             gpu_context,import,fns] [--no-defects] [--dry-run]
+//!   twins run [--lane cuda|hip] [--modules loaders,kernels_compile,
+//!             cold_start,twins,gpu_context,import,fns] [--no-defects] [--dry-run]
 //!       each module against the CPU with the lane required, then each
 //!       packed defect (caught when its binary fails); logs and a table in
 //!       build/xtask/logs, handed back to $OUT when set (summary.log,

@@ -9,7 +9,9 @@ use crate::table::{Align, Table};
 use std::path::Path;
 
 /// The device chapter's modules a GPU host runs, in order.
-pub const MODULES: &[&str] = &["loaders", "kernels_compile", "twins", "gpu_context", "import", "fns"];
+pub const MODULES: &[&str] = &["loaders", "kernels_compile", "cold_start", "twins", "gpu_context", "import", "fns"];
+/// The kernel cache `cold_start::` starts with, emptied before the run.
+pub const COLD_CACHE: &str = "build/xtask/kernel-cache-cold";
 
 #[derive(Debug, PartialEq)]
 pub struct PlannedStep {
@@ -31,6 +33,11 @@ pub fn module_step(module: &str, lane: Lane, device: &str) -> Result<PlannedStep
         ("loaders", Lane::Hip) => (vec!["--nocapture", "--skip", "hip_runtime_loads_or_names_every_soname", "loaders::"], vec![]),
         // The device's own NVRTC (the other compilers' tests run here).
         ("kernels_compile", _) => (vec!["--nocapture", "kernels_compile::every_kernel_compiles_with_nvrtc"], vec![]),
+        // A fresh process with empty caches (this xtask's and the driver's
+        // own): its first frame's kernels come from the set built ahead. A
+        // CUDA test: on the HIP lane's run it still asks for CUDA.
+        ("cold_start", Lane::Cuda) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1")]),
+        ("cold_start", Lane::Hip) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1"), ("VMAFX_REQUIRE_GPU", "cuda")]),
         ("twins", _) => (vec!["--nocapture", "--test-threads=1", "twins::"], vec![]),
         ("gpu_context", _) => (vec!["--nocapture", "--test-threads=1", "gpu_context::"], vec![]),
         ("import", Lane::Cuda) => (vec!["--nocapture", "--test-threads=1", "import::"], vec![]),
@@ -201,6 +208,9 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let env = HostEnv::discover(o.lane, root, standin.as_deref());
     let steps = plan(o, manifest.as_ref())?;
     let mut driver = Driver::new(root, env, o.dry_run);
+    if !o.dry_run {
+        let _ = std::fs::remove_dir_all(root.join(COLD_CACHE));
+    }
     if let Some(m) = &manifest {
         driver.note(&format!("pack {}", m.summary()));
     }
@@ -282,10 +292,11 @@ mod tests {
         m.notes.push("defect 5 device::fns | device function: adm_scale_s123's Q28 rounding one unit low".into());
         let steps = plan(&opts(Lane::Cuda, MODULES), Some(&m)).unwrap();
         let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["loaders", "kernels_compile", "twins", "gpu_context", "import", "fns", "defect-5"]);
-        assert_eq!(steps[2].argv, strings(&["build/xtask/twins/device", "--nocapture", "--test-threads=1", "twins::"]));
-        assert_eq!(steps[6].argv, strings(&["build/xtask/twins/defects/5-device", "--test-threads=1", "fns::"]));
-        assert!(steps.iter().all(|s| s.extra.is_empty()));
+        assert_eq!(names, ["loaders", "kernels_compile", "cold_start", "twins", "gpu_context", "import", "fns", "defect-5"]);
+        assert_eq!(steps[3].argv, strings(&["build/xtask/twins/device", "--nocapture", "--test-threads=1", "twins::"]));
+        assert_eq!(steps[7].argv, strings(&["build/xtask/twins/defects/5-device", "--test-threads=1", "fns::"]));
+        assert_eq!(steps[2].extra, vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1")]);
+        assert!(steps.iter().filter(|s| s.name != "cold_start").all(|s| s.extra.is_empty()));
     }
 
     #[test]

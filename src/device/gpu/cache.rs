@@ -8,20 +8,7 @@
 
 use std::path::PathBuf;
 
-/// FNV-1a, 64 bit: stable across builds and platforms (unlike `DefaultHasher`).
-pub fn fnv1a64(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in *part {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        // Separates parts so ("ab","c") and ("a","bc") differ.
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
+pub use super::kernel_key::fnv1a64;
 
 pub fn cache_dir() -> Option<PathBuf> {
     match std::env::var_os("VMAFX_KERNEL_CACHE") {
@@ -35,33 +22,8 @@ pub fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/vmafx/kernels"))
 }
 
-/// The cache file name for one compile.
-pub fn key(
-    source: &str,
-    headers: &[(&str, &str)],
-    options: &[String],
-    arch: &str,
-    compiler: &str,
-    version: (i32, i32),
-) -> String {
-    let mut parts: Vec<&[u8]> = vec![source.as_bytes()];
-    for (name, text) in headers {
-        parts.push(name.as_bytes());
-        parts.push(text.as_bytes());
-    }
-    for option in options {
-        parts.push(option.as_bytes());
-    }
-    let hash = fnv1a64(&parts);
-    let safe_arch: String = arch
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    format!(
-        "{hash:016x}-{safe_arch}-{compiler}{}.{}",
-        version.0, version.1
-    )
-}
+/// The cache file name for one compile (kernel_key.rs, shared with build.rs).
+pub use super::kernel_key::key;
 
 /// Returns the cached binary for `key`, or compiles it and stores it, in
 /// [`cache_dir`].

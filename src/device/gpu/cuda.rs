@@ -197,7 +197,7 @@ pub fn table() -> Result<&'static DriverApi> {
             release_primary: call!(api, cuDevicePrimaryCtxRelease_v2),
             device_of_current: call!(api, cuCtxGetDevice),
         };
-        let vendor = VendorFns { describe: describe_code, arch: compute_capability, compile: loadable_ptx, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
+        let vendor = VendorFns { describe: describe_code, arch: compute_capability, compile: kernel_image, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
         // cuda.h, "API synchronization behavior": from pageable memory the
         // upload returns once the source is staged.
         let quirks = Quirks { upload_stages_pageable_source: true };
@@ -223,6 +223,20 @@ fn compute_capability(device: CUdevice) -> Result<String> {
         result::check(api, (api.cuDeviceGetAttribute)(&mut minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), "cuDeviceGetAttribute")?;
     }
     Ok(format!("compute_{major}{minor}"))
+}
+
+/// The image of `kernel` for a device of `arch`: the build's embedded
+/// cubin or PTX when it is current and this driver loads it
+/// (src/device/gpu/embedded.rs; no NVRTC opened), else a run-time compile.
+fn kernel_image(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let api = driver()?;
+    let mut version = 0;
+    // SAFETY: writes one int.
+    result::check(api, unsafe { (api.cuDriverGetVersion)(&mut version) }, "cuDriverGetVersion")?;
+    match super::embedded::cuda(kernel, arch, version) {
+        Some(image) => Ok(image),
+        None => loadable_ptx(kernel, arch),
+    }
 }
 
 /// NUL-terminated PTX for `arch`, after checking the driver can load the

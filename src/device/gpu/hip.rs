@@ -239,7 +239,7 @@ impl HipRuntime {
 pub fn table() -> Result<&'static DriverApi> {
     get_or_load(&TABLE, || {
         let api = runtime()?;
-        let vendor = VendorFns { describe: describe_code, arch: gcn_arch, compile: hip_code_object, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
+        let vendor = VendorFns { describe: describe_code, arch: gcn_arch, compile: kernel_image, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
         // HIP documents no staging of a pageable source for
         // hipMemcpyHtoDAsync: the lane waits before the source may go.
         let quirks = Quirks { upload_stages_pageable_source: false };
@@ -255,6 +255,17 @@ fn describe_code(code: HipError) -> String {
     match runtime() {
         Ok(api) => api.describe(code),
         Err(_) => String::from("(runtime not loaded)"),
+    }
+}
+
+/// The code object of `kernel` for a device of `arch`: the build's
+/// embedded one when current and built by this runtime's ROCm major release
+/// (src/device/gpu/embedded.rs; no hiprtc compile), else [`hip_code_object`].
+fn kernel_image(kernel: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let rocm = runtime()?.rocm_version()?;
+    match super::embedded::hip(kernel, arch, rocm) {
+        Some(code) => Ok(code),
+        None => hip_code_object(kernel, arch),
     }
 }
 
@@ -519,15 +530,10 @@ impl Hiprtc {
     }
 }
 
-/// hiprtc's options for `arch`; part of the cache key.
+/// hiprtc's options for `arch`; part of the cache key (kernel_key.rs,
+/// shared with build.rs).
 pub fn options(arch: &str) -> Vec<String> {
-    // -ffp-contract=off: no FMA contraction, so float steps round as on the
-    // CPU (see nvrtc.rs's --fmad=false).
-    vec![
-        format!("--offload-arch={arch}"),
-        "-O3".into(),
-        "-ffp-contract=off".into(),
-    ]
+    super::kernel_key::hiprtc_options(arch)
 }
 
 #[cfg(test)]

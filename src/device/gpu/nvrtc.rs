@@ -22,6 +22,8 @@ rtc_table! {
     optional {
         nvrtcGetCUBINSize: fn(Program, *mut usize) -> c_int;
         nvrtcGetCUBIN: fn(Program, *mut c_char) -> c_int;
+        nvrtcGetNumSupportedArchs: fn(*mut c_int) -> c_int;
+        nvrtcGetSupportedArchs: fn(*mut c_int) -> c_int;
     }
 }
 
@@ -72,6 +74,21 @@ impl Nvrtc {
         Ok((major, minor))
     }
 
+    /// The architectures this NVRTC compiles for (`[75, 80, .., 120]`);
+    /// empty where it cannot say (before CUDA 11.2).
+    pub fn supported_archs(&self) -> Result<Vec<i32>> {
+        let (Some(count), Some(list)) = (self.nvrtcGetNumSupportedArchs, self.nvrtcGetSupportedArchs) else {
+            return Ok(Vec::new());
+        };
+        let mut n = 0;
+        // SAFETY: writes one int.
+        self.calls().check(unsafe { count(&mut n) }, "nvrtcGetNumSupportedArchs")?;
+        let mut archs = vec![0; n.max(0) as usize];
+        // SAFETY: the array has the count NVRTC gave.
+        self.calls().check(unsafe { list(archs.as_mut_ptr()) }, "nvrtcGetSupportedArchs")?;
+        Ok(archs)
+    }
+
     /// Compiles `source` (named `name`, with `headers` as (include name,
     /// text)) to PTX for `arch` (`compute_90`); the log is in the error.
     pub fn compile_ptx(
@@ -83,16 +100,28 @@ impl Nvrtc {
     ) -> Result<Vec<u8>> {
         self.calls().compile(name, source, headers, &options(arch), arch)
     }
+
+    /// Compiles `source` to a cubin for `arch` (`sm_90`), as build.rs does
+    /// for the embedded kernels; needs NVRTC's cubin calls (CUDA 11.1 on).
+    pub fn compile_cubin(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: &str,
+    ) -> Result<Vec<u8>> {
+        let missing = || crate::Error::Device(format!("{}: no nvrtcGetCUBIN", self.library));
+        let calls = super::rtc::RtcCalls {
+            code_size: self.nvrtcGetCUBINSize.ok_or_else(missing)?,
+            code: self.nvrtcGetCUBIN.ok_or_else(missing)?,
+            ..self.calls()
+        };
+        calls.compile(name, source, headers, &options(arch), arch)
+    }
 }
 
-/// NVRTC's options for `arch`; part of the cache key.
+/// NVRTC's options for `arch`; part of the cache key (kernel_key.rs,
+/// shared with build.rs).
 pub fn options(arch: &str) -> Vec<String> {
-    vec![
-        format!("--gpu-architecture={arch}"),
-        "--std=c++17".into(),
-        "-default-device".into(),
-        // No a*b+c contracted into one FMA: the float steps of the twins
-        // (VIF's gain, ADM's angle test) must round as the CPU's do.
-        "--fmad=false".into(),
-    ]
+    super::kernel_key::nvrtc_options(arch)
 }
