@@ -75,10 +75,11 @@ impl StepReport {
         r
     }
 
-    /// The step's tests ran (at least one result line) and none failed, no
-    /// comparison row differed.
+    /// The step's tests ran (a result line, at least one test passed: a
+    /// filter that matches nothing is a mistake, not a pass) and none
+    /// failed, no comparison row differed.
     pub fn clean(&self) -> bool {
-        self.results > 0 && self.failed == 0 && self.failures.is_empty() && self.different_rows.is_empty() && self.different == 0
+        self.results > 0 && self.passed > 0 && self.failed == 0 && self.failures.is_empty() && self.different_rows.is_empty() && self.different == 0
     }
 }
 
@@ -147,5 +148,7 @@ mod tests {
     fn a_log_without_a_result_line_is_not_clean() {
         assert!(!StepReport::parse("error while loading shared libraries: libcuda.so.1\n").clean());
         assert!(StepReport::parse("test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n").clean());
+        // A module this binary lacks: its filter matched nothing.
+        assert!(!StepReport::parse("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 62 filtered out\n").clean());
     }
 }
