@@ -29,9 +29,9 @@
 //!   callback are signalled once that work is done (the dropping thread
 //!   waits for it). A sync_file release fence is refused.
 //!
-//! Nothing here copies frame data between host and device: the global
-//! counter [`host_copies`] counts the lanes' host→device uploads (host
-//! pictures scored on a GPU), and stays 0 for imported frames.
+//! Nothing here copies frame data between host and device (host pictures
+//! are uploaded by the context, which counts them in its
+//! [`crate::picture::HostCopies`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -50,27 +50,6 @@ use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::picture::PictureSource;
 use crate::picture::{Chroma, Picture, PixelFormat};
-
-static HOST_COPIES: AtomicU64 = AtomicU64::new(0);
-static HOST_COPY_BYTES: AtomicU64 = AtomicU64::new(0);
-
-/// Host→device uploads of frame data by the GPU lanes (host pictures
-/// scored on a GPU), process-wide. Device frames never add to it.
-pub fn host_copies() -> u64 {
-    HOST_COPIES.load(Ordering::SeqCst)
-}
-
-/// Bytes of those uploads.
-pub fn host_copy_bytes() -> u64 {
-    HOST_COPY_BYTES.load(Ordering::SeqCst)
-}
-
-/// Counts one host↔device copy of frame data (the lanes' uploads; a
-/// download of frame data, should a reader need one, counts here too).
-pub fn count_host_copy(bytes: usize) {
-    HOST_COPIES.fetch_add(1, Ordering::SeqCst);
-    HOST_COPY_BYTES.fetch_add(bytes as u64, Ordering::SeqCst);
-}
 
 /// Counters of one importer, shared by its frames; tests read them.
 #[derive(Debug, Default)]

@@ -204,7 +204,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     }
     let stats = importer.stats();
     assert_eq!(stats.releases.load(Ordering::SeqCst), cases);
-    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop(importer);
     drop(gray);
     assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
@@ -969,7 +969,7 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
             cases += 1;
         }
     }
-    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop((importer, gray));
     assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} filter layouts equal");
