@@ -728,6 +728,7 @@ impl Drop for Context {
 mod tests {
     use super::*;
     use crate::feature::{ExtractorConfig, FrameInput};
+    use std::sync::atomic::Ordering;
     use crate::picture::{Chroma, OwnedPicture};
 
     const FAILS_AT: u32 = 5;

@@ -507,7 +507,6 @@ pub fn options(arch: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod layout {
-    use super::sys::*;
     #[test]
     fn targets_are_checked_by_processor_and_refusals_name_the_list() {
         let t = super::Targets { source: "libamd_comgr.so.2".into(), processors: vec!["gfx90a".into(), "gfx1030".into()] };
