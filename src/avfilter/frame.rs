@@ -280,6 +280,16 @@ impl HostPicture {
         Ok((pic, copied))
     }
 
+    /// The planes copied into host memory and their bytes ((0, 0): every
+    /// plane read in place).
+    pub fn copied(&self) -> (usize, usize) {
+        let copies = self.planes.iter().flatten().filter_map(|p| match p {
+            PlaneSource::Owned { len, .. } => Some(*len),
+            PlaneSource::Host { .. } => None,
+        });
+        copies.fold((0, 0), |(planes, bytes), len| (planes + 1, bytes + len))
+    }
+
     /// Copies `h` rows of `w` samples (taking every `step`-th sample from
     /// `first`, shifted right by `shift`) into `owned`.
     ///

@@ -67,7 +67,7 @@ use crate::feature::{find_extractor, ExtractorDescriptor, FeatureOptions};
 use crate::import::cpu::{HostImporter, CpuFrame};
 use crate::import::drm::AvDrmFrameDescriptor;
 use crate::import::FrameDescriptor;
-use crate::picture::{Picture, PictureSource};
+use crate::picture::{HostCopy, Picture, PictureSource};
 use crate::model::Model;
 use crate::score::log::{LogFormat, LogStream};
 use crate::{Error, Result};
@@ -145,7 +145,6 @@ pub struct Filter {
     pending: VecDeque<Pending>,
     pairs: u32,
     unscored: u32,
-    host_copies: u64,
     /// Reads DRM_PRIME frames (dma-bufs) in place.
     device: HostImporter,
     fence_timeout: Duration,
@@ -212,6 +211,8 @@ impl Filter {
             .as_deref()
             .map(|p| LogStream::create(p, options.log_format, options.subsample))
             .transpose()?;
+        // The CPU importer's copies count in the context's counter.
+        let device = HostImporter::counting_in(read_chroma, context.host_copies().clone());
         Ok(Filter {
             log,
             options,
@@ -230,8 +231,7 @@ impl Filter {
             pending: VecDeque::new(),
             pairs: 0,
             unscored: 0,
-            host_copies: 0,
-            device: HostImporter::new(read_chroma),
+            device,
             fence_timeout: DEFAULT_FENCE_TIMEOUT,
             started: None,
             finished: false,
@@ -410,7 +410,9 @@ impl Filter {
             self.frames_import = Some(unsafe { FramesImport::new(frames, streams, format, self.read_chroma) }?);
         }
         if device != self.scoring_on {
+            let copies = self.context.host_copies().clone();
             self.context = make_context(&self.options, &self.models, &self.extractors, device)?;
+            self.context.count_host_copies_in(copies)?;
             self.scoring_on = device;
         }
         Ok(())
@@ -440,7 +442,10 @@ impl Filter {
         // SAFETY: the glue fills RawPlanes from the AVFrame behind `frame`
         // (vmafx.h contract), whose buffers stay referenced by `frame`.
         let (pic, copied) = unsafe { HostPicture::wrap(frame, raw, g.format, self.read_chroma) }?;
-        self.host_copies += copied as u64;
+        if copied {
+            let (planes, bytes) = pic.copied();
+            self.context.host_copies().count(HostCopy::InHostMemory, planes, bytes);
+        }
         Ok(Arc::new(pic))
     }
 
@@ -507,11 +512,9 @@ impl Filter {
             self.device_frames += 1;
             return Ok(pic);
         }
-        let copies_before = self.device.stats().host_copies();
+        // Its host copies (planes deinterleaved or shifted) count once per
+        // frame in the context's counter, as for software frames.
         let imported = self.device.wait_and_import(desc, self.fence_timeout)?;
-        // Host copies of this frame (planes deinterleaved or shifted):
-        // counted per frame, as for software frames.
-        self.host_copies += (self.device.stats().host_copies() != copies_before) as u64;
         Ok(Arc::new(DrmPicture { imported, _frame: frame }))
     }
 
@@ -710,8 +713,11 @@ impl Filter {
     pub fn frames_scored(&self) -> u64 {
         self.pairs as u64
     }
+    /// Frames copied in host memory before scoring (software frames
+    /// shifted, split or flipped; DRM_PRIME frames copied out of their
+    /// mapping): the context's counter, not its uploads to a GPU lane.
     pub fn host_copies(&self) -> u64 {
-        self.host_copies
+        self.context.host_copies().pictures(HostCopy::InHostMemory)
     }
     /// CUDA and HIP frames scored on their device, and DRM_PRIME frames
     /// imported on the HIP device.

@@ -4,7 +4,6 @@
 //! scores, pooling, and the end of the stream (whole or cut short).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::choice::DeviceChoice;
@@ -16,7 +15,7 @@ use crate::device::gpu::GpuDevice;
 use crate::device::{DeviceKind, DeviceMemoryId};
 use crate::feature::{Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameScores};
 use crate::model::Model;
-use crate::picture::{PictureSource, PixelFormat};
+use crate::picture::{HostCopies, HostCopy, PictureSource, PixelFormat};
 use crate::score::pool::{pool_frames, PoolMethod, RunningPools};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
@@ -57,7 +56,8 @@ pub struct Context {
     device_info: Option<crate::device::DeviceInfo>,
     /// The caller's thread's lane (0 threads).
     local_lane: WorkerDevice,
-    uploads: Arc<AtomicU64>,
+    /// Picture data copied through host memory (the lanes' uploads).
+    host_copies: HostCopies,
     workers: Option<Workers>,
     in_flight: usize,
     /// Results that arrived ahead of the next frame to commit.
@@ -136,7 +136,7 @@ impl Context {
             lanes,
             memory,
             local_lane: WorkerDevice::Cpu,
-            uploads: Arc::new(AtomicU64::new(0)),
+            host_copies: HostCopies::new(),
             config: ContextConfig { cpu: CpuLevel::capped(config.cpu), ..config },
             uses: Vec::new(),
             models: Vec::new(),
@@ -180,7 +180,23 @@ impl Context {
     /// reference is still there); on several lanes the previous reference
     /// may be copied again by the lane that needs it.
     pub fn host_uploads(&self) -> u64 {
-        self.uploads.load(Ordering::Relaxed)
+        self.host_copies.pictures(HostCopy::ToDevice)
+    }
+
+    /// The context's host-copy counter: its lanes' uploads, and whatever
+    /// a caller copies for it and counts there (the filter's host frames
+    /// and CPU dma-buf imports).
+    pub fn host_copies(&self) -> &HostCopies {
+        &self.host_copies
+    }
+
+    /// Counts into `copies` from now on (a caller's counter that outlives
+    /// this context: the filter's, across a change of device). Before the
+    /// first frame only, when the lanes take it.
+    pub fn count_host_copies_in(&mut self, copies: HostCopies) -> Result<()> {
+        self.check_configurable()?;
+        self.host_copies = copies;
+        Ok(())
     }
 
     fn check_configurable(&self) -> Result<()> {
@@ -391,9 +407,9 @@ impl Context {
             }
         };
         let (planes, prev_planes) = (planes_for(false), planes_for(true));
-        let uploads = Arc::clone(&self.uploads);
+        let uploads = self.host_copies.clone();
         std::mem::take(&mut self.lanes).into_iter().map(move |device| {
-            let uploads = Arc::clone(&uploads);
+            let uploads = uploads.clone();
             WorkerDevice::Device(Box::new(LaneState { device, planes, prev_planes, kept: None, uploads }))
         })
     }
@@ -712,6 +728,7 @@ impl Drop for Context {
 mod tests {
     use super::*;
     use crate::feature::{ExtractorConfig, FrameInput};
+    use std::sync::atomic::Ordering;
     use crate::picture::{Chroma, OwnedPicture};
 
     const FAILS_AT: u32 = 5;

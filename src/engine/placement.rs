@@ -2,12 +2,11 @@
 //! gets on it once (read in place, kept from the last frame, or copied into
 //! a scratch slot), and the refusals of pictures it cannot reach.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::device::gpu::{GpuDevice, UploadSlot};
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use crate::picture::{Picture, PictureSource};
+use crate::picture::{DevPlane, HostCopies, HostCopy, Picture, PictureSource};
 use crate::{Error, Result};
 
 /// Pictures per frame whose planes a lane holds uploaded at once:
@@ -29,7 +28,7 @@ pub(super) struct LaneState {
     /// frame, so a run on one lane copies each picture once.
     pub(super) kept: Option<(Arc<dyn PictureSource>, DeviceFrame, usize)>,
     /// Host pictures copied to a device, context-wide.
-    pub(super) uploads: Arc<AtomicU64>,
+    pub(super) uploads: HostCopies,
 }
 
 impl LaneState {
@@ -76,7 +75,7 @@ impl LaneState {
         let planes = (0..planes)
             .map(|p| self.device.upload_plane(UploadSlot { picture: slot, plane: p }, &host.plane(p)))
             .collect::<Result<Vec<_>>>()?;
-        self.uploads.fetch_add(1, Ordering::Relaxed);
+        self.uploads.count(HostCopy::ToDevice, planes.len(), planes.iter().map(DevPlane::span).sum());
         let frame = DeviceFrame {
             memory,
             format: host.format(),

@@ -27,16 +27,17 @@ use super::{
     DrmFourcc, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory,
     Object, Refusal, ReleaseFence,
 };
-use crate::picture::PictureSource;
+use crate::picture::{HostCopies, HostCopy, PictureSource};
 use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
 
 /// Counters of one device, shared by its frames. Tests read them to prove
 /// what happened: copies to host memory, SYNC ioctls, BUSY answers.
 #[derive(Debug, Default)]
 pub struct ImportStats {
-    /// Planes copied into host memory (deinterleaved or shifted).
-    pub host_copies: AtomicU64,
-    pub host_copy_bytes: AtomicU64,
+    /// Pictures whose planes were copied into host memory (deinterleaved
+    /// or shifted): the importer's share of a [`HostCopies`] counter (its
+    /// own, or a context's: [`HostImporter::counting_in`]).
+    pub copies: HostCopies,
     /// DMA_BUF_IOCTL_SYNC calls with START|READ and with END|READ.
     pub sync_starts: AtomicU64,
     pub sync_ends: AtomicU64,
@@ -45,8 +46,13 @@ pub struct ImportStats {
 }
 
 impl ImportStats {
+    /// Planes copied into host memory.
     pub fn host_copies(&self) -> u64 {
-        self.host_copies.load(Ordering::SeqCst)
+        self.copies.planes(HostCopy::InHostMemory)
+    }
+    /// Bytes of those planes.
+    pub fn host_copy_bytes(&self) -> u64 {
+        self.copies.bytes(HostCopy::InHostMemory)
     }
     pub fn sync_starts(&self) -> u64 {
         self.sync_starts.load(Ordering::SeqCst)
@@ -120,7 +126,12 @@ impl HostImporter {
     /// `read_chroma`: deinterleave NV12-like chroma for chroma features
     /// (a counted host copy); false gives NV12-like frames as gray pictures.
     pub fn new(read_chroma: bool) -> Self {
-        HostImporter { read_chroma, stats: Arc::new(ImportStats::default()) }
+        Self::counting_in(read_chroma, HostCopies::new())
+    }
+
+    /// An importer whose host copies count in `copies` (a context's).
+    pub fn counting_in(read_chroma: bool, copies: HostCopies) -> Self {
+        HostImporter { read_chroma, stats: Arc::new(ImportStats { copies, ..ImportStats::default() }) }
     }
 
     pub fn stats(&self) -> &Arc<ImportStats> {
@@ -263,6 +274,7 @@ impl HostImporter {
             }
         };
         let mut sources = Vec::new();
+        let (mut copied_planes, mut copied_bytes) = (0, 0);
         for pi in 0..format.chroma.plane_count() {
             let src = &planes[pi.min(planes.len() - 1)];
             let in_place = shift == 0 && src.samples == Samples::Single;
@@ -296,9 +308,12 @@ impl HostImporter {
                     }
                 }
             }
-            self.stats.host_copies.fetch_add(1, Ordering::SeqCst);
-            self.stats.host_copy_bytes.fetch_add((pw * ph * bps) as u64, Ordering::SeqCst);
+            copied_planes += 1;
+            copied_bytes += pw * ph * bps;
             sources.push(PlaneSource::Copy(pi));
+        }
+        if copied_planes > 0 {
+            self.stats.copies.count(HostCopy::InHostMemory, copied_planes, copied_bytes);
         }
         self.stats.imports.fetch_add(1, Ordering::SeqCst);
         let mut acquire = desc.acquire;

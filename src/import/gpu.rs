@@ -29,9 +29,9 @@
 //!   callback are signalled once that work is done (the dropping thread
 //!   waits for it). A sync_file release fence is refused.
 //!
-//! Nothing here copies frame data between host and device: the global
-//! counter [`host_copies`] counts the lanes' host→device uploads (host
-//! pictures scored on a GPU), and stays 0 for imported frames.
+//! Nothing here copies frame data between host and device (host pictures
+//! are uploaded by the context, which counts them in its
+//! [`crate::picture::HostCopies`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -50,27 +50,6 @@ use crate::device::gpu::lane::GpuLane;
 use crate::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
 use crate::picture::PictureSource;
 use crate::picture::{Chroma, Picture, PixelFormat};
-
-static HOST_COPIES: AtomicU64 = AtomicU64::new(0);
-static HOST_COPY_BYTES: AtomicU64 = AtomicU64::new(0);
-
-/// Host→device uploads of frame data by the GPU lanes (host pictures
-/// scored on a GPU), process-wide. Device frames never add to it.
-pub fn host_copies() -> u64 {
-    HOST_COPIES.load(Ordering::SeqCst)
-}
-
-/// Bytes of those uploads.
-pub fn host_copy_bytes() -> u64 {
-    HOST_COPY_BYTES.load(Ordering::SeqCst)
-}
-
-/// Counts one host↔device copy of frame data (the lanes' uploads; a
-/// download of frame data, should a reader need one, counts here too).
-pub fn count_host_copy(bytes: usize) {
-    HOST_COPIES.fetch_add(1, Ordering::SeqCst);
-    HOST_COPY_BYTES.fetch_add(bytes as u64, Ordering::SeqCst);
-}
 
 /// Counters of one importer, shared by its frames; tests read them.
 #[derive(Debug, Default)]
@@ -96,97 +75,33 @@ impl GpuImportStats {
 /// Called once a frame is released (after its last reader is done).
 pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
 
-/// Device memory a released frame owned, reusable once `event` is done
-/// (the readers may still be reading when the last reference drops), and
-/// the dma-buf imports it read, kept alive until then.
-struct Retired<B: Backend> {
-    event: B::Event,
-    buffers: Vec<B::Buffer>,
-    externals: Vec<Arc<ExternalObject>>,
-}
-
-/// Buffers kept for reuse: frames of a stream have the same sizes, and a
-/// `cuMemFree` may wait for the whole device.
-const POOL_BUFFERS: usize = 32;
-
-/// The importer's own stream on a device: a kernel runner (its backend's stream), what
-/// released frames left behind, and buffers ready for reuse.
-struct ImportStream<B: Backend> {
+/// The importer's lane: a kernel runner on a stream of its own (whose pool
+/// holds the frames' buffers, free and retired), and the dma-buf imports
+/// nobody references any more, to destroy on it.
+struct ImportLane<B: Backend> {
     runner: KernelRunner<B>,
-    retired: Vec<Retired<B>>,
-    pool: Vec<B::Buffer>,
-    /// dma-buf imports nobody references any more, to destroy.
     graveyard: Graveyard,
 }
 
-impl<B: Backend> ImportStream<B> {
-    fn new(runner: KernelRunner<B>) -> Self {
-        ImportStream { runner, retired: Vec::new(), pool: Vec::new(), graveyard: Graveyard::default() }
-    }
-
-    /// Returns what released frames owned to the pool once their work is
-    /// done (waiting for it when `wait`).
+impl<B: Backend> ImportLane<B> {
+    /// Buffers of released frames back to the pool once their readers are
+    /// done (waiting for them when `wait`), and the dma-bufs nobody reads
+    /// destroyed.
     fn reclaim(&mut self, wait: bool) {
-        let mut keep = Vec::new();
-        for r in std::mem::take(&mut self.retired) {
-            let backend = self.runner.backend_mut();
-            let event = EventRef::of(&r.event);
-            let done = if wait {
-                backend.synchronize_event(event).map(|()| true)
-            } else {
-                backend.query_event(event)
-            };
-            match done {
-                Ok(true) => {
-                    self.pool.extend(r.buffers);
-                    // The last reader is done: the imports may go (to the
-                    // graveyard, where no cache holds them).
-                    drop(r.externals);
-                }
-                Ok(false) => keep.push(r),
-                Err(e) => {
-                    // Reusing or freeing memory a kernel may still read is
-                    // worse than leaking it.
-                    for b in r.buffers {
-                        Box::new(b).into_raw();
-                    }
-                    crate::device::gpu::backend::record_drop_error(e);
-                }
-            }
-        }
-        self.retired = keep;
+        self.runner.reclaim(wait);
         external::bury(&self.graveyard, self.runner.backend_mut());
-        while self.pool.len() > POOL_BUFFERS {
-            // The smallest go first.
-            let smallest = (0..self.pool.len()).min_by_key(|&i| self.pool[i].bytes()).unwrap_or(0);
-            drop(self.pool.swap_remove(smallest));
-        }
-    }
-
-    /// A buffer of at least `bytes`: the smallest pooled one that fits, or
-    /// a new one.
-    fn take(&mut self, bytes: usize) -> crate::Result<B::Buffer> {
-        let fit = (0..self.pool.len())
-            .filter(|&i| self.pool[i].bytes() >= bytes)
-            .min_by_key(|&i| self.pool[i].bytes());
-        match fit {
-            Some(i) => Ok(self.pool.swap_remove(i)),
-            None => self.runner.backend_mut().alloc(bytes),
-        }
     }
 }
 
-impl<B: Backend> Drop for ImportStream<B> {
+impl<B: Backend> Drop for ImportLane<B> {
     fn drop(&mut self) {
         self.reclaim(true);
-        // Freed while the lane's stream still exists.
-        self.pool.clear();
     }
 }
 
-type Shared<B> = Arc<Mutex<ImportStream<B>>>;
+type Shared<B> = Arc<Mutex<ImportLane<B>>>;
 
-fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, ImportStream<B>> {
+fn lock<B: Backend>(lane: &Shared<B>) -> MutexGuard<'_, ImportLane<B>> {
     lane.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -268,7 +183,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     /// An importer whose library stream is `backend`'s stream (tests, and
     /// callers with a lane of their own).
     pub fn new(backend: B, read_chroma: bool) -> crate::Result<Self> {
-        let lane = Arc::new(Mutex::new(ImportStream::new(KernelRunner::new(backend)?)));
+        let lane = Arc::new(Mutex::new(ImportLane { runner: KernelRunner::new(backend)?, graveyard: Graveyard::default() }));
         Ok(Self::on_lane(lane, read_chroma))
     }
 
@@ -492,7 +407,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
                 // Nothing queued may still run on memory we reuse: wait.
                 let _ = lane.runner.backend_mut().synchronize();
                 drop(ready);
-                lane.pool.extend(owned);
+                lane.runner.give_back(owned);
                 Err(err(Kind::Device, format!("{label}: {e}")))
             }
         }
@@ -503,7 +418,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
     #[allow(clippy::type_complexity)]
     fn map_dma_bufs(
         &self,
-        lane: &mut ImportStream<B>,
+        lane: &mut ImportLane<B>,
         desc: &FrameDescriptor,
         prep: &Prepared,
     ) -> Result<(Vec<Option<Arc<ExternalObject>>>, Vec<Option<u64>>), ImportError> {
@@ -546,7 +461,7 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
 
     fn queue(
         &self,
-        lane: &mut ImportStream<B>,
+        lane: &mut ImportLane<B>,
         desc: &FrameDescriptor,
         prep: &Prepared,
         plane_ptrs: &[Option<u64>],
@@ -564,8 +479,8 @@ impl<B: Backend + Send + 'static> GpuImporter<B> {
         let k: ConvertKernels<B::Function> = lane.runner.kernels()?;
         // Rows of what the lane allocates start 256-byte aligned.
         let pitch_of = |row: usize| row.div_ceil(256) * 256;
-        let mut alloc = |lane: &mut ImportStream<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
-            let buffer = lane.take(pitch * rows)?;
+        let mut alloc = |lane: &mut ImportLane<B>, pitch: usize, rows: usize| -> crate::Result<u64> {
+            let buffer = lane.runner.take_buffer(pitch * rows)?;
             let ptr = buffer.ptr();
             owned.push(buffer);
             Ok(ptr)
@@ -915,7 +830,7 @@ impl<B: Backend + Send + 'static> Drop for GpuFrame<B> {
         drop(reader_events);
         let buffers = std::mem::take(&mut self.owned);
         let externals = std::mem::take(&mut self.externals);
-        lane.retired.push(Retired { event: released, buffers, externals });
+        lane.runner.retire(released, buffers, Box::new(externals));
         lane.reclaim(false);
         drop(lane);
         if !host_release {

@@ -12,9 +12,11 @@
 //! read them. It points at nothing but the crate's error type.
 
 pub mod device_frame;
+mod host_copies;
 mod source;
 
 pub use device_frame::{DevPlane, DeviceFrame, DeviceKind, DeviceMemoryId};
+pub use host_copies::{HostCopies, HostCopy};
 pub use source::PictureSource;
 
 use crate::{Error, Result};

@@ -204,7 +204,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     }
     let stats = importer.stats();
     assert_eq!(stats.releases.load(Ordering::SeqCst), cases);
-    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop(importer);
     drop(gray);
     assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
@@ -464,6 +464,40 @@ fn device_event_acquire_is_waited_on_the_device() {
         drop(frame);
         drop(ptr_buffer);
     }
+}
+
+#[test]
+fn pooled_buffers_go_out_again_only_after_their_readers() {
+    // A released frame's converted planes go back to the lane's pool behind
+    // the event recorded after its last reader: while that reader is still
+    // reading, the next import must not be handed them.
+    let Some(mut emu) = build_emulator() else { return };
+    let world = emu.world().clone();
+    let importer = GpuImporter::new(world.stream(), true).unwrap();
+    let l = layout(DrmFourcc::Nv12, 21, 7, 0, 3, 11);
+    let source = device_buffer(&mut emu, &l.bytes);
+    let import = |label: &str| importer.import(l.descriptor(label, Memory::DevicePointer(source.ptr()), 0)).unwrap();
+    let chroma = |f: &dyn PictureSource| f.device_frame().unwrap().planes[1..].iter().map(|p| p.ptr).collect::<Vec<_>>();
+    let first = import("frame 1");
+    let first_chroma = chroma(&*first);
+    assert_eq!(first_chroma.len(), 2, "U and V converted into buffers of the lane's pool");
+    let mut reader = world.stream();
+    let busy = world.blocked_event();
+    reader.wait_event(emulator::borrowed(busy)).unwrap(); // the reader's earlier work, still running
+    wait_ready(first.device_frame().unwrap(), &mut reader).unwrap();
+    first.reads_queued(&mut reader).unwrap();
+    drop(first);
+    let second = import("frame 2");
+    let second_chroma = chroma(&*second);
+    assert!(second_chroma.iter().all(|p| !first_chroma.contains(p)), "a buffer handed out again while its reader was still reading");
+    world.signal(busy);
+    reader.synchronize().unwrap();
+    drop(second);
+    let third = import("frame 3");
+    assert!(
+        chroma(&*third).iter().all(|p| first_chroma.contains(p) || second_chroma.contains(p)),
+        "the released frames' buffers reused once their readers were done"
+    );
 }
 
 #[test]
@@ -935,7 +969,7 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
             cases += 1;
         }
     }
-    assert_eq!(vmafx::import::gpu::host_copies(), 0);
+    assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop((importer, gray));
     assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} filter layouts equal");

@@ -22,7 +22,7 @@ use vmafx::device::gpu::backend::{Args, Backend, DevPlane, DeviceEvent, DeviceMe
 use vmafx::device::gpu::kernels::KernelSource;
 use vmafx::device::{self, DeviceKind};
 use vmafx::engine::PictureSource;
-use vmafx::import::gpu::{host_copies, wait_ready, GpuImporter};
+use vmafx::import::gpu::{wait_ready, GpuImporter};
 use vmafx::import::{
     AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, Layer, Memory, Object,
     PlaneRef, ReleaseFence,
@@ -98,6 +98,11 @@ fn reader() -> KernelRunner<GpuLane> {
     KernelRunner::new(GpuLane::open(DeviceKind::Cuda, 0).unwrap()).unwrap()
 }
 
+/// Host-to-device copies queued by the importer's lane and the readers'.
+fn uploads(importer: &GpuImporter<GpuLane>, readers: &[&KernelRunner<GpuLane>]) -> u64 {
+    importer.with_backend(|lane| lane.uploads()) + readers.iter().map(|r| r.backend().uploads()).sum::<u64>()
+}
+
 #[test]
 fn imported_layouts_equal_the_cpu() {
     if !gpu() {
@@ -116,7 +121,7 @@ fn imported_layouts_equal_the_cpu() {
                 let what = format!("{format} {w}x{h} offset {offset} pad {pad} seed {seed:#x}");
                 let (ba, bb) = (device_bytes(&mut setup, &a.bytes), device_bytes(&mut setup, &b.bytes));
                 let (pa, pb) = (ba.ptr(), bb.ptr());
-                let copies = host_copies();
+                let copies = uploads(&importer, &[&engine]);
                 let fa = importer.import(a.descriptor(&what, Memory::DevicePointer(pa), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
                 let fb = importer.import(b.descriptor(&what, Memory::DevicePointer(pb), 0)).unwrap_or_else(|r| panic!("{what}: {r}"));
                 let (da, db) = (fa.device_frame().unwrap(), fb.device_frame().unwrap());
@@ -144,7 +149,7 @@ fn imported_layouts_equal_the_cpu() {
                         assert_eq!(got, vmafx::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
                     }
                 }
-                assert_eq!(host_copies(), copies, "{what}: a host copy");
+                assert_eq!(uploads(&importer, &[&engine]), copies, "{what}: a host copy");
                 for i in 0..3 {
                     assert_eq!(read_plane(&mut engine, &da.planes[i]), a.want[i], "{what}: plane {i}");
                 }
@@ -216,14 +221,14 @@ fn device_arrays_copied_out_equal_the_cpu() {
         let (one, two) = if bps == 1 { (DrmFourcc::R8, DrmFourcc::Gr88) } else { (DrmFourcc::R16, DrmFourcc::Gr1616) };
         d.layers.push(Layer { format: one, planes: vec![PlaneRef { object: 0, offset: 0, pitch: 0 }] });
         d.layers.push(Layer { format: two, planes: vec![PlaneRef { object: 1, offset: 0, pitch: 0 }] });
-        let copies = host_copies();
+        let copies = uploads(&importer, &[&engine]);
         let frame = importer.import(d).unwrap();
         let f = frame.device_frame().unwrap();
         wait_ready(f, engine.backend_mut()).unwrap();
         for i in 0..3 {
             assert_eq!(read_plane(&mut engine, &f.planes[i]), l.want[i], "{format} array plane {i}");
         }
-        assert_eq!(host_copies(), copies);
+        assert_eq!(uploads(&importer, &[&engine]), copies);
         // A plane larger than its array: RANGE.
         let mut d = FrameDescriptor::new("too big", w + 2, h, l.bits);
         d.objects.push(Object { memory: Memory::DeviceArray(y), size: 0, modifier: DrmModifier::Linear });
@@ -269,7 +274,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
     let fence = HostFence::new();
     let called = Arc::new(AtomicUsize::new(0));
     let c = called.clone();
-    let copies = host_copies();
+    let copies = uploads(&importer, &[]);
     let mut da = a.descriptor("reference 0", Memory::DevicePointer(pa), 0);
     da.release.push(ReleaseFence::Host(fence.clone()));
     let fa = importer
@@ -297,7 +302,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
         held.push((ra, rb));
     }
     assert_eq!(sums[0], sums[1]);
-    assert_eq!(host_copies(), copies, "host copies while importing and scoring device frames");
+    assert_eq!(uploads(&importer, &[&contexts[0], &contexts[1]]), copies, "host copies while importing and scoring device frames");
     drop((fa, fb));
     held.pop();
     assert!(!fence.is_signalled(), "released with a context still holding the frame");

@@ -51,6 +51,8 @@ struct State {
     next_stream: u32,
     /// Whether allocation_range answers (false: "cannot tell").
     hide_ranges: bool,
+    /// Host-to-device copies queued (`Backend::upload`).
+    uploads: u64,
 }
 
 pub struct World {
@@ -158,6 +160,11 @@ impl World {
         let ev = s.events.get_mut(&event).expect("signal of an unknown event");
         ev.done = ev.queued;
         self.pump(&mut s);
+    }
+
+    /// Host-to-device copies queued on this device so far.
+    pub fn uploads(&self) -> u64 {
+        self.lock().uploads
     }
 
     /// Writes `bytes` at device address `dst` now (a producer's write).
@@ -393,6 +400,7 @@ impl Backend for Emulator {
         Ok(EmuBuffer { world: self.world.clone(), ptr, bytes })
     }
     fn upload(&mut self, dst: u64, src: &[u8]) -> vmafx::Result<()> {
+        self.world.lock().uploads += 1;
         self.world.queue(self.stream, Op::Write { dst, bytes: src.to_vec() });
         Ok(())
     }

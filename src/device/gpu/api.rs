@@ -102,66 +102,131 @@ pub struct Quirks {
     pub upload_stages_pageable_source: bool,
 }
 
-/// The table's C calls, CUDA's symbol and HIP's side by side: one list, so
-/// what each vendor calls is read in one place. `optional` entries are
-/// `None` where the runtime lacks the symbol (`cu`, `hip`: the raw tables).
+/// The C calls both vendors make in one shape, CUDA's symbol beside HIP's:
+/// `field: cuSymbol | hipSymbol => fn(args);`, each returning a status
+/// [`Code`]. The one list that [`SharedCalls`] and the shared part of each
+/// vendor's raw table ([`vendor_table!`]) are made from, so a signature is
+/// written once and the vendors' files give only what differs. `required`
+/// calls are required of both; `cuda_required` ones of CUDA only (HIP
+/// added them late: `None` where its runtime lacks them); `optional` ones
+/// of neither. Hands the list, after `$input`, to `$then!`; its types
+/// resolve where `$then!` expands (`use super::api::shared_types::*`).
+macro_rules! with_shared_calls {
+    ($then:ident ! { $($input:tt)* }) => {
+        $then! {
+            $($input)*
+            required {
+                init: cuInit | hipInit => fn(c_uint);
+                device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut c_int);
+                device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut c_char, c_int, c_int);
+                module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut RawModule, *const c_void);
+                module_unload: cuModuleUnload | hipModuleUnload => fn(RawModule);
+                module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut RawFunction, RawModule, *const c_char);
+                mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut DevicePtr, usize);
+                mem_free: cuMemFree_v2 | hipFree => fn(DevicePtr);
+                upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn(DevicePtr, *const c_void, usize, RawStream);
+                download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut c_void, DevicePtr, usize, RawStream);
+                stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut RawStream, c_uint);
+                stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn(RawStream);
+                stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn(RawStream);
+                stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn(RawStream, RawEvent, c_uint);
+                /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
+                launch: cuLaunchKernel | hipModuleLaunchKernel => fn(RawFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, RawStream, *mut *mut c_void, *mut *mut c_void);
+                event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut RawEvent, c_uint);
+                event_record: cuEventRecord | hipEventRecord => fn(RawEvent, RawStream);
+                event_query: cuEventQuery | hipEventQuery => fn(RawEvent);
+                event_synchronize: cuEventSynchronize | hipEventSynchronize => fn(RawEvent);
+                event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn(RawEvent);
+            }
+            cuda_required {
+                /// Device memory in bytes.
+                device_memory: cuDeviceTotalMem_v2 | hipDeviceTotalMem => fn(*mut usize, c_int);
+                /// The allocation holding an address.
+                address_range: cuMemGetAddressRange_v2 | hipMemGetAddressRange => fn(*mut DevicePtr, *mut usize, DevicePtr);
+            }
+            optional {
+                /// An array's descriptor (HIP's `HIP_ARRAY_DESCRIPTOR` has CUDA's layout).
+                array_descriptor: cuArrayGetDescriptor_v2 | hipArrayGetDescriptor => fn(*mut ArrayDescriptor, RawArray);
+            }
+        }
+    };
+}
+pub(crate) use with_shared_calls;
+
+/// The names the shared list's signatures use, for the files that expand
+/// it.
+pub mod shared_types {
+    pub use super::{ArrayDescriptor, Code, DevicePtr, RawArray, RawEvent, RawFunction, RawModule, RawStream};
+    pub use std::ffi::{c_char, c_int, c_uint, c_void};
+}
+
+/// One vendor's raw symbol table (a `fn_table!`): the shared list's column
+/// of that vendor (`@cuda` or `@hip`), then the vendor's own symbols
+/// (`own`), which only it has. Invoked through [`with_shared_calls!`]: the
+/// list is split into both vendors' columns once, then one is picked.
+macro_rules! vendor_table {
+    (@ $vendor:ident $(#[$meta:meta])* $vis:vis struct $name:ident; own { $($own:tt)* }
+     required { $( $(#[$rd:meta])* $rf:ident: $rcu:ident | $rhip:ident => fn($($rt:ty),* $(,)?); )* }
+     cuda_required { $( $(#[$cd:meta])* $cf:ident: $ccu:ident | $chip:ident => fn($($ct:ty),* $(,)?); )* }
+     optional { $( $(#[$od:meta])* $of:ident: $ocu:ident | $ohip:ident => fn($($ot:ty),* $(,)?); )* }
+    ) => {
+        $crate::device::gpu::api::vendor_table! {
+            pick $vendor; header { $(#[$meta])* $vis struct $name; } own { $($own)* }
+            cuda {
+                required { $( $rcu: fn($($rt),*) -> $crate::device::gpu::api::Code; )* $( $ccu: fn($($ct),*) -> $crate::device::gpu::api::Code; )* }
+                optional { $( $ocu: fn($($ot),*) -> $crate::device::gpu::api::Code; )* }
+            }
+            hip {
+                required { $( $rhip: fn($($rt),*) -> $crate::device::gpu::api::Code; )* }
+                optional { $( $chip: fn($($ct),*) -> $crate::device::gpu::api::Code; )* $( $ohip: fn($($ot),*) -> $crate::device::gpu::api::Code; )* }
+            }
+        }
+    };
+    (pick cuda; header { $($header:tt)* } own { $($own:tt)* } cuda { $($column:tt)* } hip { $($other:tt)* }) => {
+        $crate::device::gpu::api::vendor_table! { emit { $($header)* } own { $($own)* } column { $($column)* } }
+    };
+    (pick hip; header { $($header:tt)* } own { $($own:tt)* } cuda { $($other:tt)* } hip { $($column:tt)* }) => {
+        $crate::device::gpu::api::vendor_table! { emit { $($header)* } own { $($own)* } column { $($column)* } }
+    };
+    (emit { $($header:tt)* } own { required { $($own:tt)* } optional { $($own_optional:tt)* } }
+     column { required { $($shared:tt)* } optional { $($shared_optional:tt)* } }) => {
+        $crate::device::gpu::loader::fn_table! {
+            $($header)*
+            required { $($shared)* $($own)* }
+            optional { $($shared_optional)* $($own_optional)* }
+        }
+    };
+}
+pub(crate) use vendor_table;
+
+/// [`SharedCalls`] and the two constructors filling it from the vendors'
+/// raw tables.
 macro_rules! shared_calls {
     (
-        |$cu:ident, $hip:ident|
-        required { $( $(#[$doc:meta])* $field:ident: $cuda_sym:ident | $hip_sym:ident => fn($($arg:ty),* $(,)?); )* }
-        optional { $( $(#[$odoc:meta])* $ofield:ident: $ocuda:expr, $ohip:expr => fn($($oarg:ty),* $(,)?); )* }
+        required { $( $(#[$rd:meta])* $rf:ident: $rcu:ident | $rhip:ident => fn($($rt:ty),* $(,)?); )* }
+        cuda_required { $( $(#[$cd:meta])* $cf:ident: $ccu:ident | $chip:ident => fn($($ct:ty),* $(,)?); )* }
+        optional { $( $(#[$od:meta])* $of:ident: $ocu:ident | $ohip:ident => fn($($ot:ty),* $(,)?); )* }
     ) => {
-        /// The C calls of both vendors, in one shape.
+        /// The C calls of both vendors, in one shape (`None`: the runtime
+        /// lacks the symbol).
         pub struct SharedCalls {
-            $( $(#[$doc])* pub $field: Call<unsafe extern "C" fn($($arg),*) -> Code>, )*
-            $( $(#[$odoc])* pub $ofield: Option<Call<unsafe extern "C" fn($($oarg),*) -> Code>>, )*
+            $( $(#[$rd])* pub $rf: Call<unsafe extern "C" fn($($rt),*) -> Code>, )*
+            $( $(#[$cd])* pub $cf: Option<Call<unsafe extern "C" fn($($ct),*) -> Code>>, )*
+            $( $(#[$od])* pub $of: Option<Call<unsafe extern "C" fn($($ot),*) -> Code>>, )*
         }
 
         impl SharedCalls {
-            pub(crate) fn cuda($cu: &super::cuda::CudaDriver) -> Self {
-                Self { $( $field: call!($cu, $cuda_sym), )* $( $ofield: $ocuda, )* }
+            pub(crate) fn cuda(cu: &super::cuda::CudaDriver) -> Self {
+                Self { $( $rf: call!(cu, $rcu), )* $( $cf: Some(call!(cu, $ccu)), )* $( $of: call!(cu, $ocu?), )* }
             }
-            pub(crate) fn hip($hip: &super::hip::HipRuntime) -> Self {
-                Self { $( $field: call!($hip, $hip_sym), )* $( $ofield: $ohip, )* }
+            pub(crate) fn hip(hip: &super::hip::HipRuntime) -> Self {
+                Self { $( $rf: call!(hip, $rhip), )* $( $cf: call!(hip, $chip?), )* $( $of: call!(hip, $ohip?), )* }
             }
         }
     };
 }
 
-shared_calls! {
-    |cu, hip|
-    required {
-        init: cuInit | hipInit => fn(c_uint);
-        device_count: cuDeviceGetCount | hipGetDeviceCount => fn(*mut c_int);
-        device_name: cuDeviceGetName | hipDeviceGetName => fn(*mut c_char, c_int, c_int);
-        module_load: cuModuleLoadData | hipModuleLoadData => fn(*mut RawModule, *const c_void);
-        module_unload: cuModuleUnload | hipModuleUnload => fn(RawModule);
-        module_function: cuModuleGetFunction | hipModuleGetFunction => fn(*mut RawFunction, RawModule, *const c_char);
-        mem_alloc: cuMemAlloc_v2 | hipMalloc => fn(*mut DevicePtr, usize);
-        mem_free: cuMemFree_v2 | hipFree => fn(DevicePtr);
-        upload: cuMemcpyHtoDAsync_v2 | hipMemcpyHtoDAsync => fn(DevicePtr, *const c_void, usize, RawStream);
-        download: cuMemcpyDtoHAsync_v2 | hipMemcpyDtoHAsync => fn(*mut c_void, DevicePtr, usize, RawStream);
-        stream_create: cuStreamCreate | hipStreamCreateWithFlags => fn(*mut RawStream, c_uint);
-        stream_destroy: cuStreamDestroy_v2 | hipStreamDestroy => fn(RawStream);
-        stream_synchronize: cuStreamSynchronize | hipStreamSynchronize => fn(RawStream);
-        stream_wait_event: cuStreamWaitEvent | hipStreamWaitEvent => fn(RawStream, RawEvent, c_uint);
-        /// Grid x, y, z; block x, y, z; shared bytes; stream; args; extra.
-        launch: cuLaunchKernel | hipModuleLaunchKernel => fn(RawFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, RawStream, *mut *mut c_void, *mut *mut c_void);
-        event_create: cuEventCreate | hipEventCreateWithFlags => fn(*mut RawEvent, c_uint);
-        event_record: cuEventRecord | hipEventRecord => fn(RawEvent, RawStream);
-        event_query: cuEventQuery | hipEventQuery => fn(RawEvent);
-        event_synchronize: cuEventSynchronize | hipEventSynchronize => fn(RawEvent);
-        event_destroy: cuEventDestroy_v2 | hipEventDestroy => fn(RawEvent);
-    }
-    optional {
-        /// Device memory in bytes.
-        device_memory: Some(call!(cu, cuDeviceTotalMem_v2)), call!(hip, hipDeviceTotalMem?) => fn(*mut usize, c_int);
-        /// The allocation holding an address.
-        address_range: Some(call!(cu, cuMemGetAddressRange_v2)), call!(hip, hipMemGetAddressRange?) => fn(*mut DevicePtr, *mut usize, DevicePtr);
-        /// An array's descriptor (HIP's `HIP_ARRAY_DESCRIPTOR` has CUDA's layout).
-        array_descriptor: call!(cu, cuArrayGetDescriptor_v2?), call!(hip, hipArrayGetDescriptor?) => fn(*mut ArrayDescriptor, RawArray);
-    }
-}
+with_shared_calls! { shared_calls! {} }
 
 /// What a vendor does its own way, as Rust functions written beside its
 /// raw table.
@@ -290,6 +355,31 @@ mod tests {
         assert_eq!(super::doc_name("cuMemAlloc_v2"), "cuMemAlloc");
         assert_eq!(super::doc_name("hipMalloc"), "hipMalloc");
         assert_eq!(super::doc_name("cuStreamCreate"), "cuStreamCreate");
+    }
+
+    /// Both vendors' external-memory descriptors, as their headers lay
+    /// them out: cuda.h (CUDA 10+); ROCm 5.2's hip_runtime_api.h without
+    /// the `reserved` tails ROCm 6 added.
+    #[test]
+    fn external_memory_descriptors_match_the_vendor_headers() {
+        use super::super::{cuda::sys as cu, hip::sys as hip};
+        use std::mem::{align_of, offset_of, size_of};
+        let sizes = [
+            ("CUDA_EXTERNAL_MEMORY_HANDLE_DESC", size_of::<cu::CudaExternalMemoryHandleDesc>(), 104),
+            ("CUDA_EXTERNAL_MEMORY_BUFFER_DESC", size_of::<cu::CudaExternalMemoryBufferDesc>(), 88),
+            ("hipExternalMemoryHandleDesc (ROCm 5)", size_of::<hip::HipExternalMemoryHandleDescRocm5>(), 40),
+            ("hipExternalMemoryHandleDesc (ROCm 6)", size_of::<hip::HipExternalMemoryHandleDescRocm6>(), 104),
+            ("hipExternalMemoryBufferDesc (ROCm 5)", size_of::<hip::HipExternalMemoryBufferDescRocm5>(), 24),
+            ("hipExternalMemoryBufferDesc (ROCm 6)", size_of::<hip::HipExternalMemoryBufferDescRocm6>(), 88),
+            ("CUDA_EXTERNAL_MEMORY_HANDLE_DESC alignment", align_of::<cu::CudaExternalMemoryHandleDesc>(), 8),
+            ("hipExternalMemoryHandleDesc (ROCm 5) alignment", align_of::<hip::HipExternalMemoryHandleDescRocm5>(), 8),
+            ("CUDA_EXTERNAL_MEMORY_HANDLE_DESC.size", offset_of!(cu::CudaExternalMemoryHandleDesc, size), 24),
+            ("hipExternalMemoryHandleDesc (ROCm 5).size", offset_of!(hip::HipExternalMemoryHandleDescRocm5, size), 24),
+            ("hipExternalMemoryHandleDesc (ROCm 6).reserved", offset_of!(hip::HipExternalMemoryHandleDescRocm6, reserved), 36),
+        ];
+        for (what, ours, header) in sizes {
+            assert_eq!(ours, header, "{what}");
+        }
     }
 
     #[test]

@@ -363,6 +363,33 @@ macro_rules! scratch_struct {
 }
 pub(crate) use scratch_struct;
 
+/// Buffers a lane keeps for reuse: frames of a stream have the same
+/// sizes, and a `cuMemFree` may wait for the whole device.
+const POOL_BUFFERS: usize = 32;
+
+/// Buffers given back, and what must outlive their last reader, behind the
+/// event recorded after it ([`KernelRunner::retire`]).
+struct Retired<B: Backend> {
+    event: B::Event,
+    buffers: Vec<B::Buffer>,
+    keep_alive: Box<dyn Send>,
+}
+
+/// A lane's one pool of device buffers: free ones, and retired ones that
+/// become free once the work that reads them is done. Every buffer a lane
+/// hands out for a frame comes from here and goes back here
+/// ([`KernelRunner::take_buffer`], [`KernelRunner::retire`]).
+struct BufferPool<B: Backend> {
+    free: Vec<B::Buffer>,
+    retired: Vec<Retired<B>>,
+}
+
+impl<B: Backend> Default for BufferPool<B> {
+    fn default() -> Self {
+        BufferPool { free: Vec::new(), retired: Vec::new() }
+    }
+}
+
 pub struct KernelRunner<B: Backend> {
     /// Loaded kernel entries by source file, in `KernelSource::entries`
     /// order; taken by name through [`KernelRunner::kernels`].
@@ -370,6 +397,8 @@ pub struct KernelRunner<B: Backend> {
     /// Each twin's scratch (a struct of [`Scratch`] buffers), one per type,
     /// made on the twin's first frame ([`TwinLane::with_scratch`]).
     twin_scratch: HashMap<TypeId, Box<dyn Any + Send>>,
+    /// Buffers for frames (an import's converted planes), reused.
+    pool: BufferPool<B>,
     /// Last, so the buffers above are freed while the lane still holds its
     /// stream and modules.
     backend: B,
@@ -391,6 +420,7 @@ impl<B: Backend> KernelRunner<B> {
         let mut runner = Self {
             loaded: HashMap::new(),
             twin_scratch: HashMap::new(),
+            pool: BufferPool::default(),
             backend,
         };
         // Load what every context needs now, so a broken compiler or driver
@@ -455,6 +485,63 @@ impl<B: Backend> KernelRunner<B> {
         slot.upload_plane(&mut self.backend, p)
     }
 
+    /// A buffer of at least `bytes` from the lane's pool (the smallest free
+    /// one that fits), or a new one.
+    pub fn take_buffer(&mut self, bytes: usize) -> Result<B::Buffer> {
+        let free = &mut self.pool.free;
+        let fit = (0..free.len()).filter(|&i| free[i].bytes() >= bytes).min_by_key(|&i| free[i].bytes());
+        match fit {
+            Some(i) => Ok(free.swap_remove(i)),
+            None => self.backend.alloc(bytes),
+        }
+    }
+
+    /// Gives `buffers` back to the pool now: nothing queued reads or
+    /// writes them any more (the caller has synchronised the stream).
+    pub fn give_back(&mut self, buffers: impl IntoIterator<Item = B::Buffer>) {
+        self.pool.free.extend(buffers);
+    }
+
+    /// Retires `buffers`, and `keep_alive` (what their readers also read:
+    /// a frame's dma-buf imports), behind `event`, recorded after their
+    /// last reader's work: the buffers go back to the pool, and
+    /// `keep_alive` is dropped, once that work is done ([`Self::reclaim`]).
+    pub fn retire(&mut self, event: B::Event, buffers: Vec<B::Buffer>, keep_alive: Box<dyn Send>) {
+        self.pool.retired.push(Retired { event, buffers, keep_alive });
+    }
+
+    /// Retired buffers whose event is done back to the pool (waiting for
+    /// each event first when `wait`), and the pool trimmed to
+    /// [`POOL_BUFFERS`], the smallest freed first.
+    pub fn reclaim(&mut self, wait: bool) {
+        let mut keep = Vec::new();
+        for r in std::mem::take(&mut self.pool.retired) {
+            let event = EventRef::of(&r.event);
+            let done = if wait { self.backend.synchronize_event(event).map(|()| true) } else { self.backend.query_event(event) };
+            match done {
+                Ok(true) => {
+                    self.pool.free.extend(r.buffers);
+                    drop(r.keep_alive);
+                }
+                Ok(false) => keep.push(r),
+                Err(e) => {
+                    // Reusing or freeing memory a kernel may still read is
+                    // worse than leaking it.
+                    for b in r.buffers {
+                        Box::new(b).into_raw();
+                    }
+                    record_drop_error(e);
+                }
+            }
+        }
+        self.pool.retired = keep;
+        let free = &mut self.pool.free;
+        while free.len() > POOL_BUFFERS {
+            let smallest = (0..free.len()).min_by_key(|&i| free[i].bytes()).unwrap_or(0);
+            drop(free.swap_remove(smallest));
+        }
+    }
+
     /// Launches `f` on `grid` with `args`.
     ///
     /// # Safety
@@ -481,6 +568,16 @@ impl<B: Backend> KernelRunner<B> {
             .chunks_exact(std::mem::size_of::<T>())
             .map(T::from_ne_bytes)
             .collect())
+    }
+}
+
+impl<B: Backend> Drop for KernelRunner<B> {
+    fn drop(&mut self) {
+        // Retired buffers may still be read: wait for their readers before
+        // the pool (and then the stream) goes.
+        self.reclaim(true);
+        // Freed while the lane still holds its stream.
+        self.pool.free.clear();
     }
 }
 

@@ -6,10 +6,11 @@
 //! `cuGetErrorName`/`cuGetErrorString`, and [`ContextGuard`] is the safe RAII
 //! push/pop around calls on a context.
 
-use super::api::{call, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
+use super::api::shared_types::*;
+use super::api::{call, vendor_table, with_shared_calls, Current, DriverApi, Quirks, RawArray, RawStream, SharedCalls, VendorFns};
 use super::backend::Pitched;
 use super::kernels::KernelSource;
-use super::loader::{fn_table, get_or_load, open_first, Cached};
+use super::loader::{get_or_load, open_first, Cached};
 use crate::device::DeviceKind;
 use crate::{Error, Result};
 
@@ -119,55 +120,35 @@ pub mod sys {
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use sys::*;
 
-fn_table! {
-    /// `libcuda.so.1`: the calls the GPU lanes make.
+with_shared_calls! { vendor_table! { @cuda
+    /// `libcuda.so.1`: the calls the GPU lanes make (the shared list's
+    /// CUDA column, then CUDA's own).
     pub struct CudaDriver;
-    required {
-        cuInit: fn(c_uint) -> CUresult;
-        cuDriverGetVersion: fn(*mut c_int) -> CUresult;
-        cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
-        cuGetErrorString: fn(CUresult, *mut *const c_char) -> CUresult;
-        cuDeviceGetCount: fn(*mut c_int) -> CUresult;
-        cuDeviceGet: fn(*mut CUdevice, c_int) -> CUresult;
-        cuDeviceGetName: fn(*mut c_char, c_int, CUdevice) -> CUresult;
-        cuDeviceGetAttribute: fn(*mut c_int, c_int, CUdevice) -> CUresult;
-        cuDeviceTotalMem_v2: fn(*mut usize, CUdevice) -> CUresult;
-        cuDevicePrimaryCtxRetain: fn(*mut CUcontext, CUdevice) -> CUresult;
-        cuDevicePrimaryCtxRelease_v2: fn(CUdevice) -> CUresult;
-        cuCtxPushCurrent_v2: fn(CUcontext) -> CUresult;
-        cuCtxPopCurrent_v2: fn(*mut CUcontext) -> CUresult;
-        cuCtxGetDevice: fn(*mut CUdevice) -> CUresult;
-        cuModuleLoadData: fn(*mut CUmodule, *const c_void) -> CUresult;
-        cuModuleUnload: fn(CUmodule) -> CUresult;
-        cuModuleGetFunction: fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;
-        cuMemAlloc_v2: fn(*mut CUdeviceptr, usize) -> CUresult;
-        cuMemFree_v2: fn(CUdeviceptr) -> CUresult;
-        cuMemcpyHtoDAsync_v2: fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
-        cuMemcpyDtoHAsync_v2: fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
-        cuMemsetD8Async: fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
-        cuStreamCreate: fn(*mut CUstream, c_uint) -> CUresult;
-        cuStreamDestroy_v2: fn(CUstream) -> CUresult;
-        cuStreamSynchronize: fn(CUstream) -> CUresult;
-        cuLaunchKernel: fn(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void) -> CUresult;
-        cuEventCreate: fn(*mut CUevent, c_uint) -> CUresult;
-        cuEventRecord: fn(CUevent, CUstream) -> CUresult;
-        cuEventQuery: fn(CUevent) -> CUresult;
-        cuEventSynchronize: fn(CUevent) -> CUresult;
-        cuEventDestroy_v2: fn(CUevent) -> CUresult;
-        cuStreamWaitEvent: fn(CUstream, CUevent, c_uint) -> CUresult;
-        cuMemcpy2DAsync_v2: fn(*const CudaMemcpy2D, CUstream) -> CUresult;
-        cuMemGetAddressRange_v2: fn(*mut CUdeviceptr, *mut usize, CUdeviceptr) -> CUresult;
+    own {
+        required {
+            cuDriverGetVersion: fn(*mut c_int) -> CUresult;
+            cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
+            cuGetErrorString: fn(CUresult, *mut *const c_char) -> CUresult;
+            cuDeviceGet: fn(*mut CUdevice, c_int) -> CUresult;
+            cuDeviceGetAttribute: fn(*mut c_int, c_int, CUdevice) -> CUresult;
+            cuDevicePrimaryCtxRetain: fn(*mut CUcontext, CUdevice) -> CUresult;
+            cuDevicePrimaryCtxRelease_v2: fn(CUdevice) -> CUresult;
+            cuCtxPushCurrent_v2: fn(CUcontext) -> CUresult;
+            cuCtxPopCurrent_v2: fn(*mut CUcontext) -> CUresult;
+            cuCtxGetDevice: fn(*mut CUdevice) -> CUresult;
+            cuMemsetD8Async: fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+            cuMemcpy2DAsync_v2: fn(*const CudaMemcpy2D, CUstream) -> CUresult;
+        }
+        optional {
+            cuArrayCreate_v2: fn(*mut CUarray, *const CudaArrayDescriptor) -> CUresult;
+            cuArrayDestroy: fn(CUarray) -> CUresult;
+            cuImportExternalMemory: fn(*mut CUexternalMemory, *const CudaExternalMemoryHandleDesc) -> CUresult;
+            cuExternalMemoryGetMappedBuffer: fn(*mut CUdeviceptr, CUexternalMemory, *const CudaExternalMemoryBufferDesc) -> CUresult;
+            cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;
+            cuDestroyExternalSemaphore: fn(CUexternalSemaphore) -> CUresult;
+        }
     }
-    optional {
-        cuArrayGetDescriptor_v2: fn(*mut CudaArrayDescriptor, CUarray) -> CUresult;
-        cuArrayCreate_v2: fn(*mut CUarray, *const CudaArrayDescriptor) -> CUresult;
-        cuArrayDestroy: fn(CUarray) -> CUresult;
-        cuImportExternalMemory: fn(*mut CUexternalMemory, *const CudaExternalMemoryHandleDesc) -> CUresult;
-        cuExternalMemoryGetMappedBuffer: fn(*mut CUdeviceptr, CUexternalMemory, *const CudaExternalMemoryBufferDesc) -> CUresult;
-        cuDestroyExternalMemory: fn(CUexternalMemory) -> CUresult;
-        cuDestroyExternalSemaphore: fn(CUexternalSemaphore) -> CUresult;
-    }
-}
+} }
 
 static DRIVER: Cached<CudaDriver> = Cached::new();
 
@@ -368,13 +349,6 @@ impl Drop for ContextGuard<'_> {
 #[cfg(test)]
 mod layout {
     use super::sys::*;
-    #[test]
-    fn external_memory_descriptors_match_cuda_h() {
-        assert_eq!(std::mem::size_of::<CudaExternalMemoryHandleDesc>(), 104);
-        assert_eq!(std::mem::align_of::<CudaExternalMemoryHandleDesc>(), 8);
-        assert_eq!(std::mem::offset_of!(CudaExternalMemoryHandleDesc, size), 24);
-        assert_eq!(std::mem::size_of::<CudaExternalMemoryBufferDesc>(), 88);
-    }
     #[test]
     fn copy_and_array_descriptors_match_cuda_h() {
         assert_eq!(std::mem::size_of::<CudaMemcpy2D>(), 128);

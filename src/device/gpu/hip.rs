@@ -10,7 +10,8 @@
 //! aborts the process (no error code) when asked for a target it lacks, such
 //! as gfx1100 or gfx940 in ROCm 5.2.
 
-use super::api::{call, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
+use super::api::shared_types::*;
+use super::api::{call, vendor_table, with_shared_calls, Current, DevicePtr, DmaBufFns, DriverApi, Quirks, RawArray, RawExternalMemory, RawStream, SharedCalls, VendorFns};
 use super::rtc::rtc_table;
 use super::backend::Pitched;
 use super::kernels::{KernelSource, COMPAT_HEADER};
@@ -104,56 +105,38 @@ pub mod sys {
 
 use sys::*;
 
-fn_table! {
-    /// `libamdhip64.so.*`: the calls the GPU lanes make.
+with_shared_calls! { vendor_table! { @hip
+    /// `libamdhip64.so.*`: the calls the GPU lanes make (the shared list's
+    /// HIP column, then HIP's own).
     pub struct HipRuntime;
-    required {
-        hipInit: fn(c_uint) -> HipError;
-        hipDriverGetVersion: fn(*mut c_int) -> HipError;
-        hipRuntimeGetVersion: fn(*mut c_int) -> HipError;
-        hipGetErrorName: fn(HipError) -> *const c_char;
-        hipGetErrorString: fn(HipError) -> *const c_char;
-        hipGetDeviceCount: fn(*mut c_int) -> HipError;
-        hipSetDevice: fn(c_int) -> HipError;
-        hipDeviceGetName: fn(*mut c_char, c_int, HipDevice) -> HipError;
-        hipModuleLoadData: fn(*mut HipModule, *const c_void) -> HipError;
-        hipModuleUnload: fn(HipModule) -> HipError;
-        hipModuleGetFunction: fn(*mut HipFunction, HipModule, *const c_char) -> HipError;
-        hipMalloc: fn(*mut HipDevicePtr, usize) -> HipError;
-        hipFree: fn(HipDevicePtr) -> HipError;
-        hipMemcpyHtoDAsync: fn(HipDevicePtr, *const c_void, usize, HipStream) -> HipError;
-        hipMemcpyDtoHAsync: fn(*mut c_void, HipDevicePtr, usize, HipStream) -> HipError;
-        hipMemsetAsync: fn(HipDevicePtr, c_int, usize, HipStream) -> HipError;
-        hipStreamCreate: fn(*mut HipStream) -> HipError;
-        hipStreamCreateWithFlags: fn(*mut HipStream, c_uint) -> HipError;
-        hipStreamDestroy: fn(HipStream) -> HipError;
-        hipStreamSynchronize: fn(HipStream) -> HipError;
-        hipModuleLaunchKernel: fn(HipFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, HipStream, *mut *mut c_void, *mut *mut c_void) -> HipError;
-        hipEventCreateWithFlags: fn(*mut HipEvent, c_uint) -> HipError;
-        hipEventRecord: fn(HipEvent, HipStream) -> HipError;
-        hipEventQuery: fn(HipEvent) -> HipError;
-        hipEventSynchronize: fn(HipEvent) -> HipError;
-        hipEventDestroy: fn(HipEvent) -> HipError;
-        hipStreamWaitEvent: fn(HipStream, HipEvent, c_uint) -> HipError;
-        hipMemcpy2DAsync: fn(HipDevicePtr, usize, HipDevicePtr, usize, usize, usize, c_uint, HipStream) -> HipError;
+    own {
+        required {
+            hipDriverGetVersion: fn(*mut c_int) -> HipError;
+            hipRuntimeGetVersion: fn(*mut c_int) -> HipError;
+            hipGetErrorName: fn(HipError) -> *const c_char;
+            hipGetErrorString: fn(HipError) -> *const c_char;
+            hipSetDevice: fn(c_int) -> HipError;
+            hipMemsetAsync: fn(HipDevicePtr, c_int, usize, HipStream) -> HipError;
+            hipStreamCreate: fn(*mut HipStream) -> HipError;
+            hipMemcpy2DAsync: fn(HipDevicePtr, usize, HipDevicePtr, usize, usize, usize, c_uint, HipStream) -> HipError;
+        }
+        optional {
+            hipMemcpy2DFromArrayAsync: fn(HipDevicePtr, usize, HipArray, usize, usize, usize, usize, c_uint, HipStream) -> HipError;
+            hipGetDeviceProperties: fn(*mut c_void, c_int) -> HipError;
+            hipImportExternalMemory: fn(*mut HipExternalMemory, *const c_void) -> HipError;
+            hipExternalMemoryGetMappedBuffer: fn(*mut HipDevicePtr, HipExternalMemory, *const c_void) -> HipError;
+            hipDestroyExternalMemory: fn(HipExternalMemory) -> HipError;
+        }
     }
-    optional {
-        hipMemcpy2DFromArrayAsync: fn(HipDevicePtr, usize, HipArray, usize, usize, usize, usize, c_uint, HipStream) -> HipError;
-        hipMemGetAddressRange: fn(*mut HipDevicePtr, *mut usize, HipDevicePtr) -> HipError;
-        hipArrayGetDescriptor: fn(*mut super::api::ArrayDescriptor, HipArray) -> HipError;
-        hipGetDeviceProperties: fn(*mut c_void, c_int) -> HipError;
-        hipDeviceTotalMem: fn(*mut usize, HipDevice) -> HipError;
-        hipImportExternalMemory: fn(*mut HipExternalMemory, *const c_void) -> HipError;
-        hipExternalMemoryGetMappedBuffer: fn(*mut HipDevicePtr, HipExternalMemory, *const c_void) -> HipError;
-        hipDestroyExternalMemory: fn(HipExternalMemory) -> HipError;
-    }
-}
+} }
 
 rtc_table! {
     /// hiprtc, from `libhiprtc.so.*` or (ROCm 5.x) `libamdhip64.so.5`.
     pub struct Hiprtc = "hiprtc";
     calls(hiprtcGetErrorString, hiprtcCreateProgram, hiprtcDestroyProgram, hiprtcCompileProgram,
           hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize, hiprtcGetProgramLog);
+    // A code object for `arch` (`gfx90a`), the target checked first.
+    compile compile(options, check_compiler_target);
     required {}
     optional {
         hiprtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
@@ -515,19 +498,11 @@ impl Hiprtc {
         self.calls().check(unsafe { f(&mut major, &mut minor) }, "hiprtcVersion")?;
         Ok(if major >= 9 { (5, 0) } else { (major, minor) })
     }
+}
 
-    /// Compiles `source` to a code object for `arch` (`gfx90a`), after
-    /// checking the target ([`check_target`]).
-    pub fn compile(
-        &self,
-        name: &str,
-        source: &str,
-        headers: &[(&str, &str)],
-        arch: &str,
-    ) -> Result<Vec<u8>> {
-        check_target(arch, self.version()?)?;
-        self.calls().compile(name, source, headers, &options(arch), arch)
-    }
+/// [`check_target`] for this compiler's ROCm release.
+fn check_compiler_target(compiler: &Hiprtc, arch: &str) -> Result<()> {
+    check_target(arch, compiler.version()?)
 }
 
 /// hiprtc's options for `arch`; part of the cache key (kernel_key.rs,
@@ -538,19 +513,6 @@ pub fn options(arch: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod layout {
-    use super::sys::*;
-    #[test]
-    fn external_memory_descriptors_match_rocm_headers() {
-        // ROCm 5.2 hip_runtime_api.h: no reserved tail.
-        assert_eq!(std::mem::size_of::<HipExternalMemoryHandleDescRocm5>(), 40);
-        assert_eq!(std::mem::align_of::<HipExternalMemoryHandleDescRocm5>(), 8);
-        assert_eq!(std::mem::size_of::<HipExternalMemoryHandleDescRocm6>(), 104);
-        assert_eq!(std::mem::size_of::<HipExternalMemoryBufferDescRocm5>(), 24);
-        assert_eq!(std::mem::size_of::<HipExternalMemoryBufferDescRocm6>(), 88);
-        assert_eq!(std::mem::offset_of!(HipExternalMemoryHandleDescRocm5, size), 24);
-        assert_eq!(std::mem::offset_of!(HipExternalMemoryHandleDescRocm6, reserved), 36);
-    }
-
     #[test]
     fn targets_are_checked_by_processor_and_refusals_name_the_list() {
         let t = super::Targets { source: "libamd_comgr.so.2".into(), processors: vec!["gfx90a".into(), "gfx1030".into()] };

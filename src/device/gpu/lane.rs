@@ -392,6 +392,10 @@ pub struct GpuLane {
     pub name: String,
     pub arch: String,
     pub memory_bytes: usize,
+    /// Host-to-device copies queued on this lane (any data: kernel tables,
+    /// host pictures); the picture copies are counted, once per picture,
+    /// by the context that asks for them (`picture::HostCopies`).
+    uploads: u64,
 }
 
 impl GpuLane {
@@ -494,6 +498,7 @@ impl GpuLane {
             name,
             arch,
             memory_bytes,
+            uploads: 0,
         })
     }
 
@@ -508,6 +513,11 @@ impl GpuLane {
     /// The stream work is queued on.
     pub fn stream(&self) -> RawStream {
         self.stream.raw()
+    }
+
+    /// Host-to-device copies queued on this lane so far.
+    pub fn uploads(&self) -> u64 {
+        self.uploads
     }
 
     /// The context the lane's handles are made in.
@@ -570,7 +580,7 @@ impl Backend for GpuLane {
     }
 
     fn upload(&mut self, dst: u64, src: &[u8]) -> Result<()> {
-        crate::import::gpu::count_host_copy(src.len());
+        self.uploads += 1;
         let api = self.context.api;
         // SAFETY: dst has at least src.len() bytes (the kernel runner reserves them).
         self.on_stream(&api.calls.upload, |f, s| unsafe { f(dst, src.as_ptr().cast(), src.len(), s) })?;

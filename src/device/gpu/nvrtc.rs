@@ -16,6 +16,8 @@ rtc_table! {
     pub struct Nvrtc = "nvrtc";
     calls(nvrtcGetErrorString, nvrtcCreateProgram, nvrtcDestroyProgram, nvrtcCompileProgram,
           nvrtcGetPTXSize, nvrtcGetPTX, nvrtcGetProgramLogSize, nvrtcGetProgramLog);
+    // PTX for a virtual architecture (`compute_90`).
+    compile compile_ptx(options);
     required {
         nvrtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
     }
@@ -87,18 +89,6 @@ impl Nvrtc {
         // SAFETY: the array has the count NVRTC gave.
         self.calls().check(unsafe { list(archs.as_mut_ptr()) }, "nvrtcGetSupportedArchs")?;
         Ok(archs)
-    }
-
-    /// Compiles `source` (named `name`, with `headers` as (include name,
-    /// text)) to PTX for `arch` (`compute_90`); the log is in the error.
-    pub fn compile_ptx(
-        &self,
-        name: &str,
-        source: &str,
-        headers: &[(&str, &str)],
-        arch: &str,
-    ) -> Result<Vec<u8>> {
-        self.calls().compile(name, source, headers, &options(arch), arch)
     }
 
     /// Compiles `source` to a cubin for `arch` (`sm_90`), as build.rs does

@@ -43,6 +43,7 @@ macro_rules! rtc_table {
         $vis:vis struct $name:ident = $prefix:literal;
         calls($es:ident, $create:ident, $destroy:ident, $compile:ident,
               $code_size:ident, $code:ident, $log_size:ident, $log:ident);
+        compile $compile_method:ident($options:ident $(, $check:ident)?);
         required { $( $rf:ident : fn($($rt:ty),* $(,)?) -> $rr:ty; )* }
         optional { $( $of:ident : fn($($ot:ty),* $(,)?) -> $or:ty; )* }
     ) => {
@@ -71,6 +72,14 @@ macro_rules! rtc_table {
         }
 
         impl $name {
+            /// Compiles `source` (named `name`, with `headers` as (include
+            /// name, text)) for `arch` with this compiler's options; a
+            /// failed compile's error carries the log.
+            pub fn $compile_method(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: &str) -> $crate::Result<Vec<u8>> {
+                $( $check(self, arch)?; )?
+                self.calls().compile(name, source, headers, &$options(arch), arch)
+            }
+
             /// This compiler as the compilers' shared table.
             fn calls(&self) -> $crate::device::gpu::rtc::RtcCalls<'_> {
                 $crate::device::gpu::rtc::RtcCalls {
