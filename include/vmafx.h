@@ -25,9 +25,9 @@
 
 /**
  * The interface's version: raised when a function or field is added, so
- * that the glue can check it (`#if VMAFX_FILTER_API_VERSION < 5`).
+ * that the glue can check it (`#if VMAFX_FILTER_API_VERSION < 6`).
  */
-#define VMAFX_FILTER_API_VERSION 5
+#define VMAFX_FILTER_API_VERSION 6
 
 /**
  * Return code: success.
@@ -235,6 +235,16 @@ int vmafx_filter_push_unscored(struct VmafxFilter *f, void *output);
  * writes the log of the frames scored, marked incomplete).
  */
 int vmafx_filter_main_ended(struct VmafxFilter *f, int64_t main_frames);
+
+/**
+ * The host found the reference input ended while the main input goes on
+ * (its frame sync would repeat the reference's last frame): after
+ * `reference_frames` frames, before that repeated pair was pushed.
+ * Returns an error that says so (the run fails; vmafx_filter_summary then
+ * writes the log of the common frames scored, marked incomplete). API
+ * version 6.
+ */
+int vmafx_filter_reference_ended(struct VmafxFilter *f, int64_t reference_frames);
 
 /**
  * Pops the next output frame whose scores are final (metadata set).

@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include <vmafx.h>
-#if VMAFX_FILTER_API_VERSION < 5
-#error "libvmafx too old: the vmafx filter needs vmafx.h API version 5 (HIP frames)"
+#if VMAFX_FILTER_API_VERSION < 6
+#error "libvmafx too old: the vmafx filter needs vmafx.h API version 6 (vmafx_filter_reference_ended)"
 #endif
 
 #include "config.h"
@@ -257,6 +257,18 @@ static int do_vmafx(FFFrameSync *fs)
     if (ctx->is_disabled || !ref) {
         err = vmafx_filter_push_unscored(s->vx, dist);
         return err < 0 ? vmafx_error(ctx, err) : 0;
+    }
+    /* The same the other way round: with eof_action=repeat framesync pairs
+     * main frames past the reference's end with its last frame again. The
+     * reference has signalled EOF and no frame of it is left unused among
+     * those consumed: refuse that pair, so the log keeps the common ones
+     * (and the last one's look-ahead is not taken against a repeat). */
+    if (s->fs.opt_eof_action == EOF_ACTION_REPEAT &&
+        ff_outlink_get_status(ctx->inputs[1]) &&
+        ff_filter_link(ctx->inputs[1])->frame_count_out < s->events) {
+        av_frame_free(&dist);
+        return vmafx_error(ctx, vmafx_filter_reference_ended(s->vx,
+                                    ff_filter_link(ctx->inputs[1])->frame_count_out));
     }
 
     if (dist->color_range != ref->color_range) {

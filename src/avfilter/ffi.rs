@@ -32,8 +32,8 @@ use super::Filter;
 use crate::Error;
 
 /// The interface's version: raised when a function or field is added, so
-/// that the glue can check it (`#if VMAFX_FILTER_API_VERSION < 5`).
-pub const VMAFX_FILTER_API_VERSION: c_int = 5;
+/// that the glue can check it (`#if VMAFX_FILTER_API_VERSION < 6`).
+pub const VMAFX_FILTER_API_VERSION: c_int = 6;
 
 /// Return code: success.
 pub const VMAFX_OK: c_int = 0;
@@ -477,6 +477,22 @@ pub unsafe extern "C" fn vmafx_filter_push_unscored(f: *mut VmafxFilter, output:
 pub unsafe extern "C" fn vmafx_filter_main_ended(f: *mut VmafxFilter, main_frames: i64) -> c_int {
     let body = |vx: &mut VmafxFilter| {
         vx.filter.main_ended(main_frames)?;
+        Ok(VMAFX_OK)
+    };
+    // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).
+    unsafe { with_filter(f, body) }
+}
+
+/// The host found the reference input ended while the main input goes on
+/// (its frame sync would repeat the reference's last frame): after
+/// `reference_frames` frames, before that repeated pair was pushed.
+/// Returns an error that says so (the run fails; vmafx_filter_summary then
+/// writes the log of the common frames scored, marked incomplete). API
+/// version 6.
+#[no_mangle]
+pub unsafe extern "C" fn vmafx_filter_reference_ended(f: *mut VmafxFilter, reference_frames: i64) -> c_int {
+    let body = |vx: &mut VmafxFilter| {
+        vx.filter.reference_ended(reference_frames)?;
         Ok(VMAFX_OK)
     };
     // SAFETY: `f` is NULL or a live handle used by one thread (vmafx.h).

@@ -551,6 +551,19 @@ impl Filter {
         )))
     }
 
+    /// The host found the reference ended while the main input goes on:
+    /// its frame sync would pair the next main frames with the reference's
+    /// last frame again (eof_action=repeat). An error: those pairs never
+    /// existed, and scoring them would also change the last common frame's
+    /// look-ahead values; the log keeps the `reference_frames` common pairs.
+    pub fn reference_ended(&mut self, reference_frames: i64) -> Result<()> {
+        Err(Error::Mismatch(format!(
+            "the reference input ended after {reference_frames} frames while the main (distorted) input goes on \
+             (a truncated or shorter reference); FFmpeg would score the reference's last frame again. \
+             Make the inputs equally long, or accept it with shortest=1 or eof_action=endall|pass"
+        )))
+    }
+
     /// Queues a frame that passes through unscored, behind the others.
     pub fn push_unscored(&mut self, output: FrameHandle) {
         self.unscored += 1;

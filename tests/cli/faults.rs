@@ -8,10 +8,13 @@
 //!   the kernel emulator behind HIP's calls) told to fail after N calls
 //!   (VMAFX_FAKE_HIP_MALLOCS, VMAFX_FAKE_HIP_LAUNCHES): the CLI's log keeps
 //!   the frames scored before, equal to a CPU run on those frames alone;
+//! - a GPU library that loads but lacks a call vmafx needs (too old);
+//! - a log path that cannot be written, refused before any frame is read;
 //! - a dma-buf fd closed under the reader and a sync_file whose wait fails,
 //!   through the DRM descriptor and the CPU lane's import on memfd objects
 //!   (what needs a real dma-buf, the mapping and the SYNC bracket, is
-//!   tests/import/dmabuf_vm.rs's, in the VM).
+//!   tests/import/dmabuf_vm.rs's, in the VM); a closed fd mid-run through
+//!   the filter's C interface, whose log keeps the frames before it.
 
 use crate::support::hip_fake;
 use crate::support::partial_log;
@@ -216,4 +219,129 @@ fn a_sync_file_whose_wait_fails_is_an_error_not_a_wait() {
     assert!(m.contains("frame 3") && m.contains("acquire fence 0") && m.contains("signalled an error"), "{m}");
     // Not retried until the 30 s timeout: an error is final.
     assert!(start.elapsed() < std::time::Duration::from_secs(25), "the failed wait was retried: {m}");
+}
+
+/// A GPU library that loads but lacks a call vmafx needs: what a runtime
+/// older than the oldest vmafx supports looks like (a call added after it
+/// is missing). libc stands in for it: the loader names the library and
+/// the first call it lacks, and the run fails before scoring, leaving no
+/// log.
+#[test]
+fn a_gpu_library_without_a_needed_call_is_named_and_nothing_is_created() {
+    let (_, r, d) = clips("too_old", 3);
+    for (device, var, call) in [("cuda", "VMAFX_CUDA_LIB", "required symbol cu"), ("hip", "VMAFX_HIP_LIB", "required symbol hip")] {
+        let log = dir().join(format!("too_old_{device}.json"));
+        let _ = std::fs::remove_file(&log);
+        let mut args = vec!["-r", s(&r), "-d", s(&d), "--device", device, "-o", s(&log)];
+        args.extend(FEATURES);
+        let o = vmafx(&args, &[(var.into(), "libc.so.6".into())]);
+        fails(&o, &["libc.so.6: ", call, " not found"]);
+        assert!(!log.exists(), "--device {device}: a run refused before scoring left a log");
+    }
+}
+
+/// The log file is opened before any frame is read: with a distorted file
+/// cut inside its first frame and a log path in a missing directory, the
+/// run fails on the path, never reaching the cut.
+#[test]
+fn an_unwritable_log_path_fails_before_the_first_frame_is_read() {
+    let (_, r, d) = clips("log_first", 2);
+    let cut = dir().join("log_first_cut.y4m");
+    let bytes = std::fs::read(&d).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    std::fs::write(&cut, &bytes[..header + "FRAME\n".len() + 100]).unwrap();
+    let log = dir().join("no_such_dir").join("log.json");
+    let e = fails(&vmafx(&["-r", s(&r), "-d", s(&cut), "-o", s(&log), "--json"], &[]), &["no_such_dir"]);
+    assert!(!e.contains("truncated"), "the log path was checked after reading frames: {e}");
+    // The same cut file with a writable log does reach the cut.
+    let log = dir().join("log_first.json");
+    fails(&vmafx(&["-r", s(&r), "-d", s(&cut), "-o", s(&log), "--json"], &[]), &["truncated frame 0"]);
+}
+
+/// An fd number that is not open and will not be soon: a dup far above the
+/// fds this process uses, then closed (the kernel hands out the lowest free
+/// number, so other tests' new fds do not land on it).
+fn closed_fd() -> i32 {
+    let fd = memfd(64);
+    // SAFETY: duplicates an open fd to a free number >= 900.
+    let high = unsafe { nix::libc::fcntl(fd.as_raw_fd(), nix::libc::F_DUPFD_CLOEXEC, 900) };
+    assert!(high >= 900, "F_DUPFD: {}", std::io::Error::last_os_error());
+    // SAFETY: `high` is ours and closed once.
+    unsafe { nix::libc::close(high) };
+    high
+}
+
+/// `frames` through the filter's C interface as FFmpeg's glue drives it
+/// (n_threads=2, JSON log at `log`), software frames but, from pair
+/// `fault_at` on, a DRM_PRIME main frame whose dma-buf fd its producer has
+/// already closed. Returns the error of the failed push and the message of
+/// the summary that uninit asks for, if they failed.
+fn filter_run_with_closed_fd(frames: &[(OwnedPicture, OwnedPicture)], log: &Path, fault_at: Option<usize>) -> Option<(String, String)> {
+    use crate::support::filter_capi::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use vmafx::avfilter::ffi::*;
+    let (w, h) = (frames[0].0.width(), frames[0].0.height());
+    let live = std::sync::Arc::new(AtomicUsize::new(0));
+    let path = std::ffi::CString::new(s(log)).unwrap();
+    let f = new_filter_logging(c"version=vmaf_v0.6.1", 2, 1_000_000, None, Some((&path, c"json"))).expect("vmafx_filter_new");
+    // SAFETY: a live filter, NUL-terminated names.
+    assert_eq!(unsafe { vmafx_filter_configure(f, w as i32, h as i32, c"yuv420p".as_ptr(), w as i32, h as i32, c"yuv420p".as_ptr()) }, 0, "{}", last_error(f));
+    let mut failed = None;
+    for (i, (r, d)) in frames.iter().enumerate() {
+        let main = if fault_at == Some(i) {
+            let mut av = AvDrmFrameDescriptor { nb_objects: 1, nb_layers: 1, ..Default::default() };
+            av.objects[0].fd = closed_fd();
+            av.objects[0].size = w * h * 3 / 2;
+            av.layers[0].format = DrmFourcc::Yuv420 as u32;
+            av.layers[0].nb_planes = 3;
+            for (p, (offset, pitch)) in [(0, w), (w * h, w / 2), (w * h * 5 / 4, w / 2)].into_iter().enumerate() {
+                av.layers[0].planes[p].offset = offset as isize;
+                av.layers[0].planes[p].pitch = pitch as isize;
+            }
+            // The glue's frame owns an fd of its own (the AVFrame's), open.
+            host_frame(&live, None, Some((Box::new(av), memfd(64))))
+        } else {
+            host_frame(&live, Some(d.clone()), None)
+        };
+        let reference = host_frame(&live, Some(r.clone()), None);
+        let out = host_frame(&live, None, None);
+        let (mf, rf) = (vmafx_frame(main, w, h, c"yuv420p"), vmafx_frame(reference, w, h, c"yuv420p"));
+        // SAFETY: filled frames whose planes live as long as their handles.
+        if unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) } < 0 {
+            failed = Some(last_error(f));
+            break;
+        }
+    }
+    // What the glue's uninit does: the summary (which writes the log),
+    // then free. Output frames never popped are released by free.
+    // SAFETY: a live filter.
+    let summary = unsafe { vmafx_filter_summary(f) };
+    let summary_error = summary.is_null().then(|| last_error(f));
+    // SAFETY: freed once.
+    unsafe { vmafx_filter_free(f) };
+    assert_eq!(live.load(Ordering::SeqCst), 0, "every frame handed over was released");
+    assert_eq!(failed.is_some(), summary_error.is_some(), "{failed:?} / {summary_error:?}");
+    failed.zip(summary_error)
+}
+
+/// A dma-buf fd closed by its producer before the frame reached vmafx,
+/// mid-run, through the filter: the push fails naming the fd, and the log
+/// uninit writes holds the frames before it, marked incomplete with that
+/// error, equal (frames and pooled values) to a run on those frames alone.
+#[test]
+fn a_closed_dma_buf_mid_run_keeps_the_frames_the_filter_scored() {
+    let frames = synth::clip(Chroma::Yuv420, 8, 48, 40, 6, 23);
+    let kept = 4;
+    let cut_log = dir().join("filter_closed_fd.json");
+    let (push_error, summary_error) = filter_run_with_closed_fd(&frames, &cut_log, Some(kept)).expect("the closed fd was not refused");
+    assert!(push_error.contains("main frame 4") && push_error.contains("object 0") && push_error.contains("closed"), "{push_error}");
+    assert!(summary_error.contains("incomplete"), "{summary_error}");
+    let clean_log = dir().join("filter_closed_fd_clean.json");
+    assert!(filter_run_with_closed_fd(&frames[..kept], &clean_log, None).is_none());
+    let (cut, clean) = (read_json(&cut_log), read_json(&clean_log));
+    let why = cut["incomplete"].as_str().unwrap_or_else(|| panic!("no incomplete mark in {cut}"));
+    assert!(why.contains("closed"), "incomplete = {why:?}");
+    assert_eq!(cut["frames"].as_array().map(Vec::len), Some(kept), "{cut}");
+    assert_eq!(cut["frames"], clean["frames"], "the frames kept differ from a run on them alone");
+    assert_eq!(cut["pooled_metrics"], clean["pooled_metrics"], "pooled values differ");
 }

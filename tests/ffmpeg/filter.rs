@@ -427,8 +427,10 @@ fn the_built_filter_is_the_current_glue() {
     }
 }
 
-/// Unequal frame counts are an error by default; shortest=1 accepts them
-/// with a warning and scores the common frames.
+/// Unequal frame counts are an error by default (a shorter reference is
+/// refused at its first repeated frame, and the log keeps the common
+/// frames); shortest=1 accepts them with a warning and scores the common
+/// frames.
 #[test]
 fn unequal_frame_counts() {
     let Some(bin) = ffmpeg_bin() else { return };
@@ -438,7 +440,31 @@ fn unequal_frame_counts() {
     let short = dir.join("short.y4m");
     write_y4m(&short, &frames[..4].iter().map(|(r, _)| r).collect::<Vec<_>>());
     let m = "model='':feature=name=motion";
-    expect_error(&bin, &dist, &short, &format!("[0:v][1:v]vmafx={m}"), "frame counts differ: main (distorted) has 6 frames, reference has 4");
+    expect_error(&bin, &dist, &short, &format!("[0:v][1:v]vmafx={m}"), "the reference input ended after 4 frames while the main (distorted) input goes on");
+    // Refused at the first pair framesync makes with the reference's last
+    // frame repeated (eof_action=repeat), so the log uninit writes holds
+    // the 4 common pairs, marked incomplete with that error, equal to a run
+    // on those pairs alone: no pair against a repeat, and the last common
+    // frame's look-ahead not taken against one (the error shows under
+    // -loglevel error).
+    let first = dir.join("first");
+    std::fs::create_dir_all(&first).unwrap();
+    let (first_dist, first_ref) = write_clips(&first, &frames[..4]);
+    let logged = |path: &Path| {
+        let _ = std::fs::remove_file(path);
+        format!("[0:v][1:v]vmafx={m}:log_fmt=json:log_path={}", path.display())
+    };
+    let (cut_log, clean_log) = (dir.join("unequal.json"), dir.join("first.json"));
+    let run = ffmpeg(&bin, &dist, &short, &logged(&cut_log), &["-loglevel", "error"]);
+    assert!(!run.ok && run.stderr.contains("reference input ended after 4 frames") && run.stderr.contains("marked incomplete"), "{}", run.stderr);
+    let run = ffmpeg(&bin, &first_dist, &first_ref, &logged(&clean_log), &[]);
+    assert!(run.ok, "{}", run.stderr);
+    let (cut, clean) = (read_json(&cut_log), read_json(&clean_log));
+    let why = cut["incomplete"].as_str().unwrap_or_else(|| panic!("no incomplete mark in {cut}"));
+    assert!(why.contains("reference input ended after 4 frames"), "incomplete = {why:?}");
+    assert_eq!(cut["frames"].as_array().map(Vec::len), Some(4), "{cut}");
+    assert_eq!(cut["frames"], clean["frames"], "the common frames differ from a run on them alone");
+    assert_eq!(cut["pooled_metrics"], clean["pooled_metrics"], "pooled values differ");
     let run = ffmpeg(&bin, &dist, &short, &format!("[0:v][1:v]vmafx={m}:shortest=1"), &[]);
     assert!(run.ok, "{}", run.stderr);
     let run = ffmpeg(&bin, &dist, &short, &format!("[0:v][1:v]vmafx={m}:eof_action=pass"), &[]);

@@ -23,8 +23,8 @@
 //! Every output frame's metadata equals the software-frame run on the same
 //! content as f64 bits; host copies (vmafx's verbose log line) are 0 for
 //! planar and VAAPI-nv12 frames. Refusals go through the graph too: a tiled
-//! modifier, a plane past the end of its object, a fence never signalled
-//! (fence_timeout): the graph returns an error naming the frame and the
+//! modifier, a plane past the end of its object, a dma-buf fd its producer
+//! closed, a fence never signalled (fence_timeout): the graph returns an error naming the frame and the
 //! reason, the frames before it were scored and counted and written to
 //! vmafx's log (marked incomplete, equal to a run on those frames alone),
 //! the graph frees cleanly and every buffer the pool made is released.
@@ -331,6 +331,22 @@ enum Defect {
     PastEnd,
     /// The fence is never signalled (the content is written).
     NeverSignalled,
+    /// The descriptor names an fd its producer has closed (the pool
+    /// buffer's own fd stays open and is closed as usual when it is freed).
+    ClosedFd,
+}
+
+/// An fd number that is not open and will not be soon: a dup far above the
+/// fds in use, then closed (new fds take the lowest free number).
+fn closed_fd(open: i32) -> i32 {
+    // SAFETY: duplicates an open fd to a free number >= 900, then closes
+    // that new fd, which is ours.
+    unsafe {
+        let high = libc::fcntl(open, libc::F_DUPFD_CLOEXEC, 900);
+        assert!(high >= 900, "F_DUPFD: {}", std::io::Error::last_os_error());
+        libc::close(high);
+        high
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -504,6 +520,9 @@ fn run(case: &Case, frames: &[(OwnedPicture, OwnedPicture)]) -> RunResult {
                     for (pi, &(offset, pitch)) in planes.iter().enumerate() {
                         desc.layers[li].planes[pi] = ff::AVDRMPlaneDescriptor { object_index: 0, offset: offset as isize, pitch: pitch as isize };
                     }
+                }
+                if defect == Some(Defect::ClosedFd) {
+                    desc.objects[0].fd = closed_fd((*b).fd.as_raw_fd());
                 }
                 if defect == Some(Defect::PastEnd) {
                     let last = &mut desc.layers[desc.nb_layers as usize - 1];
@@ -679,6 +698,8 @@ fn vm_graph_drm_prime_frames_score_like_software() {
 }
 
 /// Refusals through the graph, at frame 2 of 4 (the fence one at frame 1):
+/// a tiled surface, a plane past its object, a dma-buf fd its producer
+/// closed, a fence never signalled:
 /// the graph returns the error, vmafx's message names the frame and the
 /// reason, the pairs before it were scored and counted (their outputs, if
 /// out, equal the software run's), and the graph frees cleanly with every
@@ -695,8 +716,9 @@ fn vm_graph_refusals_end_the_graph_cleanly() {
     let frames = clip(Sw::Yuv420p, w, h, n, 7);
     let base = Case { sw: Sw::Yuv420p, w, h, drm_main: true, drm_ref: true, bad: None, options: MODEL };
     let want = run(&Case { drm_main: false, drm_ref: false, ..base }, &frames);
-    let cases: [(usize, bool, Defect, &str, i32, &[&str]); 3] = [
+    let cases: [(usize, bool, Defect, &str, i32, &[&str]); 4] = [
         (2, true, Defect::Tiled, MODEL, -38, &["main frame 2 (drm_prime yuv420p)", "I915", "DRM_FORMAT_MOD_LINEAR"]),
+        (2, true, Defect::ClosedFd, MODEL, -22, &["main frame 2 (drm_prime yuv420p)", "object 0", "a closed fd?"]),
         (2, false, Defect::PastEnd, MODEL, -22, &["reference frame 2 (drm_prime yuv420p)", "past the end of object 0"]),
         (
             1,

@@ -12,12 +12,23 @@ use vmafx::picture::OwnedPicture;
 /// A filter with `model` (and no feature), `n_threads`, `fence_timeout_us`
 /// and `device` (None: unset); Err carries vmafx_filter_new's message.
 pub fn new_filter(model: &std::ffi::CStr, n_threads: i32, fence_timeout_us: i64, device: Option<&std::ffi::CStr>) -> Result<*mut vmafx::avfilter::ffi::VmafxFilter, String> {
+    new_filter_logging(model, n_threads, fence_timeout_us, device, None)
+}
+
+/// [`new_filter`] writing its log: `log` is (log_path, log_fmt).
+pub fn new_filter_logging(
+    model: &std::ffi::CStr,
+    n_threads: i32,
+    fence_timeout_us: i64,
+    device: Option<&std::ffi::CStr>,
+    log: Option<(&std::ffi::CStr, &std::ffi::CStr)>,
+) -> Result<*mut vmafx::avfilter::ffi::VmafxFilter, String> {
     use vmafx::avfilter::ffi::*;
     let opts = VmafxFilterOptions {
         model: model.as_ptr(),
         feature: std::ptr::null(),
-        log_path: std::ptr::null(),
-        log_fmt: std::ptr::null(),
+        log_path: log.map_or(std::ptr::null(), |(path, _)| path.as_ptr()),
+        log_fmt: log.map_or(std::ptr::null(), |(_, fmt)| fmt.as_ptr()),
         pool: std::ptr::null(),
         n_threads,
         n_subsample: 1,
