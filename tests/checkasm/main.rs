@@ -4,6 +4,7 @@
 //! Shared helpers: tests/support/ (one module, `crate::support`).
 //!
 //! - `adm` (was tests/checkasm_adm.rs)
+//! - `cambi` (the c-value pass)
 //! - `motion` (was tests/checkasm_motion.rs)
 //! - `vif` (was tests/checkasm_vif.rs)
 
@@ -11,5 +12,6 @@
 mod support;
 
 mod adm;
+mod cambi;
 mod motion;
 mod vif;

@@ -385,7 +385,7 @@ pub struct CValueScratch {
 
 /// The histogram row of pixel (y, x): its code less the band's base, if
 /// the mask keeps it and the code is in the band (`None` otherwise).
-#[inline]
+#[inline(always)]
 fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTables<'_>) -> Option<u16> {
     if mask.data[y * mask.stride + x] == 0 {
         return None;
@@ -396,13 +396,32 @@ fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTab
 
 /// Adds `delta` (1, or `u16::MAX` to remove) to histogram row `row` of the
 /// columns whose window holds column x.
-#[inline]
+#[inline(always)]
 fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16) {
     let left = x.saturating_sub(pad);
     let right = (x + pad + 1).min(width);
     let base = row as usize * width;
     for h in &mut hist[base + left..base + right] {
         *h = h.wrapping_add(delta);
+    }
+}
+
+/// Histogram entries past the last column: the SIMD rows read each
+/// 16-bit count with a 32-bit gather, which touches one entry beyond.
+pub const HISTOGRAM_PAD: usize = 1;
+
+/// One row of c-values from the histograms that hold its window: the
+/// row's codes and mask (`width` each), written to `out` (0 where the mask
+/// is 0). `hist` holds `width * band_size` counts plus [`HISTOGRAM_PAD`].
+pub type CValueRowFn = fn(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize);
+
+/// The scalar c-value row, the reference of the SIMD ones.
+pub fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
+    let lut = reciprocal_lut();
+    for x in 0..width {
+        if msk[x] != 0 {
+            out[x] = c_value_pixel(hist, img[x].wrapping_add(t.num_diffs as u16), t, lut, x, width);
+        }
     }
 }
 
@@ -422,13 +441,31 @@ pub fn c_values(
     width: usize,
     height: usize,
 ) {
+    c_values_with(image, mask, c_values, scratch, window, t, width, height, c_value_row);
+}
+
+/// [`c_values`] with the row kernel `row_fn` (inlined into the SIMD callers,
+/// so that the histogram updates compile for their instruction set too:
+/// integer counts, the same in any order).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn c_values_with(
+    image: &Plane16,
+    mask: &Plane16,
+    c_values: &mut [f32],
+    scratch: &mut CValueScratch,
+    window: usize,
+    t: &ContrastTables<'_>,
+    width: usize,
+    height: usize,
+    row_fn: impl Fn(&[u16], &[u16], &[u16], &mut [f32], &ContrastTables<'_>, usize),
+) {
     let pad = window >> 1;
-    let lut = reciprocal_lut();
     let c_values = &mut c_values[..width * height];
     c_values.fill(0.0);
     let hist = &mut scratch.histograms;
     hist.clear();
-    hist.resize(width * t.band_size as usize, 0);
+    hist.resize(width * t.band_size as usize + HISTOGRAM_PAD, 0);
     let add = |hist: &mut [u16], y: usize| {
         for x in 0..width {
             if let Some(r) = band_row(image, mask, y, x, t) {
@@ -469,12 +506,7 @@ pub fn c_values(
         }
         let img = &image.row(y)[..width];
         let msk = &mask.row(y)[..width];
-        let out = &mut c_values[y * width..(y + 1) * width];
-        for x in 0..width {
-            if msk[x] != 0 {
-                out[x] = c_value_pixel(hist, img[x].wrapping_add(t.num_diffs as u16), t, lut, x, width);
-            }
-        }
+        row_fn(hist, img, msk, &mut c_values[y * width..(y + 1) * width], t, width);
     };
 
     for y in 0..pad {
