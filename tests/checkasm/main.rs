@@ -6,6 +6,7 @@
 //! - `adm` (was tests/checkasm_adm.rs)
 //! - `cambi` (the c-value pass)
 //! - `motion` (was tests/checkasm_motion.rs)
+//! - `speed` (the anti-alias blur of only the samples kept)
 //! - `vif` (was tests/checkasm_vif.rs)
 
 #[path = "../support/mod.rs"]
@@ -14,4 +15,5 @@ mod support;
 mod adm;
 mod cambi;
 mod motion;
+mod speed;
 mod vif;
