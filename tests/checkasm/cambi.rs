@@ -4,13 +4,15 @@
 //! options allow (max_log_contrast 0..=5), both EOTFs, thresholds that
 //! make the band wide, narrow or cut at code 0, windows from 1 to the
 //! largest libvmaf's table takes (65), odd widths and heights down to the
-//! window's half, strides wider than the picture. The seed is printed on
-//! failure.
+//! window's half, strides wider than the picture; and the integer picture
+//! passes before it (anti-dithering, spatial mask, decimation, mode
+//! filter) at every level. The seed is printed on failure.
 
 use crate::support::synth::Rng;
 use vmafx::feature::cambi::luminance::{self, Eotf, LumaRange};
 use vmafx::feature::cambi::scalar::{self, CValueScratch, ContrastTables, Plane16, HISTOGRAM_PAD};
-use vmafx::feature::cambi::{c_value_row_fn, c_values_fn, CONTRAST_WEIGHTS};
+use crate::support;
+use vmafx::feature::cambi::{c_value_row_fn, c_values_fn, picture_passes, PicturePasses, CONTRAST_WEIGHTS};
 use vmafx::simd::CpuLevel;
 
 /// The tables `cambi::create` makes, owned; `None` where it refuses the
@@ -148,6 +150,11 @@ fn mask(kind: MaskKind, w: usize, h: usize, stride: usize, rng: &mut Rng) -> Pla
     m
 }
 
+/// The levels above scalar this CPU runs (capped by VMAFX_CPU_LEVEL).
+fn simd_levels() -> Vec<CpuLevel> {
+    support::cpu::simd_levels("cambi")
+}
+
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
 }
@@ -163,7 +170,7 @@ fn check(name: &str, t: &Tables, content: Content, kind: MaskKind, w: usize, h: 
     let tables = t.view();
     let mut want = vec![0.0f32; w * h];
     scalar::c_values(&image, &msk, &mut want, &mut CValueScratch::default(), window, &tables, w, h);
-    for level in CpuLevel::available() {
+    for level in simd_levels() {
         // Garbage in the output buffer: the pass must overwrite all of it.
         let mut got = vec![f32::from_bits(0x7fc0_0001); w * h];
         c_values_fn(level)(&image, &msk, &mut got, &mut CValueScratch::default(), window, &tables, w, h);
@@ -252,10 +259,71 @@ fn c_value_row_random_histograms() {
             let tables = t.view();
             let mut want = before.clone();
             scalar::c_value_row(&hist, &image.data[..w], &msk.data[..w], &mut want, &tables, w);
-            for level in CpuLevel::available() {
+            for level in simd_levels() {
                 let mut got = before.clone();
                 c_value_row_fn(level)(&hist, &image.data[..w], &msk.data[..w], &mut got, &tables, w);
                 assert_eq!(bits(&got), bits(&want), "cambi c_value_row {} ({name}, width {w}, seed {seed})", level.name());
+            }
+        }
+    }
+}
+
+/// A picture of codes from a small alphabet (long flat runs, as CAMBI's
+/// pictures have) or any 10-bit code, garbage past the width.
+fn coded_picture(w: usize, h: usize, stride: usize, alphabet: u64, rng: &mut Rng) -> Plane16 {
+    let mut p = Plane16 { data: vec![0; stride * h], stride };
+    let mut run = 0u16;
+    for (i, v) in p.data.iter_mut().enumerate() {
+        if rng.below(4) == 0 {
+            run = rng.below(alphabet) as u16;
+        }
+        *v = if i % stride >= w { rng.below(65536) as u16 } else { run };
+    }
+    p
+}
+
+/// The integer picture passes at every level against the scalar ones, as
+/// samples, on the whole buffer (what lies past the width must stay).
+#[test]
+fn picture_passes_every_level() {
+    let levels = simd_levels();
+    let scalar_passes = PicturePasses::SCALAR;
+    let mut seed = 0x00d1_7e00u64;
+    for (w, h) in (1..=70).map(|w| (w, 1 + w % 13)).chain([(129, 33), (250, 7), (1920 / 4, 1080 / 4)]) {
+        for alphabet in [2u64, 5, 1024] {
+            seed += 1;
+            let mut rng = Rng::new(seed);
+            let stride = 2 * w + rng.below(9) as usize;
+            // Twice the size, for the decimation (it reads rows 2i, columns 2j).
+            let image = coded_picture(w, 2 * h, stride, alphabet, &mut rng);
+            for level in &levels {
+                let passes = picture_passes(*level);
+                let what = format!("{} {w}x{h} alphabet {alphabet} seed {seed}", level.name());
+
+                let (mut want, mut got) = (image.data.clone(), image.data.clone());
+                let mut a = Plane16 { data: std::mem::take(&mut want), stride };
+                let mut b = Plane16 { data: std::mem::take(&mut got), stride };
+                (scalar_passes.anti_dither)(&mut a, w, h);
+                (passes.anti_dither)(&mut b, w, h);
+                assert!(a.data == b.data, "cambi anti_dither {what}");
+
+                let mut ma = Plane16 { data: image.data.clone(), stride };
+                let mut mb = Plane16 { data: image.data.clone(), stride };
+                (scalar_passes.spatial_mask)(&image, &mut ma, w, h, &mut Default::default());
+                (passes.spatial_mask)(&image, &mut mb, w, h, &mut Default::default());
+                assert!(ma.data == mb.data, "cambi spatial_mask {what}");
+
+                let mut da = Plane16 { data: image.data.clone(), stride };
+                let mut db = Plane16 { data: image.data.clone(), stride };
+                (scalar_passes.decimate)(&mut da, w, h);
+                (passes.decimate)(&mut db, w, h);
+                assert!(da.data == db.data, "cambi decimate {what}");
+
+                let mut fa = Plane16 { data: image.data.clone(), stride };
+                let mut fb = Plane16 { data: image.data.clone(), stride };
+                (scalar_passes.filter_mode)(&mut fa, w, 2 * h, &mut Vec::new());
+                (passes.filter_mode)(&mut fb, w, 2 * h, &mut Vec::new());
+                assert!(fa.data == fb.data, "cambi filter_mode {what}");
             }
         }
     }

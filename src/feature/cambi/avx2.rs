@@ -7,11 +7,13 @@
 //! reciprocal table entry, the largest of the steps kept), and a lane
 //! whose pixel is masked, outside the band or whose step is invisible
 //! keeps 0 as the scalar code does by not computing it. The histogram
-//! updates are the scalar ones compiled for AVX2 (integer counts).
+//! updates are the scalar ones compiled for AVX2, their range additions
+//! sixteen counts a register (integer counts: exact in any order).
 
 use std::arch::x86_64::*;
 
-use super::scalar::{self, reciprocal_lut, CValueScratch, ContrastTables, Plane16};
+use super::scalar::{self, reciprocal_lut, CValueScratch, ContrastTables, MaskScratch, Plane16};
+use super::PicturePasses;
 
 pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx2")
@@ -52,7 +54,26 @@ unsafe fn c_values_avx2(
     scalar::c_values_with(image, mask, c_values, scratch, window, t, width, height, |hist, img, msk, out, t, w| {
         // SAFETY: AVX2 is enabled in this function.
         unsafe { c_value_row_avx2(hist, img, msk, out, t, w) }
+    }, |range, delta| {
+        // SAFETY: AVX2 is enabled in this function.
+        unsafe { add_range_avx2(range, delta) }
     });
+}
+
+/// [`scalar::add_range`] sixteen counts at a time, the rest one by one.
+#[target_feature(enable = "avx2")]
+unsafe fn add_range_avx2(range: &mut [u16], delta: u16) {
+    let d = _mm256_set1_epi16(delta as i16);
+    let n = range.len();
+    let ptr = range.as_mut_ptr();
+    let mut j = 0;
+    while j + 16 <= n {
+        // SAFETY: j + 16 <= n, inside `range`.
+        let p = ptr.add(j) as *mut __m256i;
+        _mm256_storeu_si256(p, _mm256_add_epi16(_mm256_loadu_si256(p), d));
+        j += 16;
+    }
+    scalar::add_range(&mut range[j..], delta);
 }
 
 /// The row kernel alone (same contract as [`scalar::c_value_row`]), for
@@ -174,4 +195,54 @@ unsafe fn c_value_row_avx2(
             out[x] = scalar::c_value_pixel(hist, img[x].wrapping_add(t.num_diffs as u16), t, lut, x, width);
         }
     }
+}
+
+/// The scalar picture passes compiled for AVX2 (integer code, exact
+/// however the compiler vectorises it); the scalar ones where AVX2 is
+/// absent.
+pub fn picture_passes() -> PicturePasses {
+    if !available() {
+        return PicturePasses::SCALAR;
+    }
+    PicturePasses { anti_dither, spatial_mask, decimate, filter_mode }
+}
+
+fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
+    // SAFETY: only chosen where AVX2 was detected (`picture_passes`).
+    unsafe { anti_dither_avx2(image, width, height) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn anti_dither_avx2(image: &mut Plane16, width: usize, height: usize) {
+    scalar::anti_dither(image, width, height)
+}
+
+fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+    // SAFETY: only chosen where AVX2 was detected (`picture_passes`).
+    unsafe { spatial_mask_avx2(image, mask, width, height, scratch) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn spatial_mask_avx2(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+    scalar::spatial_mask(image, mask, width, height, scratch)
+}
+
+fn decimate(image: &mut Plane16, width: usize, height: usize) {
+    // SAFETY: only chosen where AVX2 was detected (`picture_passes`).
+    unsafe { decimate_avx2(image, width, height) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn decimate_avx2(image: &mut Plane16, width: usize, height: usize) {
+    scalar::decimate(image, width, height)
+}
+
+fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+    // SAFETY: only chosen where AVX2 was detected (`picture_passes`).
+    unsafe { filter_mode_avx2(image, width, height, lines) }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn filter_mode_avx2(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+    scalar::filter_mode(image, width, height, lines)
 }

@@ -1,11 +1,13 @@
 //! AVX-512 c-values of CAMBI: the AVX2 kernel (`avx2.rs`, read its doc
 //! first) on sixteen pixels per register, with mask registers: gathers
-//! read only the lanes that need them (so nothing is clamped) and the row
-//! end is a masked load and store (no scalar tail).
+//! read only the lanes that need them and the row end is a masked load
+//! and store (no scalar tail); the histograms' range additions are
+//! thirty-two counts a register, masked at the end.
 
 use std::arch::x86_64::*;
 
-use super::scalar::{self, reciprocal_lut, CValueScratch, ContrastTables, Plane16};
+use super::scalar::{self, reciprocal_lut, CValueScratch, ContrastTables, MaskScratch, Plane16};
+use super::PicturePasses;
 
 pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vl")
@@ -46,7 +48,28 @@ unsafe fn c_values_avx512(
     scalar::c_values_with(image, mask, c_values, scratch, window, t, width, height, |hist, img, msk, out, t, w| {
         // SAFETY: AVX-512 F/BW/VL are enabled in this function.
         unsafe { c_value_row_avx512(hist, img, msk, out, t, w) }
+    }, |range, delta| {
+        // SAFETY: AVX-512 F/BW/VL are enabled in this function.
+        unsafe { add_range_avx512(range, delta) }
     });
+}
+
+/// [`super::scalar::add_range`] thirty-two counts a register, the end of
+/// the range a masked load and store.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn add_range_avx512(range: &mut [u16], delta: u16) {
+    let d = _mm512_set1_epi16(delta as i16);
+    let n = range.len();
+    let ptr = range.as_mut_ptr() as *mut i16;
+    let mut j = 0;
+    while j < n {
+        let k = (n - j).min(32);
+        let m: __mmask32 = if k == 32 { u32::MAX } else { (1u32 << k) - 1 };
+        // SAFETY: only the first k lanes, inside `range`, are read and written.
+        let v = _mm512_maskz_loadu_epi16(m, ptr.add(j));
+        _mm512_mask_storeu_epi16(ptr.add(j), m, _mm512_add_epi16(v, d));
+        j += k;
+    }
 }
 
 /// The row kernel alone (same contract as [`scalar::c_value_row`]), for
@@ -164,4 +187,54 @@ unsafe fn c_value_row_avx512(
         _mm512_mask_storeu_ps(out.as_mut_ptr().add(col), active & in_row, c_value);
         col += n;
     }
+}
+
+/// The scalar picture passes compiled for AVX-512 (integer code, exact
+/// however the compiler vectorises it); the AVX2 ones where AVX-512 is
+/// absent.
+pub fn picture_passes() -> PicturePasses {
+    if !available() {
+        return super::avx2::picture_passes();
+    }
+    PicturePasses { anti_dither, spatial_mask, decimate, filter_mode }
+}
+
+fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
+    // SAFETY: only chosen where AVX-512 was detected (`picture_passes`).
+    unsafe { anti_dither_avx512(image, width, height) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn anti_dither_avx512(image: &mut Plane16, width: usize, height: usize) {
+    scalar::anti_dither(image, width, height)
+}
+
+fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+    // SAFETY: only chosen where AVX-512 was detected (`picture_passes`).
+    unsafe { spatial_mask_avx512(image, mask, width, height, scratch) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn spatial_mask_avx512(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+    scalar::spatial_mask(image, mask, width, height, scratch)
+}
+
+fn decimate(image: &mut Plane16, width: usize, height: usize) {
+    // SAFETY: only chosen where AVX-512 was detected (`picture_passes`).
+    unsafe { decimate_avx512(image, width, height) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn decimate_avx512(image: &mut Plane16, width: usize, height: usize) {
+    scalar::decimate(image, width, height)
+}
+
+fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+    // SAFETY: only chosen where AVX-512 was detected (`picture_passes`).
+    unsafe { filter_mode_avx512(image, width, height, lines) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn filter_mode_avx512(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+    scalar::filter_mode(image, width, height, lines)
 }

@@ -14,7 +14,8 @@
 //! table, an unknown EOTF) and sizes where libvmaf would read outside a
 //! scale's picture (docs/correctness.md). `scalar.rs` does the per-frame
 //! work; the c-value pass, most of it, has AVX2 and AVX-512 twins
-//! (`avx2.rs`, `avx512.rs`, chosen per CPU level, tests/checkasm/cambi.rs).
+//! (`avx2.rs`, `avx512.rs`, chosen per CPU level, tests/checkasm/cambi.rs),
+//! and the integer picture passes are compiled for each level there too.
 
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
@@ -204,6 +205,39 @@ pub fn c_values_fn(cpu: CpuLevel) -> CValuesFn {
     scalar::c_values
 }
 
+/// CAMBI's integer passes over a scale's picture before the c-values.
+#[derive(Clone, Copy)]
+pub struct PicturePasses {
+    pub anti_dither: fn(&mut Plane16, usize, usize),
+    pub spatial_mask: fn(&Plane16, &mut Plane16, usize, usize, &mut MaskScratch),
+    pub decimate: fn(&mut Plane16, usize, usize),
+    pub filter_mode: fn(&mut Plane16, usize, usize, &mut Vec<u16>),
+}
+
+impl PicturePasses {
+    pub const SCALAR: PicturePasses = PicturePasses {
+        anti_dither: scalar::anti_dither,
+        spatial_mask: scalar::spatial_mask,
+        decimate: scalar::decimate,
+        filter_mode: scalar::filter_mode,
+    };
+}
+
+/// The picture passes for `cpu` (the best at or below it).
+pub fn picture_passes(cpu: CpuLevel) -> PicturePasses {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if cpu >= CpuLevel::Avx512 {
+            return avx512::picture_passes();
+        }
+        if cpu >= CpuLevel::Avx2 {
+            return avx2::picture_passes();
+        }
+    }
+    let _ = cpu;
+    PicturePasses::SCALAR
+}
+
 /// The c-value row kernel for `cpu`, alone (for checkasm).
 pub fn c_value_row_fn(cpu: CpuLevel) -> CValueRowFn {
     #[cfg(target_arch = "x86_64")]
@@ -245,6 +279,7 @@ struct Cambi {
     c_scratch: CValueScratch,
     mode_lines: Vec<u16>,
     c_values_fn: CValuesFn,
+    passes: PicturePasses,
 }
 
 /// libvmaf's `adjust_window_size`: the window scales with width + height
@@ -478,6 +513,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         c_scratch: CValueScratch::default(),
         mode_lines: Vec::new(),
         c_values_fn: c_values_fn(cfg.cpu),
+        passes: picture_passes(cfg.cpu),
     }))
 }
 
@@ -507,9 +543,9 @@ impl Cambi {
         let resize = side.resize.as_ref().map(|(xs, ys)| (xs.as_slice(), ys.as_slice()));
         scalar::to_10bit(&plane, self.bits, &mut self.image, resize);
         if self.enc_bitdepth < 10 {
-            scalar::anti_dither(&mut self.image, w, h);
+            (self.passes.anti_dither)(&mut self.image, w, h);
         }
-        scalar::spatial_mask(&self.image, &mut self.mask, w, h, &mut self.mask_scratch);
+        (self.passes.spatial_mask)(&self.image, &mut self.mask, w, h, &mut self.mask_scratch);
 
         let tables = ContrastTables {
             num_diffs: self.num_diffs,
@@ -522,10 +558,10 @@ impl Cambi {
         let mut per_scale = [0.0f64; NUM_SCALES];
         for (scale, (sw, sh)) in scale_sizes(w, h, self.high_res_speedup).into_iter().enumerate() {
             if scale > 0 || self.high_res_speedup {
-                scalar::decimate(&mut self.image, sw, sh);
-                scalar::decimate(&mut self.mask, sw, sh);
+                (self.passes.decimate)(&mut self.image, sw, sh);
+                (self.passes.decimate)(&mut self.mask, sw, sh);
             }
-            scalar::filter_mode(&mut self.image, sw, sh, &mut self.mode_lines);
+            (self.passes.filter_mode)(&mut self.image, sw, sh, &mut self.mode_lines);
             let c_values = &mut self.c_values[..sw * sh];
             if self.band_empty {
                 c_values.fill(0.0);

@@ -154,6 +154,7 @@ pub fn to_10bit(plane: &PlaneView, bits: u32, out: &mut Plane16, coords: Option<
 /// lower-right neighbours, read before they change), for encodes below
 /// 10 bits: the last column averages vertically, the last row
 /// horizontally, the corner stays.
+#[inline(always)]
 pub fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
     let stride = image.stride;
     let d = &mut image.data;
@@ -200,6 +201,7 @@ pub fn mask_index(width: usize, height: usize) -> u32 {
 /// square around (squares clipped to the picture) are flat, i.e. equal
 /// to their right and lower neighbours (a missing neighbour at the right
 /// or bottom edge counts as equal).
+#[inline(always)]
 pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
     let pad = MASK_FILTER_SIZE / 2;
     let threshold = mask_index(width, height);
@@ -267,6 +269,7 @@ pub struct MaskScratch {
 }
 
 /// Keeps every other row and column, in place: (i, j) ← (2i, 2j).
+#[inline(always)]
 pub fn decimate(image: &mut Plane16, width: usize, height: usize) {
     let stride = image.stride;
     for i in 0..height {
@@ -302,6 +305,7 @@ fn mode3(a: u16, b: u16, c: u16) -> u16 {
 /// 3x3 mode filter in place, separably: the horizontal mode of each row
 /// (first and last columns kept), then the vertical mode of three such
 /// rows. The first and last rows keep their original samples.
+#[inline(always)]
 pub fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
     lines.clear();
     lines.resize(3 * width, 0);
@@ -394,16 +398,23 @@ fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTab
     (row < t.band_size).then_some(row)
 }
 
+/// Adds `delta` (1, or `u16::MAX` to remove) to every count of `range`,
+/// wrapping: the scalar range update ([`c_values_with`]'s `add_range`).
+#[inline(always)]
+pub fn add_range(range: &mut [u16], delta: u16) {
+    for h in range {
+        *h = h.wrapping_add(delta);
+    }
+}
+
 /// Adds `delta` (1, or `u16::MAX` to remove) to histogram row `row` of the
 /// columns whose window holds column x.
 #[inline(always)]
-fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16) {
+fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16, add: &impl Fn(&mut [u16], u16)) {
     let left = x.saturating_sub(pad);
     let right = (x + pad + 1).min(width);
     let base = row as usize * width;
-    for h in &mut hist[base + left..base + right] {
-        *h = h.wrapping_add(delta);
-    }
+    add(&mut hist[base + left..base + right], delta);
 }
 
 /// Histogram entries past the last column: the SIMD rows read each
@@ -441,12 +452,13 @@ pub fn c_values(
     width: usize,
     height: usize,
 ) {
-    c_values_with(image, mask, c_values, scratch, window, t, width, height, c_value_row);
+    c_values_with(image, mask, c_values, scratch, window, t, width, height, c_value_row, add_range);
 }
 
-/// [`c_values`] with the row kernel `row_fn` (inlined into the SIMD callers,
-/// so that the histogram updates compile for their instruction set too:
-/// integer counts, the same in any order).
+/// [`c_values`] with the row kernel `row_fn` and the range update
+/// `add_range` (inlined into the SIMD callers, so that the rest of the
+/// histogram updates compiles for their instruction set too: integer
+/// counts, the same in any order).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn c_values_with(
@@ -459,6 +471,7 @@ pub(crate) fn c_values_with(
     width: usize,
     height: usize,
     row_fn: impl Fn(&[u16], &[u16], &[u16], &mut [f32], &ContrastTables<'_>, usize),
+    add_range: impl Fn(&mut [u16], u16),
 ) {
     let pad = window >> 1;
     let c_values = &mut c_values[..width * height];
@@ -469,14 +482,14 @@ pub(crate) fn c_values_with(
     let add = |hist: &mut [u16], y: usize| {
         for x in 0..width {
             if let Some(r) = band_row(image, mask, y, x, t) {
-                bump(hist, r, x, width, pad, 1);
+                bump(hist, r, x, width, pad, 1, &add_range);
             }
         }
     };
     let remove = |hist: &mut [u16], y: usize| {
         for x in 0..width {
             if let Some(r) = band_row(image, mask, y, x, t) {
-                bump(hist, r, x, width, pad, u16::MAX);
+                bump(hist, r, x, width, pad, u16::MAX, &add_range);
             }
         }
     };
@@ -491,10 +504,10 @@ pub(crate) fn c_values_with(
                 continue;
             }
             if let Some(r) = out {
-                bump(hist, r, x, width, pad, u16::MAX);
+                bump(hist, r, x, width, pad, u16::MAX, &add_range);
             }
             if let Some(r) = inn {
-                bump(hist, r, x, width, pad, 1);
+                bump(hist, r, x, width, pad, 1, &add_range);
             }
         }
     };
