@@ -205,7 +205,7 @@ pub fn mask_index(width: usize, height: usize) -> u32 {
 pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
     let pad = MASK_FILTER_SIZE / 2;
     let threshold = mask_index(width, height);
-    let MaskScratch { flat, column_sums, prefix } = scratch;
+    let MaskScratch { flat, column_sums, squares } = scratch;
     flat.clear();
     flat.resize(width * height, 0);
     for y in 0..height {
@@ -224,38 +224,52 @@ pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: u
             }
         }
     }
-    // Per column, the flat count of rows y-pad..=y+pad; then a prefix sum
-    // along the row gives each square.
+    // Per column, the flat count of rows y-pad..=y+pad (at most 7: a u8);
+    // then each square is the sum of 7 such counts (at most 49), added
+    // slice by slice so that each pass is one vector loop (wrapping adds:
+    // they never wrap, and overflow checks would keep them scalar).
     column_sums.clear();
     column_sums.resize(width, 0);
     for y in 0..pad.min(height) {
         for (s, &f) in column_sums.iter_mut().zip(&flat[y * width..(y + 1) * width]) {
-            *s += f as u32;
+            *s = s.wrapping_add(f);
         }
     }
-    prefix.clear();
-    prefix.resize(width + 1, 0);
+    let (inner_lo, inner_hi) = (pad.min(width), width.saturating_sub(pad).max(pad.min(width)));
+    squares.clear();
+    squares.resize(inner_hi - inner_lo, 0);
     for y in 0..height {
         if y + pad < height {
             let r = y + pad;
             for (s, &f) in column_sums.iter_mut().zip(&flat[r * width..(r + 1) * width]) {
-                *s += f as u32;
+                *s = s.wrapping_add(f);
             }
         }
         if y > pad {
             let r = y - pad - 1;
             for (s, &f) in column_sums.iter_mut().zip(&flat[r * width..(r + 1) * width]) {
-                *s -= f as u32;
+                *s = s.wrapping_sub(f);
             }
         }
-        for x in 0..width {
-            prefix[x + 1] = prefix[x] + column_sums[x];
+        // Squares whole inside the row: columns x-pad..=x+pad.
+        squares.fill(0);
+        if inner_hi > inner_lo {
+            for k in 0..MASK_FILTER_SIZE {
+                for (q, &c) in squares.iter_mut().zip(&column_sums[inner_lo + k - pad..]) {
+                    *q = q.wrapping_add(c);
+                }
+            }
         }
         let out = &mut mask.row_mut(y)[..width];
-        for (x, m) in out.iter_mut().enumerate() {
+        for (m, &q) in out[inner_lo..inner_hi].iter_mut().zip(squares.iter()) {
+            *m = (q as u32 > threshold) as u16;
+        }
+        // Squares the row's ends clip.
+        for x in (0..inner_lo).chain(inner_hi..width) {
             let lo = x.saturating_sub(pad);
             let hi = (x + pad + 1).min(width);
-            *m = (prefix[hi] - prefix[lo] > threshold) as u16;
+            let q: u32 = column_sums[lo..hi].iter().map(|&c| c as u32).sum();
+            out[x] = (q > threshold) as u16;
         }
     }
 }
@@ -264,8 +278,8 @@ pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: u
 #[derive(Default)]
 pub struct MaskScratch {
     flat: Vec<u8>,
-    column_sums: Vec<u32>,
-    prefix: Vec<u32>,
+    column_sums: Vec<u8>,
+    squares: Vec<u8>,
 }
 
 /// Keeps every other row and column, in place: (i, j) ← (2i, 2j).
