@@ -4,12 +4,16 @@
 //! Shared helpers: tests/support/ (one module, `crate::support`).
 //!
 //! - `adm` (was tests/checkasm_adm.rs)
+//! - `cambi` (the c-value pass)
 //! - `motion` (was tests/checkasm_motion.rs)
+//! - `speed` (the anti-alias blur of only the samples kept)
 //! - `vif` (was tests/checkasm_vif.rs)
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod adm;
+mod cambi;
 mod motion;
+mod speed;
 mod vif;

@@ -24,7 +24,11 @@ fn options(opts: &[(&str, &str)]) -> FeatureOptions {
 }
 
 fn ours(frames: &Clip, opts: &[(&str, &str)], threads: usize, subsample: u32) -> vmafx::Result<Context> {
-    let cfg = ContextConfig { threads, subsample, cpu: CpuLevel::detect_host(), ..Default::default() };
+    ours_at(frames, opts, threads, subsample, CpuLevel::detect_host())
+}
+
+fn ours_at(frames: &Clip, opts: &[(&str, &str)], threads: usize, subsample: u32, cpu: CpuLevel) -> vmafx::Result<Context> {
+    let cfg = ContextConfig { threads, subsample, cpu, ..Default::default() };
     let mut ctx = Context::new(cfg)?;
     ctx.use_feature("cambi", options(opts))?;
     for (r, d) in frames {
@@ -327,4 +331,45 @@ fn libvmaf_v1_0_16_fails_under_216_because_of_cambi() {
     let wide_enough = synth::banded_clip(Chroma::Yuv420, 8, 216, 144, 2, 1);
     let v1016 = [("cambi_high_res_speedup", "1080"), ("cambi_vis_lum_threshold", "0.06"), ("cambi_max_val", "17")];
     check(&wide_enough, &v1016, "v1.0.16's cambi at 216x144", 0, 1);
+}
+
+/// Times CAMBI alone (default options) on a banded 1920x1080 8-bit clip
+/// of 6 frames, on the calling thread, best of 3: vmafx at each CPU level
+/// the host runs, libvmaf through its C API on each of its paths.
+/// `cargo test --test golden -- --ignored --nocapture cambi::cambi_time_ratio`
+#[test]
+#[ignore]
+fn cambi_time_ratio() {
+    use std::time::Instant;
+    let frames = synth::banded_clip(Chroma::Yuv420, 8, 1920, 1080, 6, 3);
+    let n = frames.len() as f64;
+    let best = |f: &dyn Fn() -> f64| (0..3).map(|_| f()).fold(f64::INFINITY, f64::min);
+    let mut libvmaf = Vec::new();
+    for path in [LibvmafPath::C, LibvmafPath::Avx2, LibvmafPath::Avx512] {
+        if !path.runs_here() {
+            continue;
+        }
+        let s = spec_on(&[], 1, path);
+        let secs = best(&|| {
+            let t = Instant::now();
+            reference::run(&frames, &s, &[]);
+            t.elapsed().as_secs_f64()
+        });
+        eprintln!("cambi: libvmaf {} {:.1} ms/frame", path.name(), secs * 1e3 / n);
+        libvmaf.push((path.name(), secs));
+    }
+    for cpu in CpuLevel::available() {
+        let secs = best(&|| {
+            let t = Instant::now();
+            ours_at(&frames, &[], 0, 1, cpu).unwrap();
+            t.elapsed().as_secs_f64()
+        });
+        let ratios: Vec<String> = libvmaf.iter().map(|(p, l)| format!("{p} {:.2}", l / secs)).collect();
+        eprintln!(
+            "cambi: vmafx {} {:.1} ms/frame: libvmaf/vmafx time = {}",
+            cpu.name(),
+            secs * 1e3 / n,
+            ratios.join(", ")
+        );
+    }
 }

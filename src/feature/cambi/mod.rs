@@ -13,8 +13,14 @@
 //! (both sides under 216 pixels, a window too large for its reciprocal
 //! table, an unknown EOTF) and sizes where libvmaf would read outside a
 //! scale's picture (docs/correctness.md). `scalar.rs` does the per-frame
-//! work.
+//! work; the c-value pass, most of it, has AVX2 and AVX-512 twins
+//! (`avx2.rs`, `avx512.rs`, chosen per CPU level, tests/checkasm/cambi.rs),
+//! and the integer picture passes are compiled for each level there too.
 
+#[cfg(target_arch = "x86_64")]
+pub mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod avx512;
 pub(crate) mod gpu;
 pub mod luminance;
 pub mod scalar;
@@ -24,9 +30,10 @@ use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, F
 use crate::device::gpu::backend::DevPlane;
 use crate::device::gpu::ErasedRunner;
 use crate::picture::{Chroma, OwnedPicture, PixelFormat, PlaneView};
+use crate::simd::CpuLevel;
 use crate::{Error, Result};
 use luminance::{Eotf, LumaRange};
-use scalar::{CValueScratch, ContrastTables, MaskScratch, Plane16};
+use scalar::{CValueRowFn, CValueScratch, ContrastTables, MaskScratch, Plane16};
 
 /// The one feature libvmaf declares; `cambi_source` and
 /// `cambi_full_reference` are written beside it under fixed names.
@@ -41,7 +48,7 @@ pub const MIN_WIDTH_OR_HEIGHT: usize = 216;
 const NUM_SCALES: usize = 5;
 const SCALE_WEIGHTS: [i32; NUM_SCALES] = [16, 8, 4, 2, 1];
 /// Suprathreshold contrast response: the weight of a step of d+1 codes.
-const CONTRAST_WEIGHTS: [i32; 32] =
+pub const CONTRAST_WEIGHTS: [i32; 32] =
     [1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9];
 
 const fn param(
@@ -179,6 +186,73 @@ struct Side {
     resize: Option<(Vec<usize>, Vec<usize>)>,
 }
 
+/// Signature of the c-value pass of one scale ([`scalar::c_values`]).
+pub type CValuesFn =
+    fn(&Plane16, &Plane16, &mut [f32], &mut CValueScratch, usize, &ContrastTables<'_>, usize, usize);
+
+/// The c-value pass for `cpu` (the best at or below it).
+pub fn c_values_fn(cpu: CpuLevel) -> CValuesFn {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if cpu >= CpuLevel::Avx512 {
+            return avx512::c_values;
+        }
+        if cpu >= CpuLevel::Avx2 {
+            return avx2::c_values;
+        }
+    }
+    let _ = cpu;
+    scalar::c_values
+}
+
+/// CAMBI's integer passes over a scale's picture before the c-values.
+#[derive(Clone, Copy)]
+pub struct PicturePasses {
+    pub anti_dither: fn(&mut Plane16, usize, usize),
+    pub spatial_mask: fn(&Plane16, &mut Plane16, usize, usize, &mut MaskScratch),
+    pub decimate: fn(&mut Plane16, usize, usize),
+    pub filter_mode: fn(&mut Plane16, usize, usize, &mut Vec<u16>),
+}
+
+impl PicturePasses {
+    pub const SCALAR: PicturePasses = PicturePasses {
+        anti_dither: scalar::anti_dither,
+        spatial_mask: scalar::spatial_mask,
+        decimate: scalar::decimate,
+        filter_mode: scalar::filter_mode,
+    };
+}
+
+/// The picture passes for `cpu` (the best at or below it).
+pub fn picture_passes(cpu: CpuLevel) -> PicturePasses {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if cpu >= CpuLevel::Avx512 {
+            return avx512::picture_passes();
+        }
+        if cpu >= CpuLevel::Avx2 {
+            return avx2::picture_passes();
+        }
+    }
+    let _ = cpu;
+    PicturePasses::SCALAR
+}
+
+/// The c-value row kernel for `cpu`, alone (for checkasm).
+pub fn c_value_row_fn(cpu: CpuLevel) -> CValueRowFn {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if cpu >= CpuLevel::Avx512 {
+            return avx512::c_value_row;
+        }
+        if cpu >= CpuLevel::Avx2 {
+            return avx2::c_value_row;
+        }
+    }
+    let _ = cpu;
+    scalar::c_value_row
+}
+
 struct Cambi {
     bits: u32,
     enc_bitdepth: u32,
@@ -204,6 +278,8 @@ struct Cambi {
     mask_scratch: MaskScratch,
     c_scratch: CValueScratch,
     mode_lines: Vec<u16>,
+    c_values_fn: CValuesFn,
+    passes: PicturePasses,
 }
 
 /// libvmaf's `adjust_window_size`: the window scales with width + height
@@ -436,6 +512,8 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         mask_scratch: MaskScratch::default(),
         c_scratch: CValueScratch::default(),
         mode_lines: Vec::new(),
+        c_values_fn: c_values_fn(cfg.cpu),
+        passes: picture_passes(cfg.cpu),
     }))
 }
 
@@ -465,9 +543,9 @@ impl Cambi {
         let resize = side.resize.as_ref().map(|(xs, ys)| (xs.as_slice(), ys.as_slice()));
         scalar::to_10bit(&plane, self.bits, &mut self.image, resize);
         if self.enc_bitdepth < 10 {
-            scalar::anti_dither(&mut self.image, w, h);
+            (self.passes.anti_dither)(&mut self.image, w, h);
         }
-        scalar::spatial_mask(&self.image, &mut self.mask, w, h, &mut self.mask_scratch);
+        (self.passes.spatial_mask)(&self.image, &mut self.mask, w, h, &mut self.mask_scratch);
 
         let tables = ContrastTables {
             num_diffs: self.num_diffs,
@@ -480,17 +558,17 @@ impl Cambi {
         let mut per_scale = [0.0f64; NUM_SCALES];
         for (scale, (sw, sh)) in scale_sizes(w, h, self.high_res_speedup).into_iter().enumerate() {
             if scale > 0 || self.high_res_speedup {
-                scalar::decimate(&mut self.image, sw, sh);
-                scalar::decimate(&mut self.mask, sw, sh);
+                (self.passes.decimate)(&mut self.image, sw, sh);
+                (self.passes.decimate)(&mut self.mask, sw, sh);
             }
-            scalar::filter_mode(&mut self.image, sw, sh, &mut self.mode_lines);
+            (self.passes.filter_mode)(&mut self.image, sw, sh, &mut self.mode_lines);
             let c_values = &mut self.c_values[..sw * sh];
             if self.band_empty {
                 c_values.fill(0.0);
             } else if let Some(lane) = lane.as_deref_mut() {
                 gpu::c_values_dev(lane, &self.image, &self.mask, side.window, &tables, sw, sh, c_values)?;
             } else {
-                scalar::c_values(
+                (self.c_values_fn)(
                     &self.image,
                     &self.mask,
                     c_values,

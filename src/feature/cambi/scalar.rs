@@ -154,6 +154,7 @@ pub fn to_10bit(plane: &PlaneView, bits: u32, out: &mut Plane16, coords: Option<
 /// lower-right neighbours, read before they change), for encodes below
 /// 10 bits: the last column averages vertically, the last row
 /// horizontally, the corner stays.
+#[inline(always)]
 pub fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
     let stride = image.stride;
     let d = &mut image.data;
@@ -200,10 +201,11 @@ pub fn mask_index(width: usize, height: usize) -> u32 {
 /// square around (squares clipped to the picture) are flat, i.e. equal
 /// to their right and lower neighbours (a missing neighbour at the right
 /// or bottom edge counts as equal).
+#[inline(always)]
 pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
     let pad = MASK_FILTER_SIZE / 2;
     let threshold = mask_index(width, height);
-    let MaskScratch { flat, column_sums, prefix } = scratch;
+    let MaskScratch { flat, column_sums, squares } = scratch;
     flat.clear();
     flat.resize(width * height, 0);
     for y in 0..height {
@@ -222,38 +224,52 @@ pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: u
             }
         }
     }
-    // Per column, the flat count of rows y-pad..=y+pad; then a prefix sum
-    // along the row gives each square.
+    // Per column, the flat count of rows y-pad..=y+pad (at most 7: a u8);
+    // then each square is the sum of 7 such counts (at most 49), added
+    // slice by slice so that each pass is one vector loop (wrapping adds:
+    // they never wrap, and overflow checks would keep them scalar).
     column_sums.clear();
     column_sums.resize(width, 0);
     for y in 0..pad.min(height) {
         for (s, &f) in column_sums.iter_mut().zip(&flat[y * width..(y + 1) * width]) {
-            *s += f as u32;
+            *s = s.wrapping_add(f);
         }
     }
-    prefix.clear();
-    prefix.resize(width + 1, 0);
+    let (inner_lo, inner_hi) = (pad.min(width), width.saturating_sub(pad).max(pad.min(width)));
+    squares.clear();
+    squares.resize(inner_hi - inner_lo, 0);
     for y in 0..height {
         if y + pad < height {
             let r = y + pad;
             for (s, &f) in column_sums.iter_mut().zip(&flat[r * width..(r + 1) * width]) {
-                *s += f as u32;
+                *s = s.wrapping_add(f);
             }
         }
         if y > pad {
             let r = y - pad - 1;
             for (s, &f) in column_sums.iter_mut().zip(&flat[r * width..(r + 1) * width]) {
-                *s -= f as u32;
+                *s = s.wrapping_sub(f);
             }
         }
-        for x in 0..width {
-            prefix[x + 1] = prefix[x] + column_sums[x];
+        // Squares whole inside the row: columns x-pad..=x+pad.
+        squares.fill(0);
+        if inner_hi > inner_lo {
+            for k in 0..MASK_FILTER_SIZE {
+                for (q, &c) in squares.iter_mut().zip(&column_sums[inner_lo + k - pad..]) {
+                    *q = q.wrapping_add(c);
+                }
+            }
         }
         let out = &mut mask.row_mut(y)[..width];
-        for (x, m) in out.iter_mut().enumerate() {
+        for (m, &q) in out[inner_lo..inner_hi].iter_mut().zip(squares.iter()) {
+            *m = (q as u32 > threshold) as u16;
+        }
+        // Squares the row's ends clip.
+        for x in (0..inner_lo).chain(inner_hi..width) {
             let lo = x.saturating_sub(pad);
             let hi = (x + pad + 1).min(width);
-            *m = (prefix[hi] - prefix[lo] > threshold) as u16;
+            let q: u32 = column_sums[lo..hi].iter().map(|&c| c as u32).sum();
+            out[x] = (q > threshold) as u16;
         }
     }
 }
@@ -262,11 +278,12 @@ pub fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: u
 #[derive(Default)]
 pub struct MaskScratch {
     flat: Vec<u8>,
-    column_sums: Vec<u32>,
-    prefix: Vec<u32>,
+    column_sums: Vec<u8>,
+    squares: Vec<u8>,
 }
 
 /// Keeps every other row and column, in place: (i, j) ← (2i, 2j).
+#[inline(always)]
 pub fn decimate(image: &mut Plane16, width: usize, height: usize) {
     let stride = image.stride;
     for i in 0..height {
@@ -302,6 +319,7 @@ fn mode3(a: u16, b: u16, c: u16) -> u16 {
 /// 3x3 mode filter in place, separably: the horizontal mode of each row
 /// (first and last columns kept), then the vertical mode of three such
 /// rows. The first and last rows keep their original samples.
+#[inline(always)]
 pub fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
     lines.clear();
     lines.resize(3 * width, 0);
@@ -385,7 +403,7 @@ pub struct CValueScratch {
 
 /// The histogram row of pixel (y, x): its code less the band's base, if
 /// the mask keeps it and the code is in the band (`None` otherwise).
-#[inline]
+#[inline(always)]
 fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTables<'_>) -> Option<u16> {
     if mask.data[y * mask.stride + x] == 0 {
         return None;
@@ -394,15 +412,41 @@ fn band_row(image: &Plane16, mask: &Plane16, y: usize, x: usize, t: &ContrastTab
     (row < t.band_size).then_some(row)
 }
 
+/// Adds `delta` (1, or `u16::MAX` to remove) to every count of `range`,
+/// wrapping: the scalar range update ([`c_values_with`]'s `add_range`).
+#[inline(always)]
+pub fn add_range(range: &mut [u16], delta: u16) {
+    for h in range {
+        *h = h.wrapping_add(delta);
+    }
+}
+
 /// Adds `delta` (1, or `u16::MAX` to remove) to histogram row `row` of the
 /// columns whose window holds column x.
-#[inline]
-fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16) {
+#[inline(always)]
+fn bump(hist: &mut [u16], row: u16, x: usize, width: usize, pad: usize, delta: u16, add: &impl Fn(&mut [u16], u16)) {
     let left = x.saturating_sub(pad);
     let right = (x + pad + 1).min(width);
     let base = row as usize * width;
-    for h in &mut hist[base + left..base + right] {
-        *h = h.wrapping_add(delta);
+    add(&mut hist[base + left..base + right], delta);
+}
+
+/// Histogram entries past the last column: the SIMD rows read each
+/// 16-bit count with a 32-bit gather, which touches one entry beyond.
+pub const HISTOGRAM_PAD: usize = 1;
+
+/// One row of c-values from the histograms that hold its window: the
+/// row's codes and mask (`width` each), written to `out` (0 where the mask
+/// is 0). `hist` holds `width * band_size` counts plus [`HISTOGRAM_PAD`].
+pub type CValueRowFn = fn(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize);
+
+/// The scalar c-value row, the reference of the SIMD ones.
+pub fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
+    let lut = reciprocal_lut();
+    for x in 0..width {
+        if msk[x] != 0 {
+            out[x] = c_value_pixel(hist, img[x].wrapping_add(t.num_diffs as u16), t, lut, x, width);
+        }
     }
 }
 
@@ -422,24 +466,44 @@ pub fn c_values(
     width: usize,
     height: usize,
 ) {
+    c_values_with(image, mask, c_values, scratch, window, t, width, height, c_value_row, add_range);
+}
+
+/// [`c_values`] with the row kernel `row_fn` and the range update
+/// `add_range` (inlined into the SIMD callers, so that the rest of the
+/// histogram updates compiles for their instruction set too: integer
+/// counts, the same in any order).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn c_values_with(
+    image: &Plane16,
+    mask: &Plane16,
+    c_values: &mut [f32],
+    scratch: &mut CValueScratch,
+    window: usize,
+    t: &ContrastTables<'_>,
+    width: usize,
+    height: usize,
+    row_fn: impl Fn(&[u16], &[u16], &[u16], &mut [f32], &ContrastTables<'_>, usize),
+    add_range: impl Fn(&mut [u16], u16),
+) {
     let pad = window >> 1;
-    let lut = reciprocal_lut();
     let c_values = &mut c_values[..width * height];
     c_values.fill(0.0);
     let hist = &mut scratch.histograms;
     hist.clear();
-    hist.resize(width * t.band_size as usize, 0);
+    hist.resize(width * t.band_size as usize + HISTOGRAM_PAD, 0);
     let add = |hist: &mut [u16], y: usize| {
         for x in 0..width {
             if let Some(r) = band_row(image, mask, y, x, t) {
-                bump(hist, r, x, width, pad, 1);
+                bump(hist, r, x, width, pad, 1, &add_range);
             }
         }
     };
     let remove = |hist: &mut [u16], y: usize| {
         for x in 0..width {
             if let Some(r) = band_row(image, mask, y, x, t) {
-                bump(hist, r, x, width, pad, u16::MAX);
+                bump(hist, r, x, width, pad, u16::MAX, &add_range);
             }
         }
     };
@@ -454,10 +518,10 @@ pub fn c_values(
                 continue;
             }
             if let Some(r) = out {
-                bump(hist, r, x, width, pad, u16::MAX);
+                bump(hist, r, x, width, pad, u16::MAX, &add_range);
             }
             if let Some(r) = inn {
-                bump(hist, r, x, width, pad, 1);
+                bump(hist, r, x, width, pad, 1, &add_range);
             }
         }
     };
@@ -469,12 +533,7 @@ pub fn c_values(
         }
         let img = &image.row(y)[..width];
         let msk = &mask.row(y)[..width];
-        let out = &mut c_values[y * width..(y + 1) * width];
-        for x in 0..width {
-            if msk[x] != 0 {
-                out[x] = c_value_pixel(hist, img[x].wrapping_add(t.num_diffs as u16), t, lut, x, width);
-            }
-        }
+        row_fn(hist, img, msk, &mut c_values[y * width..(y + 1) * width], t, width);
     };
 
     for y in 0..pad {

@@ -144,6 +144,53 @@ pub fn filter1d(taps: &[f32], src: &[f32], dst: &mut [f32], row: &mut Vec<f32>, 
     }
 }
 
+/// [`filter1d`] followed by [`decimate16`] into `frame` itself, computing
+/// only the samples the decimation keeps: the vertical pass of every 16th
+/// row, the horizontal pass of every 16th column of it. Each kept sample
+/// is the same sum of the same products in the same order as
+/// [`filter1d`]'s (both start at 0 and add tap by tap), so the result is
+/// the same bits for a sixteenth of the vertical work and a 256th of the
+/// horizontal. Samples outside the decimated picture keep their values,
+/// as [`decimate16`] leaves them; `out` is scratch.
+pub fn filter1d_decimate16(
+    taps: &[f32],
+    frame: &mut [f32],
+    out: &mut Vec<f32>,
+    row: &mut Vec<f32>,
+    w: usize,
+    h: usize,
+    stride: usize,
+) {
+    let half = taps.len() as isize / 2;
+    let (dw, dh) = (w / 16, h / 16);
+    out.clear();
+    out.resize(dw * dh, 0.0);
+    row.clear();
+    row.resize(w, 0.0);
+    for i in 0..dh {
+        let y = 16 * i as isize;
+        row.fill(0.0);
+        for (fi, &tap) in taps.iter().enumerate() {
+            let ii = mirror_index(y - half + fi as isize, h as isize);
+            for (acc, &v) in row.iter_mut().zip(&frame[ii * stride..ii * stride + w]) {
+                *acc += tap * v;
+            }
+        }
+        for (j, o) in out[i * dw..(i + 1) * dw].iter_mut().enumerate() {
+            let x = 16 * j as isize;
+            let mut accum = 0.0f32;
+            for (fj, &tap) in taps.iter().enumerate() {
+                accum += tap * row[mirror_index(x - half + fj as isize, w as isize)];
+            }
+            *o = accum;
+        }
+    }
+    // Written only now: the rows above are read again by later outputs.
+    for i in 0..dh {
+        frame[i * stride..i * stride + dw].copy_from_slice(&out[i * dw..(i + 1) * dw]);
+    }
+}
+
 /// `vif_dec16_s`: every 16th sample of every 16th row.
 pub fn decimate16(src: &[f32], dst: &mut [f32], w: usize, h: usize, stride: usize) {
     for i in 0..h / 16 {

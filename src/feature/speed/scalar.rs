@@ -102,6 +102,7 @@ pub struct SpeedState {
     local_mean: Vec<f32>,
     curr_scale: Vec<f32>,
     copy: Vec<f32>,
+    decimated: Vec<f32>,
     row: Vec<f32>,
     cov: Vec<f32>,
     eigen: Vec<f32>,
@@ -125,6 +126,7 @@ impl SpeedState {
             local_mean: filter::vif_filter(NUM_SCALES, params.kernelscale),
             curr_scale: vec![0.0; dim.frame_len()],
             copy: vec![0.0; dim.frame_len()],
+            decimated: Vec::new(),
             row: Vec::new(),
             cov: vec![0.0; ELEMENTS * ELEMENTS],
             eigen: vec![0.0; ELEMENTS],
@@ -168,13 +170,21 @@ impl SpeedState {
             self.copy.copy_from_slice(&frame[..d.frame_len()]);
             resize.run(&self.copy, frame, stride);
         }
-        filter::filter1d(&self.antialias, frame, &mut self.curr_scale, &mut self.row, d.scaled_width, d.scaled_height, stride);
-        filter::decimate16(&self.curr_scale, frame, d.scaled_width, d.scaled_height, stride);
+        // Only the samples the decimation keeps are blurred (the same bits).
+        filter::filter1d_decimate16(
+            &self.antialias,
+            frame,
+            &mut self.decimated,
+            &mut self.row,
+            d.scaled_width,
+            d.scaled_height,
+            stride,
+        );
     }
 
     /// `filter_and_downscale`'s second half: subtract the local mean of
     /// the decimated picture (the filter writes every sample it reads
-    /// back, so the scratch left by [`Self::downscale`] is not read).
+    /// back).
     fn remove_local_mean(&mut self, frame: &mut [f32]) {
         let d = self.dim;
         let (w, h) = (d.scaled_width >> NUM_SCALES, d.scaled_height >> NUM_SCALES);
