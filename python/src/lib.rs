@@ -3,7 +3,8 @@
 //! `score` scores two files (any format `vmafx::io::open` reads: y4m, or
 //! anything FFmpeg decodes); `Context` scores frames pushed as arrays
 //! (anything with the buffer protocol: numpy uint8/uint16, read in place
-//! when each row's samples are contiguous); both hand back a `Result`
+//! when each row's samples are contiguous, copied and counted otherwise);
+//! both hand back a `Result`
 //! whose logs are the CLI's text. Errors raise `vmafx.Error` with the
 //! core's message. Scoring runs with the GIL released.
 
@@ -22,7 +23,7 @@ use vmafx::cli::{parse_device, parse_feature, parse_model, prefixed};
 use vmafx::engine::{Context as CoreContext, ContextConfig, PictureSource};
 use vmafx::io;
 use vmafx::model::Model;
-use vmafx::picture::{Chroma, OwnedPicture, Picture, PixelFormat, PlaneView};
+use vmafx::picture::{Chroma, HostCopies, HostCopy, OwnedPicture, Picture, PixelFormat, PlaneView};
 use vmafx::score::log::{log_name, render_log, LogFormat, LogInput};
 use vmafx::score::plot::{self, PlotSpec};
 use vmafx::score::pool::{pool_frames, PoolMethod};
@@ -488,6 +489,17 @@ enum HeldBuffer {
     CopiedU16(Vec<u16>),
 }
 
+impl HeldBuffer {
+    /// Bytes copied to hold this plane; None when it is read in place.
+    fn copied(&self) -> Option<usize> {
+        match self {
+            HeldBuffer::U8(_) | HeldBuffer::U16(_) => None,
+            HeldBuffer::CopiedU8(v) => Some(v.len()),
+            HeldBuffer::CopiedU16(v) => Some(v.len() * 2),
+        }
+    }
+}
+
 /// A picture whose planes are Python buffers, read in place. The buffers
 /// are released (under the GIL, by PyBuffer's drop) when the engine drops
 /// the picture.
@@ -523,7 +535,8 @@ impl PictureSource for BufferPicture {
 
 /// Plane `i` of a picture of `format` as a held buffer: 2-D, `h` rows of
 /// `w` samples of the format's width. Read in place when each row's
-/// samples are contiguous and rows do not overlap, else copied.
+/// samples are contiguous and rows do not overlap, else copied
+/// (`HeldBuffer::copied`).
 fn plane_of(
     obj: &Bound<'_, PyAny>,
     format: PixelFormat,
@@ -576,10 +589,16 @@ struct Context {
     height: usize,
     frames: u32,
     seconds: f64,
+    /// The core context's host-copy counter (a clone shares it, and
+    /// outlives `flush`): planes copied because their rows were not
+    /// contiguous count there, as `HostCopy::InHostMemory`.
+    copies: HostCopies,
+    /// Planes read in place, in the array's own memory.
+    planes_in_place: u64,
 }
 
 impl Context {
-    fn picture(&self, planes: &Bound<'_, PyAny>, which: &str) -> PyResult<Arc<dyn PictureSource>> {
+    fn picture(&mut self, planes: &Bound<'_, PyAny>, which: &str) -> PyResult<Arc<dyn PictureSource>> {
         let planes: Vec<Bound<'_, PyAny>> = planes.extract()?;
         let n = self.format.chroma.plane_count();
         if planes.len() != n {
@@ -594,6 +613,13 @@ impl Context {
             buffers.push(b);
             spans.push(span);
         }
+        // Counted once made: a copy is made even if a later check refuses
+        // the picture.
+        let copied: Vec<usize> = buffers.iter().filter_map(HeldBuffer::copied).collect();
+        if !copied.is_empty() {
+            self.copies.count(HostCopy::InHostMemory, copied.len(), copied.iter().sum());
+        }
+        self.planes_in_place += (buffers.len() - copied.len()) as u64;
         let picture =
             BufferPicture { format: self.format, width: self.width, height: self.height, planes: spans, _buffers: buffers };
         // Samples beyond the bit depth would be scored as garbage: check
@@ -640,7 +666,36 @@ impl Context {
         OwnedPicture::new(host.core_format(true), width, height).map_err(py_err)?;
         let plan = Plan::new(models, features, threads, device, subsample)?;
         let inner = plan.context().map_err(py_err)?;
-        Ok(Context { inner: Mutex::new(Some(inner)), format: host.core_format(true), width, height, frames: 0, seconds: 0.0 })
+        let copies = inner.host_copies().clone();
+        Ok(Context {
+            inner: Mutex::new(Some(inner)),
+            format: host.core_format(true),
+            width,
+            height,
+            frames: 0,
+            seconds: 0.0,
+            copies,
+            planes_in_place: 0,
+        })
+    }
+
+    /// Planes pushed so far that were read in place (rows contiguous).
+    #[getter]
+    fn planes_in_place(&self) -> u64 {
+        self.planes_in_place
+    }
+
+    /// Planes pushed so far that were copied, rows packed, because their
+    /// samples are not contiguous in a row (Fortran order, a column step).
+    #[getter]
+    fn planes_copied(&self) -> u64 {
+        self.copies.planes(HostCopy::InHostMemory)
+    }
+
+    /// Bytes of those copies.
+    #[getter]
+    fn bytes_copied(&self) -> u64 {
+        self.copies.bytes(HostCopy::InHostMemory)
     }
 
     /// Queues one frame pair: a list of arrays each (one per plane: Y, or

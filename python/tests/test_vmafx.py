@@ -112,26 +112,50 @@ def test_score_logs_equal_the_cli_logs(clips, tmp_path, pair):
     assert set(result.pooled["vmaf"]) == {"min", "max", "mean", "harmonic_mean"}
 
 
+def in_layout(planes, layout):
+    """The planes, same values, laid out in memory as `layout` says."""
+    if layout == "C order":
+        return [np.ascontiguousarray(p) for p in planes]
+    if layout == "rows of a wider array":
+        # Row stride 24 samples past the row's end, column stride one sample.
+        wide = [np.zeros((p.shape[0], p.shape[1] + 24), p.dtype) for p in planes]
+        for q, p in zip(wide, planes):
+            q[:, : p.shape[1]] = p
+        return [q[:, : p.shape[1]] for q, p in zip(wide, planes)]
+    if layout == "Fortran order":
+        return [np.asfortranarray(p) for p in planes]
+    if layout == "every other column":
+        return [np.repeat(p, 2, axis=1)[:, ::2] for p in planes]
+    raise ValueError(layout)
+
+
+# Layout -> whether its planes are read in place (rows' samples contiguous).
+LAYOUTS = {"C order": True, "rows of a wider array": True, "Fortran order": False, "every other column": False}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("bits", [8, 10])
-def test_context_on_numpy_arrays_equals_the_files(clips, bits):
+def test_context_on_numpy_arrays_equals_the_files(clips, bits, layout):
     d = clips["dir"]
     ref, dist = clips[bits]
     from_files = vmafx.score(str(d / f"ref{bits}.y4m"), str(d / f"dist{bits}.y4m"), features=["psnr"], threads=2)
     pix_fmt = "yuv420p" if bits == 8 else "yuv420p10le"
     ctx = vmafx.Context(W, H, pix_fmt, features=["psnr"], threads=2)
-    for i, (r, s) in enumerate(zip(ref, dist)):
-        if i % 2:
-            # Rows inside a wider array (read in place with its stride), a
-            # Fortran-ordered copy and every other column of a wider array
-            # (rows not contiguous: copied).
-            padded = [np.zeros((p.shape[0], p.shape[1] + 24), p.dtype) for p in r]
-            for q, p in zip(padded, r):
-                q[:, : p.shape[1]] = p
-            r = [q[:, : p.shape[1]] for q, p in zip(padded, r)]
-            s = [np.asfortranarray(s[0])] + [np.repeat(p, 2, axis=1)[:, ::2] for p in s[1:]]
-            assert s[1].strides[1] == 2 * s[1].itemsize
+    for r, s in zip(ref, dist):
+        r, s = in_layout(r, layout), in_layout(s, layout)
+        if layout == "every other column":
+            assert r[1].strides[1] == 2 * r[1].itemsize
+        if layout == "rows of a wider array":
+            assert r[0].strides == ((W + 24) * r[0].itemsize, r[0].itemsize)
         ctx.push(r, s)
     from_arrays = ctx.flush()
+    # Which path each plane took: 3 planes a picture, 2 pictures a frame.
+    planes = FRAMES * 2 * 3
+    plane_bytes = FRAMES * 2 * (W * H + 2 * (W // 2) * (H // 2)) * (1 if bits == 8 else 2)
+    if LAYOUTS[layout]:
+        assert (ctx.planes_in_place, ctx.planes_copied, ctx.bytes_copied) == (planes, 0, 0)
+    else:
+        assert (ctx.planes_in_place, ctx.planes_copied, ctx.bytes_copied) == (0, planes, plane_bytes)
     assert from_arrays.frames == from_files.frames  # Python floats: equal means equal bits
     assert from_arrays.pooled == from_files.pooled
     assert from_arrays.aggregates == from_files.aggregates

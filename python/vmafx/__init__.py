@@ -56,7 +56,10 @@ class Context:
     pix_fmt: an FFmpeg planar format name (``yuv420p``, ``yuv422p10le``,
     ``gray16le``, ...). Each frame is a list of 2-D arrays, one per plane (Y,
     or Y, U, V), uint8 for 8 bits and uint16 above, read in place when each
-    row's samples are contiguous: leave them unchanged until ``flush``.
+    row's samples are contiguous (C order, or rows of a wider array): leave
+    them unchanged until ``flush``. Other arrays (Fortran order, a step
+    between columns, rows in reverse) are copied; ``planes_in_place``,
+    ``planes_copied`` and ``bytes_copied`` say which path each plane took.
     """
 
     def __init__(self, width, height, pix_fmt="yuv420p", model=DEFAULT_MODEL, features=(), threads=0,
@@ -71,3 +74,18 @@ class Context:
 
     def flush(self):
         return self._inner.flush()
+
+    @property
+    def planes_in_place(self):
+        """Planes pushed so far that were read in the array's own memory."""
+        return self._inner.planes_in_place
+
+    @property
+    def planes_copied(self):
+        """Planes pushed so far that were copied (rows not contiguous)."""
+        return self._inner.planes_copied
+
+    @property
+    def bytes_copied(self):
+        """Bytes of those copies."""
+        return self._inner.bytes_copied
