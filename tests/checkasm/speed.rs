@@ -8,32 +8,8 @@
 //! failure.
 
 use crate::support::synth::Rng;
-use vmafx::feature::speed::filter::{antialias_filter, decimate16, filter1d, filter1d_decimate16};
+use vmafx::feature::speed::filter::{antialias_filter, decimate16, filter1d, filter1d_decimate16, VALID_KERNELSCALES};
 
-/// libvmaf's accepted kernel scales (`valid_kernelscales`).
-const KERNELSCALES: [f32; 21] = [
-    1.0,
-    1.0 / 2.0,
-    3.0 / 2.0,
-    2.0,
-    2.0 / 3.0,
-    24.0 / 10.0,
-    360.0 / 97.0,
-    4.0 / 3.0,
-    3.5 / 3.0,
-    3.75 / 3.0,
-    4.25 / 3.0,
-    5.0 / 3.0,
-    3.0,
-    1.0 / 2.25,
-    1.4746,
-    1.54,
-    1.6,
-    1.06667,
-    0.711111,
-    0.740740,
-    1.111111,
-];
 
 fn frame(kind: u64, w: usize, h: usize, stride: usize, rng: &mut Rng) -> Vec<f32> {
     (0..stride * h)
@@ -75,7 +51,7 @@ fn check(taps: &[f32], w: usize, h: usize, seed: u64) {
 #[test]
 fn blur_decimate16_equals_whole_blur_then_decimation() {
     let mut seed = 0x5bee_d000u64;
-    for ks in KERNELSCALES {
+    for ks in VALID_KERNELSCALES {
         let taps = antialias_filter(4, ks);
         // Sizes from the taps' length up (`filter1d` needs a row at least
         // that long; SpEED's pictures are far larger).

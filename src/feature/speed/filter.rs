@@ -7,7 +7,7 @@
 //! constant or a libm call) and rounded back when stored.
 
 /// libvmaf's `valid_kernelscales` (`vif_tools.h`), as `float`s.
-const VALID_KERNELSCALES: [f32; 21] = [
+pub const VALID_KERNELSCALES: [f32; 21] = [
     1.0,
     1.0 / 2.0,
     3.0 / 2.0,
