@@ -85,41 +85,65 @@ pub fn build_emulator() -> Option<Emulator> {
     Some(world.stream())
 }
 
+/// Builds kernel_emu.cpp (every kernel of kernels/ as host C++) into a
+/// shared library, or finds the one an earlier test process built from the
+/// same sources: `target/tmp/kernel-emu/<hash>.so`, the hash of the
+/// compiler's identity, the flags and every source byte. The planted
+/// defects rerun the device tests dozens of times, nearly all with the
+/// kernels unchanged, and the build costs ~5 s of CPU each time.
 fn build_library() -> Option<(Launch, Find)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("vmafx_kernel_emu_{}.so", std::process::id()));
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let required = std::env::var("VMAFX_REQUIRE_GPU_COMPILERS").is_ok_and(|v| v == "1");
-    if !root.join("tests/device_emu/kernel_emu.cpp").exists() {
+    let main = root.join("tests/device_emu/kernel_emu.cpp");
+    if !main.exists() {
         assert!(!required, "no kernel_emu.cpp under {}", root.display());
         eprintln!("SKIP: the sources are not here ({})", root.display());
         return None;
     }
-    let status = std::process::Command::new(&cxx)
-        .args(["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-ffp-contract=off"])
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("tests/device_emu/kernel_emu.cpp"))
-        .arg("-o")
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => panic!("{cxx} failed to build the kernel emulator: {s}"),
+    const FLAGS: [&str; 8] = ["-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-ffp-contract=off"];
+    let version = match std::process::Command::new(&cxx).arg("--version").output() {
+        Ok(o) if o.status.success() => o.stdout,
+        Ok(o) => panic!("{cxx} --version failed: {}", o.status),
         Err(e) => {
             assert!(!required, "no C++ compiler ({cxx}): {e}");
             eprintln!("SKIP: no C++ compiler ({cxx}): {e}");
             return None;
         }
+    };
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(root.join("kernels")).unwrap().map(|e| e.unwrap().path()).collect();
+    sources.sort();
+    sources.push(main.clone());
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&(&cxx, &version, FLAGS), &mut hasher);
+    for source in &sources {
+        std::hash::Hash::hash(&(source.file_name(), std::fs::read(source).unwrap()), &mut hasher);
     }
-    // SAFETY: our own library, built just now.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kernel-emu");
+    let out = dir.join(format!("{:016x}.so", std::hash::Hasher::finish(&hasher)));
+    if !out.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        // Built aside and renamed: test processes may build it at once.
+        let aside = dir.join(format!("building-{}.so", std::process::id()));
+        let status = std::process::Command::new(&cxx)
+            .args(FLAGS)
+            .arg("-I")
+            .arg(root.join("kernels"))
+            .arg(&main)
+            .arg("-o")
+            .arg(&aside)
+            .status()
+            .unwrap_or_else(|e| panic!("{cxx}: {e}"));
+        assert!(status.success(), "{cxx} failed to build the kernel emulator: {status}");
+        std::fs::rename(&aside, &out).unwrap();
+    }
+    // SAFETY: our own library, built from kernel_emu.cpp (above or by an
+    // earlier test process, from the same sources).
     let lib = unsafe { libloading::Library::new(&out) }.unwrap();
     // SAFETY: kernel_emu.cpp defines vx_emu_launch with this signature.
     let launch = unsafe { *lib.get::<Launch>(b"vx_emu_launch\0").unwrap() };
     // SAFETY: kernel_emu.cpp defines vx_emu_find with this signature.
     let find = unsafe { *lib.get::<Find>(b"vx_emu_find\0").unwrap() };
-    std::fs::remove_file(&out).ok();
     std::mem::forget(lib);
     Some((launch, find))
 }

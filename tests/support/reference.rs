@@ -227,7 +227,136 @@ pub fn run(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[Str
 
 /// `run`, with libvmaf's refusal of a frame (`vmaf_read_pictures` failing)
 /// or of the flush returned as an error that names the step and code.
+///
+/// A result libvmaf gave before for the same input is read back from
+/// `stored` instead of computed again: libvmaf's C code is the slow half of
+/// every golden test and runs one at a time (`libvmaf_lock`), and the suite
+/// (the planted defects above all: each reruns a module with only vmafx
+/// changed) asks it the same questions many times.
 pub fn try_run(
+    frames: &[(OwnedPicture, OwnedPicture)],
+    spec: &RefSpec,
+    query: &[String],
+) -> Result<RefScores, String> {
+    let key = stored::key(frames, spec, query);
+    if let Some(scores) = key.as_deref().and_then(stored::read) {
+        return Ok(scores);
+    }
+    let scores = run_libvmaf(frames, spec, query)?;
+    if let Some(key) = &key {
+        stored::write(key, &scores);
+    }
+    Ok(scores)
+}
+
+/// libvmaf's results kept between test runs, in the target directory
+/// (`target/tmp/libvmaf-results/`, so a fresh clone starts empty), one file
+/// per question. The key is a 128-bit hash of everything the answer depends
+/// on: the vendored libvmaf (`vmaf-head-sys`'s checksum in Cargo.lock), this
+/// file's source (how the question is put to libvmaf), the spec, the names
+/// queried and every sample of every frame. Values are kept as their bits.
+/// `VMAFX_LIBVMAF_RESULTS=off` always asks libvmaf.
+mod stored {
+    use std::collections::BTreeMap;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Serialize};
+    use vmafx::picture::OwnedPicture;
+
+    use super::{RefScores, RefSpec};
+
+    #[derive(Serialize, Deserialize)]
+    struct Stored {
+        values: BTreeMap<String, Vec<Option<u64>>>,
+        log_names: Vec<String>,
+        log_json: String,
+        log_others: [String; 3],
+        frames: u32,
+        pooled: BTreeMap<String, [Option<u64>; 4]>,
+    }
+
+    fn dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("libvmaf-results")
+    }
+
+    /// The vendored libvmaf's identity: its package checksum in Cargo.lock.
+    fn libvmaf_checksum() -> Option<String> {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).ok()?;
+        let entry = lock.split("[[package]]").find(|p| p.contains("name = \"vmaf-head-sys\""))?;
+        let line = entry.lines().find(|l| l.starts_with("checksum = "))?;
+        Some(line.to_owned())
+    }
+
+    pub(super) fn key(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[String]) -> Option<String> {
+        if std::env::var("VMAFX_LIBVMAF_RESULTS").is_ok_and(|v| v == "off") {
+            return None;
+        }
+        let checksum = libvmaf_checksum()?;
+        // Two SipHashes seeded apart: 128 bits, so two questions never share a file.
+        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
+        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
+        for h in &mut halves {
+            checksum.hash(h);
+            include_str!("reference.rs").hash(h);
+            format!("{spec:?}").hash(h);
+            query.hash(h);
+            frames.len().hash(h);
+            for picture in frames.iter().flat_map(|(r, d)| [r, d]) {
+                let f = picture.format();
+                (format!("{:?}", f.chroma), f.bits, picture.width(), picture.height()).hash(h);
+                let view = picture.view();
+                for i in 0..f.chroma.plane_count() {
+                    let plane = view.plane(i);
+                    let row = plane.width() * plane.bytes_per_sample();
+                    for y in 0..plane.height() {
+                        h.write(&plane.data()[y * plane.stride()..y * plane.stride() + row]);
+                    }
+                }
+            }
+        }
+        Some(format!("{:016x}{:016x}.json", halves[0].finish(), halves[1].finish()))
+    }
+
+    pub(super) fn read(key: &str) -> Option<RefScores> {
+        let text = std::fs::read_to_string(dir().join(key)).ok()?;
+        let s: Stored = serde_json::from_str(&text).ok()?;
+        let values = s.values.into_iter().map(|(k, v)| (k, v.into_iter().map(|b| b.map(f64::from_bits)).collect()));
+        let pooled = s.pooled.into_iter().map(|(k, v)| (k, v.map(|b| b.map(f64::from_bits))));
+        Some(RefScores {
+            values: values.collect(),
+            log_names: s.log_names,
+            log_json: s.log_json,
+            log_others: s.log_others,
+            frames: s.frames,
+            pooled: pooled.collect(),
+        })
+    }
+
+    /// Best effort: a directory that cannot be written only costs the next run time.
+    pub(super) fn write(key: &str, scores: &RefScores) {
+        let values = scores.values.iter().map(|(k, v)| (k.clone(), v.iter().map(|x| x.map(f64::to_bits)).collect()));
+        let pooled = scores.pooled.iter().map(|(k, v)| (k.clone(), v.map(|x| x.map(f64::to_bits))));
+        let s = Stored {
+            values: values.collect(),
+            log_names: scores.log_names.clone(),
+            log_json: scores.log_json.clone(),
+            log_others: scores.log_others.clone(),
+            frames: scores.frames,
+            pooled: pooled.collect(),
+        };
+        let Ok(text) = serde_json::to_string(&s) else { return };
+        let _ = std::fs::create_dir_all(dir());
+        // Written aside and renamed: test threads and processes share the directory.
+        let aside = dir().join(format!("{key}.{}.{:?}", std::process::id(), std::thread::current().id()));
+        if std::fs::write(&aside, text).is_ok() && std::fs::rename(&aside, dir().join(key)).is_err() {
+            let _ = std::fs::remove_file(&aside);
+        }
+    }
+}
+
+/// Asks libvmaf itself (`try_run` without the stored results).
+fn run_libvmaf(
     frames: &[(OwnedPicture, OwnedPicture)],
     spec: &RefSpec,
     query: &[String],
