@@ -66,7 +66,7 @@ impl BenchConfig {
             model: parts.get(4).map_or(DEFAULT_MODEL, |m| m).to_string(),
             text: text.to_string(),
         };
-        if c.width < 16 || c.height < 16 || c.width % 2 != 0 || c.height % 2 != 0 || !(8..=16).contains(&c.bits) || c.distinct == 0 || c.frames == 0 {
+        if c.width < 16 || c.height < 16 || !c.width.is_multiple_of(2) || !c.height.is_multiple_of(2) || !(8..=16).contains(&c.bits) || c.distinct == 0 || c.frames == 0 {
             return Err(bad());
         }
         Ok(c)
@@ -511,7 +511,7 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let log = b.driver.step("gpu", &smi, &[]).log.clone();
     b.gpu_csv = std::fs::read_to_string(&log).unwrap_or_default();
     let arch = b.gpu_csv.lines().nth(1).and_then(|l| l.rsplit(',').next()).map(|c| c.trim().replace('.', "")).filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit())).unwrap_or_default();
-    b.driver.step("toolchain", &["sh", "-c", "nvcc --version | tail -n1; meson --version; ninja --version; gcc --version | head -n1; command -v nasm; command -v ncu"].map(String::from).to_vec(), &[]);
+    b.driver.step("toolchain", &["sh", "-c", "nvcc --version | tail -n1; meson --version; ninja --version; gcc --version | head -n1; command -v nasm; command -v ncu"].map(String::from), &[]);
 
     let cbench = if o.dry_run {
         Ok(work.join("bench_libvmaf_cuda"))
@@ -705,7 +705,7 @@ pub fn parse_ncu_csv(text: &str) -> Vec<Launch> {
             "Gbyte" => 1e9,
             _ => 1.0,
         };
-        if !launches.last().is_some_and(|(i, _)| *i == id) {
+        if launches.last().is_none_or(|(i, _)| *i != id) {
             let kernel = col("Kernel Name");
             let kernel = kernel.split('(').next().unwrap_or(kernel).trim().to_string();
             launches.push((id.clone(), Launch { kernel, grid: col("Grid Size").to_string(), ..Launch::default() }));
