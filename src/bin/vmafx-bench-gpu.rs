@@ -462,10 +462,12 @@ struct MemInfo {
 
 impl MemInfo {
     fn open(primary: &Primary) -> Result<MemInfo> {
-        let fail = |e: libloading::Error| Error::Internal(format!("cuMemGetInfo_v2 from libcuda.so.1: {e}"));
-        // SAFETY: libcuda.so.1 is the driver the lane has loaded already;
-        // loading it again runs no new initialisers.
-        let lib = unsafe { libloading::Library::new("libcuda.so.1") }.map_err(fail)?;
+        // The driver the lanes loaded: VMAFX_CUDA_LIB's when set.
+        let path = std::env::var_os(cuda::DRIVER_ENV).unwrap_or_else(|| "libcuda.so.1".into());
+        let fail = |e: libloading::Error| Error::Internal(format!("cuMemGetInfo_v2 from {}: {e}", path.to_string_lossy()));
+        // SAFETY: the driver the lane has loaded already; loading it again
+        // runs no new initialisers.
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(fail)?;
         // SAFETY: cuMemGetInfo_v2(size_t *free, size_t *total), cuda.h's
         // signature; the pointer lives as long as `_lib`.
         let get_info = unsafe { *lib.get::<unsafe extern "C" fn(*mut usize, *mut usize) -> sys::CUresult>(b"cuMemGetInfo_v2\0").map_err(fail)? };
