@@ -1,5 +1,5 @@
-//! vmafx-bench-gpu: the GPU benchmark's vmafx side (scripts/bench-gpu runs
-//! it, next to libvmaf 3.2.0's CUDA backend driven by
+//! vmafx-bench-gpu: the GPU benchmark's vmafx side (`cargo xtask bench-gpu run`
+//! runs it, next to libvmaf 3.2.0's CUDA backend driven by
 //! tools/bench-gpu/bench_libvmaf_cuda.c on the same frames).
 //!
 //! ```text
@@ -28,7 +28,13 @@
 //!     without the fixed cost every run pays (fixed_s: set-up, drain).
 //!     --check (cuda, hip): also scores on the CPU lane and compares every
 //!     feature and score of every frame as bits. The RESULT line lists every
-//!     frame's score (`vmaf_frames`), for the script to compare with libvmaf's.
+//!     frame's score (`vmaf_frames`), for the xtask to compare with libvmaf's.
+//!     cuda, cuda-stream: the device memory a scoring context takes
+//!     (`cuMemGetInfo`, the whole device's free memory, before `Context::new`
+//!     and after the context is set up, then at the end of a run of N frames
+//!     and of N/5 frames, before the context drops): `device_bytes_context`,
+//!     `device_bytes_end`, `device_bytes_end_short`; end minus end_short is
+//!     the growth with frame count.
 //! ```
 //!
 //! Every command prints one line `RESULT {json}` for the script to parse.
@@ -443,6 +449,52 @@ impl PictureSource for DevicePicture {
     }
 }
 
+// --- device memory in use ------------------------------------------------------
+
+/// `cuMemGetInfo` of the driver, for the device memory a context takes: the
+/// crate's driver table has no use for it, so the bench opens it itself.
+struct MemInfo {
+    _lib: libloading::Library,
+    get_info: unsafe extern "C" fn(*mut usize, *mut usize) -> sys::CUresult,
+    api: &'static cuda::CudaDriver,
+    ctx: sys::CUcontext,
+}
+
+impl MemInfo {
+    fn open(primary: &Primary) -> Result<MemInfo> {
+        // The driver the lanes loaded: VMAFX_CUDA_LIB's when set.
+        let path = std::env::var_os(cuda::DRIVER_ENV).unwrap_or_else(|| "libcuda.so.1".into());
+        let fail = |e: libloading::Error| Error::Internal(format!("cuMemGetInfo_v2 from {}: {e}", path.to_string_lossy()));
+        // SAFETY: the driver the lane has loaded already; loading it again
+        // runs no new initialisers.
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(fail)?;
+        // SAFETY: cuMemGetInfo_v2(size_t *free, size_t *total), cuda.h's
+        // signature; the pointer lives as long as `_lib`.
+        let get_info = unsafe { *lib.get::<unsafe extern "C" fn(*mut usize, *mut usize) -> sys::CUresult>(b"cuMemGetInfo_v2\0").map_err(fail)? };
+        Ok(MemInfo { _lib: lib, get_info, api: primary.api, ctx: primary.ctx })
+    }
+
+    /// Device memory in use now (total minus free), bytes, on the whole
+    /// device: every context of this process and any other's.
+    fn used(&self) -> Result<usize> {
+        // SAFETY: ctx is the primary context, retained by the bench for its
+        // whole run.
+        let _guard = unsafe { ContextGuard::push(self.api, self.ctx) }?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two size_t.
+        check(self.api, unsafe { (self.get_info)(&mut free, &mut total) }, "cuMemGetInfo")?;
+        Ok(total - free)
+    }
+}
+
+/// Device memory a run's context took: after set-up and at its end, both
+/// as the increase over what was in use before `Context::new`.
+#[derive(Clone, Copy, Default)]
+struct ContextMemory {
+    after_setup: i64,
+    at_end: i64,
+}
+
 // --- bandwidth --------------------------------------------------------------------
 
 vmafx::kernel_set! {
@@ -474,7 +526,7 @@ VMAFX_KERNEL void bench_read(const uint4 *src, long long n, vx_u32 *out) {
 const BANDWIDTH: KernelSource = <BandwidthKernels<()> as KernelSet<()>>::SOURCE;
 
 /// Compiles the bandwidth kernels with NVRTC for compute_90 (no GPU
-/// needed): the check `scripts/bench-gpu build` runs here.
+/// needed): the check `cargo xtask bench-gpu pack` runs here.
 fn compile_check() -> Result<()> {
     let ptx = vmafx::device::gpu::compile::cuda_ptx(&BANDWIDTH, "compute_90")?;
     let text = String::from_utf8_lossy(&ptx);
@@ -547,18 +599,25 @@ fn score_once(
     refs: &[Arc<dyn PictureSource>],
     dists: &[Arc<dyn PictureSource>],
     frames: usize,
-) -> Result<(Run, f64)> {
+    memory: Option<&MemInfo>,
+) -> Result<(Run, f64, ContextMemory)> {
+    let used = || memory.map_or(Ok(0), MemInfo::used).map(|b| b as i64);
+    let before = used()?;
     let init = Instant::now();
     let mut context = Context::new(config.clone())?;
     context.use_model(model.clone())?;
     let init = init.elapsed().as_secs_f64();
+    let after_setup = used()? - before;
     let start = Instant::now();
     for i in 0..frames {
         context.push(Arc::clone(&refs[i % refs.len()]), Arc::clone(&dists[i % dists.len()]))?;
     }
     context.flush()?;
     context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?;
-    Ok((Run { seconds: start.elapsed().as_secs_f64(), context }, init))
+    let seconds = start.elapsed().as_secs_f64();
+    // The lanes' pools keep their buffers until the context drops.
+    let at_end = used()? - before;
+    Ok((Run { seconds, context }, init, ContextMemory { after_setup, at_end }))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -668,9 +727,14 @@ fn score(o: &Opts) -> Result<()> {
         other => return Err(Error::invalid(format!("--device {other}: cpu, cuda, cuda-stream or hip"))),
     };
 
+    let memory = match &primary {
+        Some(p) => Some(MemInfo::open(p)?),
+        None => None,
+    };
+    let memory = memory.as_ref();
     // Warm-up: kernel compilation (or the cache), JIT, first allocations.
     let warm = Instant::now();
-    score_once(&config, &model, &refs, &dists, frames.min(8))?;
+    score_once(&config, &model, &refs, &dists, frames.min(8), memory)?;
     let warmup = warm.elapsed().as_secs_f64();
     // Each repeat scores all frames, then a shorter run (a fifth of them)
     // on a fresh context: the difference of the medians is the steady rate,
@@ -680,14 +744,21 @@ fn score(o: &Opts) -> Result<()> {
     let (mut times, mut short_times) = (Vec::new(), Vec::new());
     let mut init = 0.0;
     let mut last = None;
+    let (mut mem, mut mem_short) = (ContextMemory::default(), ContextMemory::default());
     for _ in 0..repeat {
-        let (run, i) = score_once(&config, &model, &refs, &dists, frames)?;
+        // The previous run's context dropped first (each run's figures are
+        // increases over what was in use before its context).
+        drop(last.take());
+        let (run, i, m) = score_once(&config, &model, &refs, &dists, frames, memory)?;
         times.push(run.seconds);
         init = i;
-        last = Some(run.context);
+        mem = m;
         if short > 0 {
-            short_times.push(score_once(&config, &model, &refs, &dists, short)?.0.seconds);
+            let (short_run, _, m) = score_once(&config, &model, &refs, &dists, short, memory)?;
+            short_times.push(short_run.seconds);
+            mem_short = m;
         }
+        last = Some(run.context);
     }
     let context = last.expect("repeat >= 1");
     let pooled = context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?;
@@ -701,7 +772,7 @@ fn score(o: &Opts) -> Result<()> {
     let mut cpu_pooled = String::from("null");
     if o.flag("check") && device != "cpu" {
         let cpu = ContextConfig { threads: cores, ..Default::default() };
-        let (run, _) = score_once(&cpu, &model, &as_sources(&host_refs), &as_sources(&host_dists), frames)?;
+        let (run, _, _) = score_once(&cpu, &model, &as_sources(&host_refs), &as_sources(&host_dists), frames, None)?;
         cpu_seconds = format!("{:.6}", run.seconds);
         cpu_pooled = format!("{:?}", run.context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?);
         check = match compare(&context, &run.context, frames) {
@@ -710,6 +781,7 @@ fn score(o: &Opts) -> Result<()> {
         };
     }
     drop(context);
+    let memory_measured = memory.is_some();
     drop(refs);
     drop(dists);
     drop(primary);
@@ -723,7 +795,7 @@ fn score(o: &Opts) -> Result<()> {
          \"fps_whole\": {:.2}, \"fixed_s\": {fixed:.4}, \"ms_per_frame\": {:.4}, \"bytes_per_frame\": {bytes_per_frame}, \
          \"gbs\": {:.2}, \"init_s\": {init:.4}, \"warmup_s\": {warmup:.3}, \"vmaf_pooled\": {pooled:?}, \"vmaf_first\": [{}], \
          \"check\": {check}, \"check_cpu_s\": {cpu_seconds}, \"check_cpu_threads\": {cores}, \"check_cpu_pooled\": {cpu_pooled}, \
-         \"vmaf_frames\": [{}]}}",
+         {}\"vmaf_frames\": [{}]}}",
         json_str(&lane),
         json_str(model_name),
         g.width,
@@ -735,6 +807,14 @@ fn score(o: &Opts) -> Result<()> {
         1e3 / fps,
         bytes_per_frame as f64 * fps / 1e9,
         first.join(", "),
+        if memory_measured {
+            format!(
+                "\"device_bytes_context\": {}, \"device_bytes_end\": {}, \"device_bytes_end_short\": {}, ",
+                mem.after_setup, mem.at_end, mem_short.at_end
+            )
+        } else {
+            String::new()
+        },
         per_frame.join(", "),
     );
     Ok(())

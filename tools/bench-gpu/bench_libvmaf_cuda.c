@@ -1,5 +1,5 @@
 /*
- * bench_libvmaf_cuda: the libvmaf 3.2.0 side of scripts/bench-gpu.
+ * bench_libvmaf_cuda: the libvmaf 3.2.0 side of `cargo xtask bench-gpu` (xtask/src/bench_gpu.rs).
  *
  * Scores raw planar 4:2:0 frames (as vmafx-bench-gpu gen writes them) with
  * a model JSON (vmaf_v0.6.1, vmaf_v1.0.16_3d0h, ...) through libvmaf's public
@@ -48,13 +48,20 @@
  *               cuMemcpy2D to host pictures) and scores it on a CPU context
  *               (T threads): what FFmpeg's hwdownload + libvmaf filter do,
  *               and the way to libvmaf's correct values.
+ * Device memory (CUDA lanes): cuMemGetInfo (the whole device's free memory,
+ * read through dlopen: ffnvcodec's table lacks it) before vmaf_init, after
+ * the context is set up (state, preallocated pictures, the model's
+ * extractors) and at the end of each run, before vmaf_close:
+ * device_bytes_context, device_bytes_end (a run of N frames) and
+ * device_bytes_end_short (N/5), each the increase over before.
  * --bandwidth times cuMemcpyDtoDAsync of a large buffer.
  * Prints one line "RESULT {json}", with every frame's score (vmaf_frames).
  *
- * Build (scripts/bench-gpu does it): gcc -O2 -I libvmaf/include
+ * Build (`cargo xtask bench-gpu run` does it): gcc -O2 -I libvmaf/include
  *   -I nv-codec-headers/include bench_libvmaf_cuda.c libvmaf.a -lstdc++ -lm
  *   -lpthread -ldl
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -129,6 +136,7 @@ static uint8_t *read_file(const char *path, size_t need)
 typedef struct {
     double seconds, init, pooled, first[3];
     double *frames; /* every frame's score (n of them), NULL unless asked */
+    long long mem_setup, mem_end; /* device bytes over before vmaf_init; -1: not measured */
 } Run;
 
 static VmafModel *load_model(const Opts *o)
@@ -175,7 +183,7 @@ static void fill_host_picture(const Opts *o, VmafPicture *pic, const uint8_t *s,
 /* libvmaf's CPU path: host pictures filled from the raw frames. */
 static Run run_cpu(const Opts *o, uint8_t *ref, uint8_t *dis, unsigned n, double *frames)
 {
-    Run r = { .frames = frames };
+    Run r = { .frames = frames, .mem_setup = -1 };
     double t0 = now();
     VmafConfiguration cfg = { .log_level = LOG_LEVEL, .n_threads = o->threads,
                               .n_subsample = 1, .cpumask = 0, .gpumask = 0 };
@@ -235,6 +243,24 @@ static CUcontext open_cuda(char *name, size_t name_len)
     return ctx;
 }
 
+/* Device memory in use on the whole device now (total - free), in bytes,
+ * with ctx current. */
+static long long device_used(CUcontext ctx)
+{
+    typedef CUresult (*MemGetInfo)(size_t *, size_t *);
+    static MemGetInfo get_info;
+    if (!get_info) {
+        void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+        if (lib) get_info = (MemGetInfo)dlsym(lib, "cuMemGetInfo_v2");
+        if (!get_info) fail("cuMemGetInfo_v2 not in libcuda.so.1", 0);
+    }
+    size_t free_bytes = 0, total = 0;
+    CU(cuCtxPushCurrent(ctx));
+    check_cu(get_info(&free_bytes, &total), "cuMemGetInfo");
+    CU(cuCtxPopCurrent(NULL));
+    return (long long)(total - free_bytes);
+}
+
 /* Device-to-device or device-to-host copy of one plane of a raw frame in
  * device memory (planes packed, rows unpadded) into a picture's plane. */
 static void copy_plane(const Opts *o, CUdeviceptr frame, const VmafPicture *pic, int c, int to_host)
@@ -262,6 +288,7 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
                     double *frames)
 {
     Run r = { .frames = frames };
+    long long mem_before = device_used(ctx);
     double t0 = now();
     VmafConfiguration cfg = { .log_level = LOG_LEVEL,
                               .n_threads = o->gpumask ? o->threads : 0,
@@ -284,6 +311,7 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
     err = vmaf_use_features_from_model(vmaf, model);
     if (err) fail("vmaf_use_features_from_model", err);
     r.init = now() - t0;
+    r.mem_setup = device_used(ctx) - mem_before;
 
     CU(cuCtxPushCurrent(ctx));
     double start = now();
@@ -306,6 +334,7 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
     finish(vmaf, model, n, &r);
     r.seconds = now() - start;
     CU(cuCtxPopCurrent(NULL));
+    r.mem_end = device_used(ctx) - mem_before;
     first_scores(vmaf, model, n, &r);
     vmaf_model_destroy(model);
     vmaf_close(vmaf);
@@ -318,7 +347,7 @@ static Run run_cuda(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr
 static Run run_download(const Opts *o, CUcontext ctx, CUdeviceptr *dref, CUdeviceptr *ddis, unsigned n,
                         double *frames)
 {
-    Run r = { .frames = frames };
+    Run r = { .frames = frames, .mem_setup = -1 };
     double t0 = now();
     VmafConfiguration cfg = { .log_level = LOG_LEVEL, .n_threads = o->threads,
                               .n_subsample = 1, .cpumask = 0, .gpumask = 0 };
@@ -388,7 +417,7 @@ static unsigned short_frames(const Opts *o)
 }
 
 static void print_run(const Opts *o, const char *lane, double *times, double *short_times,
-                      Run *last, double warmup)
+                      Run *last, Run *last_short, double warmup)
 {
     const char *model = strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model;
     unsigned ns = short_frames(o);
@@ -415,7 +444,11 @@ static void print_run(const Opts *o, const char *lane, double *times, double *sh
            t, fps, o->frames / t, fixed, 1e3 / fps, bpf, (double)bpf * fps / 1e9,
            last->init, warmup, last->pooled, last->first[0], last->first[1], last->first[2]);
     for (unsigned i = 0; last->frames && i < o->frames; i++) printf("%s%.17g", i ? ", " : "", last->frames[i]);
-    printf("]}\n");
+    printf("]");
+    if (last->mem_setup >= 0)
+        printf(", \"device_bytes_context\": %lld, \"device_bytes_end\": %lld, \"device_bytes_end_short\": %lld",
+               last->mem_setup, last->mem_end, ns ? last_short->mem_end : -1);
+    printf("}\n");
 }
 
 int main(int argc, char **argv)
@@ -464,7 +497,7 @@ int main(int argc, char **argv)
     double *times = calloc(o.repeat, sizeof(*times));
     double *short_times = calloc(o.repeat, sizeof(*short_times));
     unsigned ns = short_frames(&o);
-    Run last = { 0 };
+    Run last = { .mem_setup = -1 }, last_short = { .mem_setup = -1 };
     unsigned warm_n = o.frames < 8 ? o.frames : 8;
     double *frames = calloc(o.frames, sizeof(*frames)); /* the last full run's scores */
 
@@ -479,7 +512,7 @@ int main(int argc, char **argv)
         }
         char lane[48];
         snprintf(lane, sizeof(lane), "libvmaf-cpu%s-t%u", o.zero_chroma ? "-zero-chroma" : "", o.threads);
-        print_run(&o, lane, times, short_times, &last, warmup);
+        print_run(&o, lane, times, short_times, &last, &last_short, warmup);
         return 0;
     }
 #ifndef BENCH_CPU_ONLY
@@ -502,7 +535,10 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < o.repeat; i++) {
         last = run(&o, ctx, dref, ddis, o.frames, frames);
         times[i] = last.seconds;
-        if (ns) short_times[i] = run(&o, ctx, dref, ddis, ns, NULL).seconds;
+        if (ns) {
+            last_short = run(&o, ctx, dref, ddis, ns, NULL);
+            short_times[i] = last_short.seconds;
+        }
     }
     char lane[48];
     if (o.gpumask)
@@ -511,7 +547,7 @@ int main(int argc, char **argv)
         snprintf(lane, sizeof(lane), "libvmaf-cpu-download-t%u", o.threads);
     else
         snprintf(lane, sizeof(lane), "libvmaf-cuda");
-    print_run(&o, lane, times, short_times, &last, warmup);
+    print_run(&o, lane, times, short_times, &last, &last_short, warmup);
     return 0;
 #else
     fail("built without CUDA: use --cpu", 0);

@@ -16,6 +16,13 @@
 //!       command, lossy clips and the CPU's JSON log of each.
 //!   parts
 //!       every packed part's manifest, checked against its files.
+//!   bench-gpu pack [--dry-run]
+//!       the GPU benchmark (bench_gpu.rs) into build/xtask/bench-gpu/:
+//!       vmafx-bench-gpu (release), libvmaf 3.2.0's source, the patched
+//!       nv-codec-headers, tools/bench-gpu/'s C program, nasm.
+//!   bench-gpu patch-nvh DIR
+//!       the driver calls libvmaf's CUDA code needs added to the
+//!       nv-codec-headers in DIR (include/ffnvcodec), in place.
 //!   bin pack
 //!       this xtask alone into build/xtask/bin/ (what the scripts not
 //!       ported yet carry for `pkg-config`).
@@ -38,16 +45,27 @@
 //!       twins run --lane hip (modules loaders,twins,gpu_context,fns,import
 //!       by default), then each clip with --device hip and --device cuda
 //!       against the CPU's log, every number as bits.
+//!   bench-gpu run [--configs "WxH:bits:distinct:frames[:model] …"|none]
+//!             [--repeat 3] [--threads 0] [--libvmaf-threads 0]
+//!             [--deadline 520] [--devices "cuda hip"] [--no-roofline] [--dry-run]
+//!       libvmaf with CUDA built there, then per configuration vmafx's
+//!       CUDA lane (checked against its CPU lane as bits) and libvmaf's
+//!       CUDA backend on the same device frames, each context's device
+//!       memory, and ncu's roofline of one 4K frame's kernels; results.jsonl
+//!       and table.md in build/xtask/logs and $OUT. Exit 1 when a GPU value
+//!       differs from the CPU's.
 //!   env [--lane cuda|hip]
 //!       the lanes' environment as `export` lines (eval it), for programs
 //!       run outside xtask there: scripts/bench-gpu's HIP row, FFmpeg.
 //! --dry-run prints the plan (steps, commands, environment) and runs nothing.
 
+mod bench_gpu;
 mod compare;
 mod defects;
 mod hip_nvidia;
 mod hip_standin;
 mod host;
+mod json;
 mod libtest;
 mod pack;
 mod pkg_config;
@@ -62,6 +80,9 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask hip-standin pack [--dry-run]
        xtask hip-nvidia pack [--defects all|none|N,M] [--dry-run]
        xtask hip-nvidia run [--modules M,M] [--no-defects] [--no-clips] [--dry-run]
+       xtask bench-gpu pack [--dry-run]
+       xtask bench-gpu patch-nvh INCLUDE/ffnvcodec
+       xtask bench-gpu run [--configs C|none] [--repeat N] [--threads N] [--libvmaf-threads N] [--deadline S] [--devices \"cuda hip\"] [--no-roofline] [--dry-run]
        xtask env [--lane cuda|hip]
        xtask parts
        xtask bin pack
@@ -161,6 +182,33 @@ fn main_result() -> Result<bool, String> {
             };
             flags.done()?;
             hip_nvidia::run_all(&root, &o)
+        }
+        ["bench-gpu", "pack"] => {
+            let dry_run = flags.take_switch("--dry-run");
+            flags.done()?;
+            bench_gpu::pack(&root, dry_run).map(|_| true)
+        }
+        ["bench-gpu", "patch-nvh"] => {
+            let Some(dir) = flags.0.pop() else { return Err(USAGE.to_string()) };
+            flags.done()?;
+            bench_gpu::patch_nvh_dir(std::path::Path::new(&dir)).map(|_| true)
+        }
+        ["bench-gpu", "run"] => {
+            let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> {
+                v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number")))
+            };
+            let o = bench_gpu::RunOptions {
+                configs: bench_gpu::parse_configs(&flags.take_value("--configs")?.unwrap_or_else(|| bench_gpu::DEFAULT_CONFIGS.into()))?,
+                repeat: number(flags.take_value("--repeat")?, "--repeat", 3)?.max(1) as u32,
+                threads: number(flags.take_value("--threads")?, "--threads", 0)? as u32,
+                libvmaf_threads: number(flags.take_value("--libvmaf-threads")?, "--libvmaf-threads", 0)? as u32,
+                deadline_s: number(flags.take_value("--deadline")?, "--deadline", 520)?,
+                devices: flags.take_value("--devices")?.unwrap_or_else(|| "cuda".into()).split_whitespace().map(str::to_string).collect(),
+                roofline: !flags.take_switch("--no-roofline"),
+                dry_run: flags.take_switch("--dry-run"),
+            };
+            flags.done()?;
+            bench_gpu::run(&root, &o)
         }
         ["env", ..] => {
             let mut flags = Flags(args[1..].to_vec());

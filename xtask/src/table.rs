@@ -1,5 +1,6 @@
 //! The one table writer of every workflow: columns padded to their widest
-//! cell, numbers right-aligned, text left-aligned.
+//! cell, numbers right-aligned, text left-aligned; or as a markdown table
+//! for docs/ (the benchmark's).
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Align {
@@ -64,6 +65,21 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The table in markdown: a header row, an alignment row (`---:` for
+    /// numbers), one row per line; a '|' inside a cell is escaped.
+    pub fn render_markdown(&self) -> String {
+        let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
+        let mut out = line(&self.header);
+        let rule: Vec<String> = self.align.iter().map(|a| if *a == Align::Right { "---:".to_string() } else { "---".to_string() }).collect();
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +90,14 @@ mod tests {
         t.row(&["loaders", "6", "ok"]);
         t.row(&["gpu_context", "10", "FAILED"]);
         assert_eq!(t.render(), "step         passed  result\nloaders           6  ok\ngpu_context      10  FAILED\n");
+    }
+
+    #[test]
+    fn markdown_marks_number_columns_and_escapes_bars() {
+        let mut t = Table::new(&[("size", Align::Left), ("fps", Align::Right)]);
+        t.row(&["3840x2160", "1574.9"]);
+        t.row(&["a|b", "1"]);
+        assert_eq!(t.render_markdown(), "| size | fps |\n|---|---:|\n| 3840x2160 | 1574.9 |\n| a\\|b | 1 |\n");
     }
 
     #[test]
