@@ -453,6 +453,29 @@ fn emulated_context_scores_cambi_as_the_cpu() {
     }
 }
 
+/// cambi on the lane reads the device luma itself (no read-back), so it
+/// also checks the samples itself: a 10-bit sample above 1023 is refused
+/// with the CPU's message, naming the first such sample in row order.
+#[test]
+fn emulated_context_refuses_cambi_luma_out_of_range_as_the_cpu() {
+    let Some(world) = emulated_world() else { return };
+    let mut frames = synth::banded_clip(Chroma::Yuv420, 10, 241, 223, 1, 0x0b);
+    let dist = &mut frames[0].1;
+    let stride = dist.stride(0);
+    for (x, y, v) in [(200usize, 9usize, 1024u16), (17, 5, 1100), (30, 5, 1023)] {
+        dist.plane_bytes_mut(0)[y * stride + 2 * x..][..2].copy_from_slice(&v.to_ne_bytes());
+    }
+    let err_of = |mut ctx: Context| -> String {
+        ctx.use_feature("cambi", FeatureOptions::new()).unwrap();
+        let (r, d) = &frames[0];
+        ctx.push(host(r, 0, ""), host(d, 0, "")).and_then(|_| ctx.flush()).unwrap_err().to_string()
+    };
+    let cpu = err_of(Context::new(ContextConfig::default()).unwrap());
+    let dev = err_of(emulated_context(0, &world));
+    assert!(cpu.contains("luma sample (17,5) = 1100 exceeds the maximum 1023"), "{cpu}");
+    assert_eq!(dev, cpu);
+}
+
 /// VMAF v1.0.16 (`vmaf_v1.0.16_3d0h` and `vmaf_v1.0.16_hfr_3d0h`) on the
 /// emulated lane: every feature they read (adm3 with its options, motion3,
 /// with the hfr model's five-frame window, cambi with its high-res option,
