@@ -317,7 +317,7 @@ VMAFX_KERNEL void cambi_top_sum(const float *c, int n, vx_u32 *state, vx_u64 *su
         vx_u64 mantissa = (bits & 0x7fffffu) | 0x800000u;
         // value = mantissa * 2^(exponent - 150) = mantissa * 2^(exponent - 126) units.
         int shift = exponent - 126;
-        if (exponent == 0 || exponent >= 140 || (shift < 0 && (mantissa & ((1ull << -shift) - 1)) != 0)) {
+        if (exponent == 0 || exponent >= 141 || (shift < 0 && (mantissa & ((1ull << -shift) - 1)) != 0)) {
             atomicMax(&state[VX_CAMBI_INEXACT], 1u);
             continue;
         }

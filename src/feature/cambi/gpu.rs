@@ -95,7 +95,7 @@ fn units_of(v: f32) -> Option<u64> {
         return Some(0);
     }
     let exponent = (bits >> 23) as i32;
-    if exponent == 0 || exponent >= 140 || bits >> 31 != 0 {
+    if exponent == 0 || exponent >= 141 || bits >> 31 != 0 {
         return None;
     }
     let mantissa = (bits & 0x7f_ffff) as u64 | 0x80_0000;
