@@ -455,14 +455,15 @@ fn emulated_context_scores_cambi_as_the_cpu() {
 
 /// cambi on the lane reads the device luma itself (no read-back), so it
 /// also checks the samples itself: a 10-bit sample above 1023 is refused
-/// with the CPU's message, naming the first such sample in row order.
+/// with the CPU's message, naming the first such sample in row order (one
+/// above the maximum; a larger one later).
 #[test]
 fn emulated_context_refuses_cambi_luma_out_of_range_as_the_cpu() {
     let Some(world) = emulated_world() else { return };
     let mut frames = synth::banded_clip(Chroma::Yuv420, 10, 241, 223, 1, 0x0b);
     let dist = &mut frames[0].1;
     let stride = dist.stride(0);
-    for (x, y, v) in [(200usize, 9usize, 1024u16), (17, 5, 1100), (30, 5, 1023)] {
+    for (x, y, v) in [(200usize, 9usize, 1100u16), (17, 5, 1024), (30, 5, 1023)] {
         dist.plane_bytes_mut(0)[y * stride + 2 * x..][..2].copy_from_slice(&v.to_ne_bytes());
     }
     let err_of = |mut ctx: Context| -> String {
@@ -473,7 +474,7 @@ fn emulated_context_refuses_cambi_luma_out_of_range_as_the_cpu() {
     let cpu = err_of(Context::new(ContextConfig::default()).unwrap());
     let dev = err_of(emulated_context(0, &world));
     let message = &cpu[cpu.find("cambi: luma sample").expect("the CPU names the sample")..];
-    assert_eq!(message, "cambi: luma sample (17,5) = 1100 exceeds the maximum 1023 of a 10-bit picture", "{cpu}");
+    assert_eq!(message, "cambi: luma sample (17,5) = 1024 exceeds the maximum 1023 of a 10-bit picture", "{cpu}");
     assert!(dev.contains("on the device") && dev.ends_with(message), "the device's refusal: {dev}\nthe CPU's: {cpu}");
 }
 
