@@ -217,6 +217,7 @@ VMAFX_KERNEL void cambi_filter_mode(const vx_u16 *in, vx_u16 *out, int stride, i
 #define VX_CAMBI_ABOVE_T 3    // values above it
 #define VX_CAMBI_LOW_BIT 4    // lowest set bit of any value above T (in 2^-24 units; 64 none)
 #define VX_CAMBI_INEXACT 5    // a value above T not a multiple of 2^-24 or not below 2^14
+#define VX_CAMBI_FOUND 6      // 1 once the low level found T (the host pools on the device's word only then)
 #define VX_CAMBI_STATE_WORDS 8
 #define VX_CAMBI_BINS 65536
 
@@ -278,6 +279,7 @@ VMAFX_KERNEL void cambi_select(vx_u32 *bins, int k, int level, vx_u32 *state) {
                 } else {
                     state[VX_CAMBI_T_BITS] = (state[VX_CAMBI_HI_BIN] << 16) | bin;
                     state[VX_CAMBI_ABOVE_T] = state[VX_CAMBI_ABOVE_HI] + above;
+                    state[VX_CAMBI_FOUND] = 1;
                 }
                 break;
             }

@@ -411,18 +411,19 @@ fn emulated_context_scores_speed_temporal_as_the_cpu() {
     eprintln!("speed_temporal cases: {:.1} s", started.elapsed().as_secs_f64());
 }
 
-/// cambi (kernels/cambi.cu: each scale's c-values on the device, the
-/// image, mask and pooling on the host with the CPU's code): every value
-/// equal to the CPU context's as bits, on banded clips (a scene cut, steps
-/// of 2 to 4 codes) at 8, 10, 12 and 16 bits, odd sizes, no-reference and
-/// full_ref, anti-dithering (enc_bitdepth 8), a resize to the encode size,
-/// 1 to 8 contrast steps, a window taller than the smallest scale; the
-/// scores must not all be 0.
+/// cambi (kernels/cambi.cu: the whole luma pass on the device, the
+/// pooled values read back): every value equal to the CPU context's as
+/// bits, on banded clips (a scene cut, steps of 2 to 4 codes) at 8, 10, 12
+/// and 16 bits, odd sizes, no-reference and full_ref, anti-dithering
+/// (enc_bitdepth 8), a resize to the encode size, 1 to 8 contrast steps,
+/// top-k 0.2, a window taller than the smallest scale; the scores must not
+/// all be 0, and no scale may fall back to pooling on the host.
 #[test]
 fn emulated_context_scores_cambi_as_the_cpu() {
     use vmafx::feature::cambi::DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
+    let pooled_on_host = vmafx::feature::cambi::scales_pooled_on_host();
     let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 5] = [
         (Chroma::Yuv420, 8, 241, 223, &[]),
         (Chroma::Yuv400, 10, 251, 219, &[("full_ref", "true"), ("max_log_contrast", "3"), ("topk", "0.2")]),
@@ -451,6 +452,9 @@ fn emulated_context_scores_cambi_as_the_cpu() {
         assert!(values.iter().any(|v| v.is_some_and(|v| v > 0.0)), "{what}: every cambi score is 0 ({values:?})");
         eprintln!("{what}: {n} values equal ({:.1} s so far)", started.elapsed().as_secs_f64());
     }
+    // Every scale pooled on the device (the exact sum, no c-values read
+    // back): a wrong selection falls back to the host and shows here.
+    assert_eq!(vmafx::feature::cambi::scales_pooled_on_host(), pooled_on_host, "scales pooled on the host");
 }
 
 /// cambi on the lane reads the device luma itself (no read-back), so it

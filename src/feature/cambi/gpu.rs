@@ -20,6 +20,7 @@ use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{CambiKernels, BLOCK};
 use crate::device::gpu::twin::TwinLane;
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 scratch_struct! {
 /// The CAMBI twin's device buffers.
@@ -56,6 +57,7 @@ const T_BITS: usize = 2;
 const ABOVE_T: usize = 3;
 const LOW_BIT: usize = 4;
 const INEXACT: usize = 5;
+const FOUND: usize = 6;
 /// Header word of the first out-of-range sample (y * w + x; u32::MAX none).
 const FIRST_BAD: usize = NUM_SCALES * STATE_WORDS;
 /// Header word where the scales' u64 sums start (two words each).
@@ -63,6 +65,15 @@ const SUMS: usize = 48;
 /// The exact sums' unit, 2^-24: every c-value is a whole number of them
 /// (the smallest non-zero one is 0.5, with 24 significant bits).
 const UNIT_BITS: i32 = 24;
+
+/// Scales pooled on the host since the process started (their c-values
+/// read back): none where every pass is right and libvmaf's sum cannot
+/// round, which the tests check.
+static POOLED_ON_HOST: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn scales_pooled_on_host() -> u64 {
+    POOLED_ON_HOST.load(Ordering::Relaxed)
+}
 
 fn ne_bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
     v.iter().flat_map(|&x| f(x)).collect()
@@ -330,10 +341,18 @@ pub(crate) fn score_dev<L: TwinLane>(lane: &mut L, job: &SideJob<'_>, t: &Contra
         for (scale, n) in pooled {
             let st = &header[scale * STATE_WORDS..(scale + 1) * STATE_WORDS];
             let top = top_count(n, job.topk);
-            per_scale[scale] = match exact_pool(top, st[T_BITS], st[ABOVE_T], sum_of(&header, scale), st[LOW_BIT], st[INEXACT] != 0) {
+            // T found (the histograms held k values: they always do, unless a
+            // pass went wrong), and the exact sum is libvmaf's.
+            let exact = (st[FOUND] == 1)
+                .then(|| exact_pool(top, st[T_BITS], st[ABOVE_T], sum_of(&header, scale), st[LOW_BIT], st[INEXACT] != 0))
+                .flatten();
+            per_scale[scale] = match exact {
                 Some(v) => v,
                 // libvmaf's sum may round here: its order, on the host.
-                None => spatial_pooling(&mut lane.download_vec::<f32>(cv + 4 * offsets[scale] as u64, n)?, job.topk),
+                None => {
+                    POOLED_ON_HOST.fetch_add(1, Ordering::Relaxed);
+                    spatial_pooling(&mut lane.download_vec::<f32>(cv + 4 * offsets[scale] as u64, n)?, job.topk)
+                }
             };
         }
         Ok((header[FIRST_BAD], per_scale))

@@ -293,6 +293,13 @@ fn adjust_window_size(window: usize, width: usize, height: usize, speedup: bool)
     (w | 1) as usize
 }
 
+/// Scales of device pictures whose pooling fell back to the host (their
+/// c-values read back, gpu.rs) since the process started; for the tests.
+#[doc(hidden)]
+pub fn scales_pooled_on_host() -> u64 {
+    gpu::scales_pooled_on_host()
+}
+
 /// Sizes of the five scales (the first halved too with the speed-up).
 fn scale_sizes(width: usize, height: usize, speedup: bool) -> [(usize, usize); NUM_SCALES] {
     let mut out = [(0, 0); NUM_SCALES];
