@@ -416,15 +416,16 @@ fn emulated_context_scores_speed_temporal_as_the_cpu() {
 /// bits, on banded clips (a scene cut, steps of 2 to 4 codes) at 8, 10, 12
 /// and 16 bits, odd sizes, no-reference and full_ref, anti-dithering
 /// (enc_bitdepth 8), a resize to the encode size, 1 to 8 contrast steps,
-/// top-k 0.2, a window taller than the smallest scale; the scores must not
-/// all be 0, and no scale may fall back to pooling on the host.
+/// top-k 0.2, a window taller than the smallest scale, the high-res
+/// speed-up at 1080p; the scores must not all be 0, and no scale may fall
+/// back to pooling on the host.
 #[test]
 fn emulated_context_scores_cambi_as_the_cpu() {
     use vmafx::feature::cambi::DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     let pooled_on_host = vmafx::feature::cambi::scales_pooled_on_host();
-    let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 5] = [
+    let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 6] = [
         (Chroma::Yuv420, 8, 241, 223, &[]),
         (Chroma::Yuv400, 10, 251, 219, &[("full_ref", "true"), ("max_log_contrast", "3"), ("topk", "0.2")]),
         (Chroma::Yuv444, 12, 233, 227, &[("enc_bitdepth", "8"), ("max_log_contrast", "0")]),
@@ -432,9 +433,13 @@ fn emulated_context_scores_cambi_as_the_cpu() {
         // An 11-row window over the 8 rows of scale 4: libvmaf's top and
         // bottom loops overlap there (rows computed twice, the later wins).
         (Chroma::Yuv420, 10, 401, 121, &[("window_size", "127")]),
+        // The high-res speed-up (the first scale decimated too): it needs
+        // an encode of 1920x1080 pixels or more.
+        (Chroma::Yuv420, 8, 1920, 1080, &[("cambi_high_res_speedup", "1080")]),
     ];
     for (chroma, bits, w, h, options) in cases {
-        let frames = synth::banded_clip(chroma, bits, w, h, 2, 0xca ^ w as u64);
+        // One frame at 1080p (the emulator's time), two (a scene cut) below.
+        let frames = synth::banded_clip(chroma, bits, w, h, if w * h > 1 << 20 { 1 } else { 2 }, 0xca ^ w as u64);
         let with_cambi = |mut ctx: Context| -> Context {
             let mut o = FeatureOptions::new();
             for (k, v) in options {
