@@ -411,19 +411,21 @@ fn emulated_context_scores_speed_temporal_as_the_cpu() {
     eprintln!("speed_temporal cases: {:.1} s", started.elapsed().as_secs_f64());
 }
 
-/// cambi (kernels/cambi.cu: each scale's c-values on the device, the
-/// image, mask and pooling on the host with the CPU's code): every value
-/// equal to the CPU context's as bits, on banded clips (a scene cut, steps
-/// of 2 to 4 codes) at 8, 10, 12 and 16 bits, odd sizes, no-reference and
-/// full_ref, anti-dithering (enc_bitdepth 8), a resize to the encode size,
-/// 1 to 8 contrast steps, a window taller than the smallest scale; the
-/// scores must not all be 0.
+/// cambi (kernels/cambi.cu: the whole luma pass on the device, the
+/// pooled values read back): every value equal to the CPU context's as
+/// bits, on banded clips (a scene cut, steps of 2 to 4 codes) at 8, 10, 12
+/// and 16 bits, odd sizes, no-reference and full_ref, anti-dithering
+/// (enc_bitdepth 8), a resize to the encode size, 1 to 8 contrast steps,
+/// top-k 0.2, a window taller than the smallest scale, the high-res
+/// speed-up at 1080p; the scores must not all be 0, and no scale may fall
+/// back to pooling on the host.
 #[test]
 fn emulated_context_scores_cambi_as_the_cpu() {
     use vmafx::feature::cambi::DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
-    let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 5] = [
+    let pooled_on_host = vmafx::feature::cambi::scales_pooled_on_host();
+    let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 6] = [
         (Chroma::Yuv420, 8, 241, 223, &[]),
         (Chroma::Yuv400, 10, 251, 219, &[("full_ref", "true"), ("max_log_contrast", "3"), ("topk", "0.2")]),
         (Chroma::Yuv444, 12, 233, 227, &[("enc_bitdepth", "8"), ("max_log_contrast", "0")]),
@@ -431,9 +433,13 @@ fn emulated_context_scores_cambi_as_the_cpu() {
         // An 11-row window over the 8 rows of scale 4: libvmaf's top and
         // bottom loops overlap there (rows computed twice, the later wins).
         (Chroma::Yuv420, 10, 401, 121, &[("window_size", "127")]),
+        // The high-res speed-up (the first scale decimated too): it needs
+        // an encode of 1920x1080 pixels or more.
+        (Chroma::Yuv420, 8, 1920, 1080, &[("cambi_high_res_speedup", "1080")]),
     ];
     for (chroma, bits, w, h, options) in cases {
-        let frames = synth::banded_clip(chroma, bits, w, h, 2, 0xca ^ w as u64);
+        // One frame at 1080p (the emulator's time), two (a scene cut) below.
+        let frames = synth::banded_clip(chroma, bits, w, h, if w * h > 1 << 20 { 1 } else { 2 }, 0xca ^ w as u64);
         let with_cambi = |mut ctx: Context| -> Context {
             let mut o = FeatureOptions::new();
             for (k, v) in options {
@@ -451,6 +457,34 @@ fn emulated_context_scores_cambi_as_the_cpu() {
         assert!(values.iter().any(|v| v.is_some_and(|v| v > 0.0)), "{what}: every cambi score is 0 ({values:?})");
         eprintln!("{what}: {n} values equal ({:.1} s so far)", started.elapsed().as_secs_f64());
     }
+    // Every scale pooled on the device (the exact sum, no c-values read
+    // back): a wrong selection falls back to the host and shows here.
+    assert_eq!(vmafx::feature::cambi::scales_pooled_on_host(), pooled_on_host, "scales pooled on the host");
+}
+
+/// cambi on the lane reads the device luma itself (no read-back), so it
+/// also checks the samples itself: a 10-bit sample above 1023 is refused
+/// with the CPU's message, naming the first such sample in row order (one
+/// above the maximum; a larger one later).
+#[test]
+fn emulated_context_refuses_cambi_luma_out_of_range_as_the_cpu() {
+    let Some(world) = emulated_world() else { return };
+    let mut frames = synth::banded_clip(Chroma::Yuv420, 10, 241, 223, 1, 0x0b);
+    let dist = &mut frames[0].1;
+    let stride = dist.stride(0);
+    for (x, y, v) in [(200usize, 9usize, 1100u16), (17, 5, 1024), (30, 5, 1023)] {
+        dist.plane_bytes_mut(0)[y * stride + 2 * x..][..2].copy_from_slice(&v.to_ne_bytes());
+    }
+    let err_of = |mut ctx: Context| -> String {
+        ctx.use_feature("cambi", FeatureOptions::new()).unwrap();
+        let (r, d) = &frames[0];
+        ctx.push(host(r, 0, ""), host(d, 0, "")).and_then(|_| ctx.flush()).unwrap_err().to_string()
+    };
+    let cpu = err_of(Context::new(ContextConfig::default()).unwrap());
+    let dev = err_of(emulated_context(0, &world));
+    let message = &cpu[cpu.find("cambi: luma sample").expect("the CPU names the sample")..];
+    assert_eq!(message, "cambi: luma sample (17,5) = 1024 exceeds the maximum 1023 of a 10-bit picture", "{cpu}");
+    assert!(dev.contains("on the device") && dev.ends_with(message), "the device's refusal: {dev}\nthe CPU's: {cpu}");
 }
 
 /// VMAF v1.0.16 (`vmaf_v1.0.16_3d0h` and `vmaf_v1.0.16_hfr_3d0h`) on the

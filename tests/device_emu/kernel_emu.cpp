@@ -32,6 +32,21 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+// CAMBI's histograms and pooling (kernels/cambi.cu): u32 counters that
+// many threads of a block bump at once.
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+static inline unsigned atomicMin(unsigned *p, unsigned v) {
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+static inline unsigned atomicMax(unsigned *p, unsigned v) {
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, sizeof u); return u; }
+
 #include "motion.cu"
 #include "psnr.cu"
 #include "convert.cu"
@@ -123,6 +138,16 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(ssim_terms, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<float>(a, 4), arg<float>(a, 5), arg<float>(a, 6), ptr<double>(a, 7), ptr<double>(a, 8), ptr<double>(a, 9)),
     VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), ptr<vx_u8>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9), ptr<float>(a, 10), arg<int>(a, 11)),
     VX_EMU(cambi_c_values, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_i32>(a, 8), arg<int>(a, 9), ptr<vx_i32>(a, 10), arg<int>(a, 11), arg<int>(a, 12), ptr<float>(a, 13), ptr<float>(a, 14)),
+    VX_EMU(cambi_load, ptr<vx_u8>(a, 0), arg<long long>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
+    VX_EMU(cambi_range_check, ptr<vx_u8>(a, 0), arg<long long>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<vx_u32>(a, 4), ptr<vx_u32>(a, 5)),
+    VX_EMU(cambi_anti_dither, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4)),
+    VX_EMU(cambi_spatial_mask, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5)),
+    VX_EMU(cambi_decimate, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4)),
+    VX_EMU(cambi_filter_mode, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4)),
+    VX_EMU(cambi_zero, ptr<vx_u32>(a, 0), arg<int>(a, 1)),
+    VX_EMU(cambi_histogram, ptr<float>(a, 0), arg<int>(a, 1), ptr<vx_u32>(a, 2), arg<int>(a, 3), ptr<vx_u32>(a, 4)),
+    VX_EMU(cambi_select, ptr<vx_u32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)),
+    VX_EMU(cambi_top_sum, ptr<float>(a, 0), arg<int>(a, 1), ptr<vx_u32>(a, 2), ptr<vx_u64>(a, 3)),
     VX_EMU(check_adm_div, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt16, ptr<vx_i32>(a, 0), arg<int>(a, 1), ptr<vx_i32>(a, 2)),
     VX_EMU(check_adm_filt64, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<vx_i64>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4)),

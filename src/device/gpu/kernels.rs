@@ -144,9 +144,11 @@ kernel_set! {
 pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
 
 kernel_set! {
-    /// kernels/cambi.cu: CAMBI's c-values per scale (src/feature/cambi/gpu.rs).
+    /// kernels/cambi.cu: CAMBI's luma pass per frame: the picture passes,
+    /// the c-values and the pooling's selection (src/feature/cambi/gpu.rs).
     pub struct CambiKernels = "cambi.cu", include_str!("../../../kernels/cambi.cu"), {
-        cambi_c_values,
+        cambi_c_values, cambi_load, cambi_range_check, cambi_anti_dither, cambi_spatial_mask, cambi_decimate,
+        cambi_filter_mode, cambi_zero, cambi_histogram, cambi_select, cambi_top_sum,
     }
 }
 pub const CAMBI: KernelSource = source::<CambiKernels<()>>();

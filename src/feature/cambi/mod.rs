@@ -29,7 +29,7 @@ use super::options::{OptionKind, OptionSpec};
 use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};
 use crate::device::gpu::backend::DevPlane;
 use crate::device::gpu::ErasedRunner;
-use crate::picture::{Chroma, OwnedPicture, PixelFormat, PlaneView};
+use crate::picture::PlaneView;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
 use luminance::{Eotf, LumaRange};
@@ -293,6 +293,13 @@ fn adjust_window_size(window: usize, width: usize, height: usize, speedup: bool)
     (w | 1) as usize
 }
 
+/// Scales of device pictures whose pooling fell back to the host (their
+/// c-values read back, gpu.rs) since the process started; for the tests.
+#[doc(hidden)]
+pub fn scales_pooled_on_host() -> u64 {
+    gpu::scales_pooled_on_host()
+}
+
 /// Sizes of the five scales (the first halved too with the speed-up).
 fn scale_sizes(width: usize, height: usize, speedup: bool) -> [(usize, usize); NUM_SCALES] {
     let mut out = [(0, 0); NUM_SCALES];
@@ -527,9 +534,8 @@ fn c_min(a: f64, b: f64) -> f64 {
 }
 
 impl Cambi {
-    /// The CAMBI score of one luma plane, before clipping; with a lane,
-    /// each scale's c-values come from the device twin (gpu.rs).
-    fn score(&mut self, plane: &PlaneView<'_>, src: bool, mut lane: Option<&mut ErasedRunner>) -> Result<f64> {
+    /// The CAMBI score of one luma plane, before clipping.
+    fn score(&mut self, plane: &PlaneView<'_>, src: bool) -> Result<f64> {
         let side = if src { self.src.as_ref().expect("full_ref has a source side") } else { &self.dist };
         let plane = *plane;
         if let Some((x, y, v)) = scalar::first_out_of_range(&plane, self.bits) {
@@ -565,8 +571,6 @@ impl Cambi {
             let c_values = &mut self.c_values[..sw * sh];
             if self.band_empty {
                 c_values.fill(0.0);
-            } else if let Some(lane) = lane.as_deref_mut() {
-                gpu::c_values_dev(lane, &self.image, &self.mask, side.window, &tables, sw, sh, c_values)?;
             } else {
                 (self.c_values_fn)(
                     &self.image,
@@ -581,22 +585,56 @@ impl Cambi {
             }
             per_scale[scale] = scalar::spatial_pooling(c_values, self.topk);
         }
-        // Weighted by scale, over the window's pixel count (a uint16_t).
-        let odd = 2 * (side.window >> 1) + 1;
-        let pixels_in_window = (odd * odd) as u16;
-        let mut score = 0.0f64;
-        for (s, wgt) in per_scale.iter().zip(SCALE_WEIGHTS) {
-            score += s * wgt as f64;
-        }
-        Ok(score / pixels_in_window as f64)
+        Ok(weighted(&per_scale, side.window))
     }
+
+    /// The CAMBI score of one device luma plane, before clipping: every
+    /// pass on the device, the pooled values read back (gpu.rs).
+    fn score_device(&self, plane: DevPlane, src: bool, lane: &mut ErasedRunner) -> Result<f64> {
+        let side = if src { self.src.as_ref().expect("full_ref has a source side") } else { &self.dist };
+        let tables = ContrastTables {
+            num_diffs: self.num_diffs,
+            tvi_for_diff: &self.tvi_for_diff,
+            vlt_luma: self.vlt_luma,
+            diff_weights: &self.diff_weights,
+            band_base: self.band_base,
+            band_size: self.band_size,
+        };
+        let job = gpu::SideJob {
+            plane,
+            bits: self.bits,
+            width: side.width,
+            height: side.height,
+            resize: side.resize.as_ref().map(|(xs, ys)| (xs.as_slice(), ys.as_slice())),
+            window: side.window,
+            anti_dither: self.enc_bitdepth < 10,
+            scales: scale_sizes(side.width, side.height, self.high_res_speedup),
+            decimate_first: self.high_res_speedup,
+            topk: self.topk,
+            band_empty: self.band_empty,
+        };
+        let per_scale = gpu::score_dev(lane, &job, &tables)?;
+        Ok(weighted(&per_scale, side.window))
+    }
+}
+
+/// The per-scale pooled values weighted by scale, over the window's pixel
+/// count (a uint16_t).
+fn weighted(per_scale: &[f64; NUM_SCALES], window: usize) -> f64 {
+    let odd = 2 * (window >> 1) + 1;
+    let pixels_in_window = (odd * odd) as u16;
+    let mut score = 0.0f64;
+    for (s, wgt) in per_scale.iter().zip(SCALE_WEIGHTS) {
+        score += s * wgt as f64;
+    }
+    score / pixels_in_window as f64
 }
 
 impl Extractor for Cambi {
     fn extract(&mut self, frame: &FrameInput<'_>, out: &mut FrameScores) -> Result<()> {
-        let dist_score = self.score(&frame.distorted.plane(0), false, None)?;
+        let dist_score = self.score(&frame.distorted.plane(0), false)?;
         let src_score = match self.src {
-            Some(_) => Some(self.score(&frame.reference.plane(0), true, None)?),
+            Some(_) => Some(self.score(&frame.reference.plane(0), true)?),
             None => None,
         };
         self.write(dist_score, src_score, out);
@@ -607,19 +645,12 @@ impl Extractor for Cambi {
         true
     }
 
-    /// The luma read back from the device, each scale's image and mask on
-    /// the host, its c-values on the device (gpu.rs), the pooling on the
-    /// host: the CPU's code around the device's c-values.
+    /// Every pass on the device from the device luma, one small read-back
+    /// per side (gpu.rs): no plane and no c-values come back.
     fn extract_device(&mut self, frame: &DeviceFrameInput<'_>, lane: &mut ErasedRunner, out: &mut FrameScores) -> Result<()> {
-        let bits = frame.distorted.format.bits;
-        let luma = |lane: &mut ErasedRunner, plane: DevPlane| read_luma(lane, plane, bits);
-        let distorted = luma(lane, frame.distorted.planes[0])?;
-        let dist_score = self.score(&distorted.view().plane(0), false, Some(lane))?;
+        let dist_score = self.score_device(frame.distorted.planes[0], false, lane)?;
         let src_score = match self.src {
-            Some(_) => {
-                let reference = luma(lane, frame.reference.planes[0])?;
-                Some(self.score(&reference.view().plane(0), true, Some(lane))?)
-            }
+            Some(_) => Some(self.score_device(frame.reference.planes[0], true, lane)?),
             None => None,
         };
         self.write(dist_score, src_score, out);
@@ -640,24 +671,4 @@ impl Cambi {
             out.push(FULL_REFERENCE_NAME, c_min(combined, self.max_val));
         }
     }
-}
-
-/// A device luma plane read back into a host picture (4:0:0, `bits` deep).
-fn read_luma(lane: &mut ErasedRunner, plane: DevPlane, bits: u8) -> Result<OwnedPicture> {
-    let mut picture = OwnedPicture::new(PixelFormat::new(Chroma::Yuv400, bits)?, plane.width, plane.height)?;
-    let row_bytes = plane.width * plane.bytes_per_sample;
-    let stride = picture.stride(0);
-    if plane.bytes_per_sample != picture.format().bytes_per_sample() {
-        return Err(Error::Mismatch(format!(
-            "cambi: a device luma plane of {}-byte samples, {bits}-bit pictures expected",
-            plane.bytes_per_sample
-        )));
-    }
-    let bytes: Vec<u8> = lane.download_vec(plane.ptr, plane.span())?;
-    let dst = picture.plane_bytes_mut(0);
-    for y in 0..plane.height {
-        let from = y * plane.pitch;
-        dst[y * stride..y * stride + row_bytes].copy_from_slice(&bytes[from..from + row_bytes]);
-    }
-    Ok(picture)
 }
