@@ -44,7 +44,7 @@ const fn semi(name: &'static str, bits: u8, msb_aligned: bool) -> HostFormat {
 
 /// Formats by their FFmpeg names (`av_get_pix_fmt_name`); little-endian
 /// only. Keep in sync with `pix_fmts[]` in vf_vmafx.c.
-pub static HOST_FORMATS: &[HostFormat] = &[
+pub(crate) static HOST_FORMATS: &[HostFormat] = &[
     planar("yuv420p", Chroma::Yuv420, 8),
     planar("yuv422p", Chroma::Yuv422, 8),
     planar("yuv444p", Chroma::Yuv444, 8),

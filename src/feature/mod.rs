@@ -14,13 +14,13 @@
 
 pub mod adm;
 pub mod cambi;
-pub mod ciede;
-pub mod float;
+pub(crate) mod ciede;
+pub(crate) mod float;
 pub mod motion;
 pub mod naming;
-pub mod options;
+pub(crate) mod options;
 pub mod psnr;
-pub mod psnr_hvs;
+pub(crate) mod psnr_hvs;
 pub mod speed;
 pub mod ssim;
 pub mod vif;
@@ -31,7 +31,7 @@ use crate::picture::{Picture, PixelFormat};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
-pub use options::{FeatureOptions, OptionKind, OptionSpec, OptionValue};
+pub(crate) use options::{FeatureOptions, OptionSpec};
 
 /// What every instance of an extractor is created with.
 #[derive(Clone, Debug)]
@@ -220,7 +220,7 @@ impl ExtractorDescriptor {
 const LIBVMAF_TEMPORAL: [&str; 2] = ["psnr", "speed_temporal"];
 
 /// `needs_two_back` of the extractors that never look two frames back.
-pub fn never_two_back(_: &FeatureOptions) -> bool {
+pub(crate) fn never_two_back(_: &FeatureOptions) -> bool {
     false
 }
 

@@ -3,8 +3,8 @@
 
 use crate::support;
 use crate::support::synth::Rng;
-use vmafx::feature::motion::{sad_fn, sad_scalar};
-use vmafx::picture::PlaneView;
+use vmafx::PlaneView;
+use vmafx::internals::feature::motion::{sad_fn, sad_scalar};
 
 #[derive(Clone, Copy, Debug)]
 enum Fill {

@@ -7,11 +7,10 @@
 use crate::support;
 
 use crate::support::synth::Rng;
-use vmafx::feature::vif::{
+use vmafx::internals::feature::vif::{
     kernels, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifComputer, VifSums, FILTERS,
 };
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, CpuLevel, OwnedPicture, PixelFormat};
 
 #[derive(Clone, Copy, Debug)]
 enum Content {
@@ -261,7 +260,7 @@ fn checkasm_vif_subsample_u16() {
 /// values), the thresholds, and random and extreme triples.
 #[test]
 fn checkasm_vif_statistic() {
-    use vmafx::feature::vif::SIGMA_NSQ;
+    use vmafx::internals::feature::vif::SIGMA_NSQ;
     let s = kernels(CpuLevel::Scalar);
     // Every den index: x = sigma_nsq + sigma1² runs over [2^18, 2^19).
     let s1: Vec<i32> = (0..1 << 18).map(|i| (1 << 18) - SIGMA_NSQ + i).collect();

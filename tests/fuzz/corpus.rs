@@ -122,7 +122,7 @@ fn mutate(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
 }
 
 fn replay(target: &str) {
-    let (_, run) = vmafx::fuzz::TARGETS.iter().find(|(n, _)| *n == target).expect("a known target");
+    let (_, run) = vmafx::internals::fuzz::TARGETS.iter().find(|(n, _)| *n == target).expect("a known target");
     let files = corpus(target);
     let start = Instant::now();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ target.len() as u64);
@@ -201,7 +201,7 @@ fn every_target_has_a_corpus() {
         .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
         .collect();
     folders.sort();
-    let mut targets: Vec<String> = vmafx::fuzz::TARGETS.iter().map(|(n, _)| n.to_string()).collect();
+    let mut targets: Vec<String> = vmafx::internals::fuzz::TARGETS.iter().map(|(n, _)| n.to_string()).collect();
     targets.sort();
     assert_eq!(folders, targets);
 }

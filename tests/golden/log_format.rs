@@ -15,10 +15,10 @@ use std::ptr;
 
 use crate::support::synth::Rng;
 use vmaf_head_sys as sys;
-use vmafx::model::{LoadFlags, ModelDefinition};
-use vmafx::score::log::{render_log, LogFormat, LogInput, LogStream, LOG_VERSION};
-use vmafx::score::pool::{pool, pool_frames, PoolMethod, RunningPools};
-use vmafx::score::FeatureCollector;
+use vmafx::{FeatureCollector, LoadFlags, LogFormat, LogStream, PoolMethod};
+use vmafx::internals::model::ModelDefinition;
+use vmafx::internals::score::log::{render_log, LogInput, LOG_VERSION};
+use vmafx::internals::score::pool::{pool, pool_frames, RunningPools};
 
 const V061: [&str; 6] = [
     "VMAF_integer_feature_adm2_score",

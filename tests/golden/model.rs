@@ -18,7 +18,8 @@ use std::ptr;
 
 use crate::support::synth::Rng;
 use vmaf_head_sys as sys;
-use vmafx::model::{LoadFlags, Model, ModelConfig, ModelDefinition};
+use vmafx::{LoadFlags, Model, ModelConfig};
+use vmafx::internals::model::ModelDefinition;
 
 /// Names libvmaf's predictor reads for the v0.6.1 models (the provided
 /// names, or `vmaf_feature_name_from_options` names for non-default options).
@@ -360,7 +361,7 @@ fn models_resolve_to_extractors() {
     // can be: the motion feature, and a clear refusal for the rest.
     let have_all = ["VMAF_integer_feature_vif_scale0_score", "VMAF_integer_feature_adm2_score"]
         .iter()
-        .all(|n| vmafx::feature::find_provider(n).is_ok());
+        .all(|n| vmafx::internals::feature::find_provider(n).is_ok());
     for (version, names) in [
         ("vmaf_v0.6.1", V061),
         ("vmaf_v0.6.1neg", V061NEG),
