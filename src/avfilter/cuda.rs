@@ -219,6 +219,8 @@ mod tests {
     }
 
     fn wrap(r: &RawPlanes, fmt: &str, read_chroma: bool) -> Result<DevicePicture> {
+        // SAFETY: a fake frame: `count_free` only counts and never reads the
+        // pointer, so any value is a frame released exactly once by it.
         let handle = unsafe { FrameHandle::new(8 as *mut c_void, count_free) };
         DevicePicture::wrap(handle, r, HostFormat::by_name(fmt).unwrap(), read_chroma, DeviceMemoryId { kind: DeviceKind::Cuda, context: 0xc0 }, "main frame 0 (cuda test)")
     }

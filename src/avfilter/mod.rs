@@ -846,6 +846,8 @@ mod tests {
             linesize[i] = v.plane(i).stride() as i32;
         }
         let raw = RawPlanes { data, linesize, width: p.width(), height: p.height(), memory: frame::FrameMemory::Host };
+        // SAFETY: the pointer is the Box<OwnedPicture> whose planes `raw`
+        // points into, given up here; `free_fake` takes it back, once.
         (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
     }
 

@@ -125,6 +125,7 @@ pub(super) struct Mapping {
 // producer does not write while the SYNC bracket is open: that is the
 // dma-buf contract the import enforces with fences).
 unsafe impl Send for Mapping {}
+// SAFETY: as for Send: shared views of a read-only mapping that never changes.
 unsafe impl Sync for Mapping {}
 
 impl Mapping {

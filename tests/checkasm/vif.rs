@@ -435,6 +435,11 @@ fn time_libvmaf(path: support::reference::LibvmafPath, frame: &(OwnedPicture, Ow
     use std::ptr;
     use vmaf_head_sys as sys;
     let _libvmaf = support::reference::libvmaf_lock();
+    // SAFETY: libvmaf's C API as its header documents it, under the lock
+    // that keeps one libvmaf run at a time: every return code is checked;
+    // each VmafPicture is allocated 1920x1080 by vmaf_picture_alloc before
+    // rows (1920 samples of the frame's depth, within its stride) are copied
+    // in, and handed to vmaf_read_pictures, which takes ownership.
     unsafe {
         let mut ctx = ptr::null_mut();
         assert_eq!(sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);

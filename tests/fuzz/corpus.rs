@@ -39,17 +39,22 @@ impl Watching {
 unsafe impl GlobalAlloc for Watching {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        // SAFETY: the caller's layout, as GlobalAlloc::alloc was given it.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        // SAFETY: the caller's layout, as GlobalAlloc::alloc_zeroed was given it.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         Self::note(new_size);
+        // SAFETY: `ptr` came from this allocator, which is System's, with
+        // `layout` (GlobalAlloc::realloc's contract on the caller).
         unsafe { System.realloc(ptr, layout, new_size) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from System (every allocation here does) with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
