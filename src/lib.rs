@@ -17,7 +17,8 @@
 //! [`LogStream`]). [`io`] reads y4m and raw yuv files (and, with feature
 //! `decode`, anything FFmpeg decodes). Errors are one [`Error`] that says
 //! what and why. The CLI (`src/bin/vmafx.rs`) and the Python module are
-//! built on these.
+//! built on these (and share libvmaf's option strings and the log and plot
+//! writers through `internals`, which is not API).
 //!
 //! # Cargo features
 //! - `cli` (default): the `vmafx` binary (clap, signal-hook).
@@ -106,7 +107,25 @@ pub mod internals {
     pub mod device {
         pub use crate::device::{count, DeviceFrame, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
         pub mod gpu {
-            pub use crate::device::gpu::{backend, cache, compile, kernel_key, nvrtc, GpuDevice};
+            pub use crate::device::gpu::GpuDevice;
+            pub mod backend {
+                pub use crate::device::gpu::backend::{
+                    take_drop_errors, Args, ArrayExtent, ArrayRef, Backend, DevPlane, DeviceEvent, DeviceMemory, DeviceScalar,
+                    EventRef, KernelRunner, Pitched, Scratch,
+                };
+            }
+            pub mod cache {
+                pub use crate::device::gpu::cache::{get_or_compile_in, key};
+            }
+            pub mod compile {
+                pub use crate::device::gpu::compile::{cuda_ptx, hip_code_object};
+            }
+            pub mod kernel_key {
+                pub use crate::device::gpu::kernel_key::{CUDA_CUBIN_TARGETS, CUDA_PTX_TARGETS, HIP_TARGETS};
+            }
+            pub mod nvrtc {
+                pub use crate::device::gpu::nvrtc::{nvrtc, options, ENV};
+            }
             pub mod cuda {
                 pub use crate::device::gpu::cuda::{driver, result, sys, ContextGuard, CudaDriver, DRIVER_ENV};
             }
@@ -131,9 +150,47 @@ pub mod internals {
         }
     }
     pub mod feature {
-        pub use crate::feature::{
-            adm, cambi, find_extractor, find_provider, motion, naming, psnr, speed, ssim, vif, REGISTRY,
-        };
+        pub use crate::feature::{find_extractor, find_provider, naming, REGISTRY};
+        pub mod adm {
+            pub use crate::feature::adm::{
+                cm, decouple, dwt, kernels, sums_scalar, AdmParams, AdmSums, Kernels, DESCRIPTOR, SCALAR_KERNELS,
+            };
+            pub mod gpu {
+                pub use crate::feature::adm::gpu::{sums, sums_dev};
+            }
+        }
+        pub mod cambi {
+            pub use crate::feature::cambi::{
+                c_value_row_fn, c_values_fn, luminance, picture_passes, scalar, PicturePasses, CONTRAST_WEIGHTS, DESCRIPTOR,
+            };
+        }
+        pub mod motion {
+            pub use crate::feature::motion::{sad_fn, sad_scalar, DESCRIPTOR};
+            pub mod gpu {
+                pub use crate::feature::motion::gpu::{sad, sad_dev};
+            }
+        }
+        pub mod psnr {
+            pub use crate::feature::psnr::{sse_u16, sse_u8, DESCRIPTOR};
+            pub mod gpu {
+                pub use crate::feature::psnr::gpu::{sse, sse_dev};
+            }
+        }
+        pub mod speed {
+            pub use crate::feature::speed::{copy_sample, filter, CHROMA_DESCRIPTOR, TEMPORAL_DESCRIPTOR};
+        }
+        pub mod ssim {
+            pub use crate::feature::ssim::{pixel_terms, symmetric, SsimConstants, MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+        }
+        pub mod vif {
+            pub use crate::feature::vif::{
+                accumulate, kernels, log2_32, log2_64, log2_table, reflect, sums_scalar, Kernels, Plane, Scratch, StatParams,
+                SubsampleParams, VifComputer, VifSums, DESCRIPTOR, FILTERS, SIGMA_NSQ,
+            };
+            pub mod gpu {
+                pub use crate::feature::vif::gpu::{sums, sums_dev};
+            }
+        }
     }
     #[cfg(feature = "capi")]
     pub mod fuzz {

@@ -12,18 +12,18 @@
 //! frame pair's planes in the lane's memory; the twin computes the integer
 //! sums there and finishes with the CPU path's own code.
 
-pub mod adm;
-pub mod cambi;
+pub(crate) mod adm;
+pub(crate) mod cambi;
 pub(crate) mod ciede;
 pub(crate) mod float;
-pub mod motion;
+pub(crate) mod motion;
 pub mod naming;
 pub(crate) mod options;
-pub mod psnr;
+pub(crate) mod psnr;
 pub(crate) mod psnr_hvs;
-pub mod speed;
-pub mod ssim;
-pub mod vif;
+pub(crate) mod speed;
+pub(crate) mod ssim;
+pub(crate) mod vif;
 
 use crate::device::gpu::ErasedRunner;
 use crate::device::{DeviceFrame, DeviceKind};

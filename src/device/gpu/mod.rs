@@ -9,16 +9,16 @@
 pub(crate) mod loader;
 
 pub(crate) mod api;
-pub mod cache;
-pub mod compile;
+pub(crate) mod cache;
+pub(crate) mod compile;
 pub(crate) mod cuda;
 pub(crate) mod embedded;
-pub mod backend;
+pub(crate) mod backend;
 pub(crate) mod hip;
-pub mod kernel_key;
+pub(crate) mod kernel_key;
 pub(crate) mod kernels;
 pub(crate) mod lane;
-pub mod nvrtc;
+pub(crate) mod nvrtc;
 pub(crate) mod rtc;
 pub(crate) mod twin;
 
