@@ -87,7 +87,9 @@ pub use simd::CpuLevel;
 #[doc(hidden)]
 pub mod internals {
     pub mod avfilter {
-        pub use crate::avfilter::{ffi, Filter};
+        #[cfg(feature = "capi")]
+        pub use crate::avfilter::ffi;
+        pub use crate::avfilter::Filter;
         pub mod cuda {
             pub use crate::avfilter::cuda::{descriptor, CudaInput};
         }
