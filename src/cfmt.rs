@@ -8,7 +8,7 @@
 /// `printf("%.{precision}g", x)`: `precision` significant digits, fixed
 /// notation when the decimal exponent lies in [-4, precision), else
 /// `d.ddde±XX`; trailing zeros (and a trailing point) dropped.
-pub fn g(x: f64, precision: usize) -> String {
+pub(crate) fn g(x: f64, precision: usize) -> String {
     if let Some(s) = non_finite(x) {
         return s;
     }
@@ -29,7 +29,7 @@ pub fn g(x: f64, precision: usize) -> String {
 }
 
 /// `printf("%.{precision}f", x)`.
-pub fn fixed(x: f64, precision: usize) -> String {
+pub(crate) fn fixed(x: f64, precision: usize) -> String {
     if let Some(s) = non_finite(x) {
         return s;
     }

@@ -25,7 +25,7 @@ use crate::io::{FrameReader, RawFormat, Y4mReader, YuvReader};
 use crate::model::{LoadFlags, Model, ModelConfig, ModelDefinition};
 
 /// A target: bytes in, nothing out but a panic on a broken promise.
-pub type Target = fn(&[u8]);
+pub(crate) type Target = fn(&[u8]);
 
 /// Every target, by the name its corpus folder and fuzz binary carry.
 pub const TARGETS: &[(&str, Target)] = &[
@@ -78,14 +78,14 @@ fn drain(reader: &mut dyn FrameReader) {
 }
 
 /// A y4m file: header, FRAME lines, samples.
-pub fn y4m(data: &[u8]) {
+pub(crate) fn y4m(data: &[u8]) {
     if let Ok(mut reader) = Y4mReader::new(Cursor::new(data), "fuzz.y4m") {
         drain(&mut reader);
     }
 }
 
 /// Raw yuv: two bytes of size, one of pixel format, then the file.
-pub fn yuv(data: &[u8]) {
+pub(crate) fn yuv(data: &[u8]) {
     let mut b = Bytes(data);
     let (w, h) = (1 + b.u8() as usize % 48, 1 + b.u8() as usize % 48);
     let name = b.pick(&["420", "422", "444", "400", "yuv420p10le", "gray16le", "yuv444p12le", "nv12"]);
@@ -97,7 +97,7 @@ pub fn yuv(data: &[u8]) {
 }
 
 /// A libvmaf JSON model; one that loads is scored on a few feature vectors.
-pub fn model_json(data: &[u8]) {
+pub(crate) fn model_json(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let flags = LoadFlags { enable_transform: true, disable_clip: true };
     let _ = ModelDefinition::from_json(text, flags);
@@ -111,17 +111,17 @@ pub fn model_json(data: &[u8]) {
 }
 
 /// The CLI's `--model`, `--feature`, `--device` and `--cpumask` strings.
-pub fn cli_options(data: &[u8]) {
+pub(crate) fn cli_options(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let _ = crate::cli::parse_model(&text);
-    let _ = crate::cli::parse_feature(&text);
-    let _ = crate::cli::parse_device(&text);
-    let _ = crate::cli::parse_c_unsigned(&text);
+    let _ = crate::option_strings::parse_model(&text);
+    let _ = crate::option_strings::parse_feature(&text);
+    let _ = crate::option_strings::parse_device(&text);
+    let _ = crate::option_strings::parse_c_unsigned(&text);
 }
 
 /// The filter's `model`, `feature`, `log_fmt`, `pool` and `device` options
 /// (NUL between them), then thread and subsample counts.
-pub fn filter_options(data: &[u8]) {
+pub(crate) fn filter_options(data: &[u8]) {
     let mut b = Bytes(data);
     let (model, feature, log_fmt, pool, device) = (b.text(), b.text(), b.text(), b.text(), b.text());
     let _ = parse_dict(&model);
@@ -168,7 +168,7 @@ fn object_file(len: usize) -> std::fs::File {
 /// An `AVDRMFrameDescriptor` (layers, planes, offsets, pitches, modifiers,
 /// object sizes; fds open, closed or foreign) and the frame size, through
 /// `from_av_drm` and the CPU lane's import; a frame it accepts is read.
-pub fn drm_descriptor(data: &[u8]) {
+pub(crate) fn drm_descriptor(data: &[u8]) {
     let mut b = Bytes(data);
     let fds = [object_fd(), -1, 1 << 20];
     let mut av = AvDrmFrameDescriptor { nb_objects: b.u8() as i8 as i32, nb_layers: b.u8() as i8 as i32, ..Default::default() };
@@ -290,7 +290,7 @@ fn hostile_frame(b: &mut Bytes<'_>, id: usize, keep: &mut Vec<FrameBuffers>) -> 
 /// not UTF-8, sizes and formats that disagree, linesizes shorter than a
 /// row, frames after the end; each frame handle must come back exactly
 /// once, and nothing may panic across the boundary.
-pub fn c_api(data: &[u8]) {
+pub(crate) fn c_api(data: &[u8]) {
     let mut b = Bytes(data);
     let text = |b: &mut Bytes<'_>| -> Option<CString> {
         match b.u8() % 4 {

@@ -18,17 +18,17 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use vmafx::avfilter::frame::HostFormat;
-use vmafx::cli::{parse_device, parse_feature, parse_model, prefixed};
-use vmafx::engine::{Context as CoreContext, ContextConfig, PictureSource};
+use vmafx::{
+    Chroma, Context as CoreContext, ContextConfig, CpuLevel, FeatureCollector, LogFormat, Model, OwnedPicture, Picture, PictureSource,
+    PixelFormat, PlaneView, PlotSpec, PoolMethod,
+};
 use vmafx::io;
-use vmafx::model::Model;
-use vmafx::picture::{Chroma, HostCopies, HostCopy, OwnedPicture, Picture, PixelFormat, PlaneView};
-use vmafx::score::log::{log_name, render_log, LogFormat, LogInput};
-use vmafx::score::plot::{self, PlotSpec};
-use vmafx::score::pool::{pool_frames, PoolMethod};
-use vmafx::score::FeatureCollector;
-use vmafx::simd::CpuLevel;
+use vmafx::internals::avfilter::frame::HostFormat;
+use vmafx::internals::option_strings::{parse_device, parse_feature, parse_model, prefixed};
+use vmafx::internals::picture::{HostCopies, HostCopy};
+use vmafx::internals::score::log::{log_name, render_log, LogInput};
+use vmafx::internals::score::plot;
+use vmafx::internals::score::pool::pool_frames;
 
 create_exception!(_vmafx, Error, PyException, "An error from the vmafx core; the message says what and why.");
 
@@ -41,11 +41,11 @@ fn py_err(e: vmafx::Error) -> PyErr {
 /// (CLI `--feature` strings).
 struct Plan {
     models: Vec<Model>,
-    features: Vec<(String, vmafx::feature::FeatureOptions)>,
+    features: Vec<(String, vmafx::FeatureOptions)>,
     config: ContextConfig,
 }
 
-fn model_arg(text: &str) -> vmafx::Result<vmafx::cli::ModelArg> {
+fn model_arg(text: &str) -> vmafx::Result<vmafx::internals::option_strings::ModelArg> {
     if text.contains('=') {
         parse_model(text)
     } else if text.ends_with(".json") {
@@ -660,7 +660,7 @@ impl Context {
         subsample: u32,
     ) -> PyResult<Context> {
         let host = HostFormat::by_name(pix_fmt).map_err(py_err)?;
-        if host.layout != vmafx::avfilter::frame::Layout::Planar {
+        if host.layout != vmafx::internals::avfilter::frame::Layout::Planar {
             return Err(Error::new_err(format!("pix_fmt {pix_fmt}: push planar formats (one array per plane)")));
         }
         OwnedPicture::new(host.core_format(true), width, height).map_err(py_err)?;

@@ -41,7 +41,7 @@ pub struct CudaInput {
 /// engine: its planes in device memory and the AVFrame that owns them,
 /// released when the engine drops the picture (the context drops it only
 /// once its reads on the device are done).
-pub struct DevicePicture {
+pub(crate) struct DevicePicture {
     frame: DeviceFrame,
     _handle: FrameHandle,
 }
@@ -65,7 +65,7 @@ impl DevicePicture {
     /// Safe: nothing is dereferenced here; the pointers are checked for
     /// presence and the pitches for length, and are read later by the GPU
     /// context on that memory, where an invalid one is a device error.
-    pub fn wrap(
+    pub(crate) fn wrap(
         handle: FrameHandle,
         raw: &RawPlanes,
         format: &HostFormat,
@@ -135,7 +135,7 @@ impl DevicePicture {
 /// read them: MSB-aligned samples (p010) always, semi-planar chroma when an
 /// extractor reads it. Those go through [`super::frames_import`]; the others are read
 /// in place ([`DevicePicture`]).
-pub fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
+pub(crate) fn needs_device_work(format: &HostFormat, read_chroma: bool) -> bool {
     format.msb_aligned || (format.layout == Layout::SemiPlanar && read_chroma)
 }
 
@@ -185,7 +185,7 @@ pub fn descriptor(raw: &RawPlanes, format: &HostFormat, label: &str) -> Result<F
 
 /// Checks that CUDA can be used at all: the driver library loads and
 /// `cuInit` succeeds. A clear error otherwise, naming the input.
-pub fn check_driver(which: &str, format: &str) -> Result<()> {
+pub(crate) fn check_driver(which: &str, format: &str) -> Result<()> {
     crate::device::gpu::cuda::driver().map(|_| ()).map_err(|e| {
         Error::Device(format!(
             "the {which} input is CUDA frames ({format}), but the CUDA driver is not usable here: {e}"
@@ -219,6 +219,8 @@ mod tests {
     }
 
     fn wrap(r: &RawPlanes, fmt: &str, read_chroma: bool) -> Result<DevicePicture> {
+        // SAFETY: a fake frame: `count_free` only counts and never reads the
+        // pointer, so any value is a frame released exactly once by it.
         let handle = unsafe { FrameHandle::new(8 as *mut c_void, count_free) };
         DevicePicture::wrap(handle, r, HostFormat::by_name(fmt).unwrap(), read_chroma, DeviceMemoryId { kind: DeviceKind::Cuda, context: 0xc0 }, "main frame 0 (cuda test)")
     }

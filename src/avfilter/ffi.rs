@@ -675,6 +675,9 @@ mod tests {
 
     #[test]
     fn frames_are_read_as_their_memory_and_sw_format() {
+        // SAFETY: every frame passed is a filled VmafxFrame from `frame`
+        // (its data pointers fake, never read for the memory kinds taken
+        // here), and `no_free` releases nothing.
         let take = |f: &VmafxFrame| unsafe { take_frame(f, no_free) }.map(|(_, raw, fmt)| (raw.memory, fmt.to_owned()));
         assert_eq!(take(&frame(c"nv12", Some(c"gray"), 7)).unwrap(), (FrameMemory::Host, "nv12".into()));
         assert_eq!(take(&frame(c"drm_prime", Some(c"nv12"), 0)).unwrap(), (FrameMemory::DrmPrime, "nv12".into()));

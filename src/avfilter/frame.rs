@@ -44,7 +44,7 @@ const fn semi(name: &'static str, bits: u8, msb_aligned: bool) -> HostFormat {
 
 /// Formats by their FFmpeg names (`av_get_pix_fmt_name`); little-endian
 /// only. Keep in sync with `pix_fmts[]` in vf_vmafx.c.
-pub static HOST_FORMATS: &[HostFormat] = &[
+pub(crate) static HOST_FORMATS: &[HostFormat] = &[
     planar("yuv420p", Chroma::Yuv420, 8),
     planar("yuv422p", Chroma::Yuv422, 8),
     planar("yuv444p", Chroma::Yuv444, 8),
@@ -401,6 +401,8 @@ mod tests {
     fn handle(buf: Vec<u8>) -> (FrameHandle, *const u8) {
         let b = Box::new(buf);
         let ptr = b.as_ptr();
+        // SAFETY: the pointer is a Box<Vec<u8>> given up here; `count_free`
+        // takes it back as one, once, when the handle is dropped.
         (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, count_free) }, ptr)
     }
 
@@ -415,7 +417,11 @@ mod tests {
         for read_chroma in [false, true] {
             let before = FREED.load(Ordering::SeqCst);
             let (hnd, p) = handle(buf.clone());
+            // SAFETY: `p` is the start of the handle's 40-byte buffer: the
+            // luma is 3 rows of 8 bytes (24), the interleaved chroma the 2
+            // rows of 8 bytes after it; the buffer lives as long as `hnd`.
             let raw = RawPlanes { data: [p, unsafe { p.add(24) }, std::ptr::null(), std::ptr::null()], linesize: [8, 8, 0, 0], width: w, height: h, memory: FrameMemory::Host };
+            // SAFETY: `raw` describes those planes (above).
             let (pic, copied) = unsafe { HostPicture::wrap(hnd, &raw, nv12, read_chroma) }.unwrap();
             assert_eq!(copied, read_chroma);
             let v = pic.picture();
@@ -443,7 +449,15 @@ mod tests {
         }
         let (hnd, p) = handle(buf);
         // Bottom-up: start at the last row, negative line size.
-        let raw = RawPlanes { data: [unsafe { p.add(8) }, unsafe { p.add(16) }, std::ptr::null(), std::ptr::null()], linesize: [-8, 8, 0, 0], width: w, height: h, memory: FrameMemory::Host };
+        // The planes inside the handle's 24-byte buffer: the luma's last row
+        // starts at 8 (rows 8 bytes apart, going up to 0), the chroma row at
+        // 16 runs to its end.
+        // SAFETY: offset 8 is inside the buffer (above).
+        let luma = unsafe { p.add(8) };
+        // SAFETY: offset 16 is inside the buffer (above).
+        let chroma = unsafe { p.add(16) };
+        let raw = RawPlanes { data: [luma, chroma, std::ptr::null(), std::ptr::null()], linesize: [-8, 8, 0, 0], width: w, height: h, memory: FrameMemory::Host };
+        // SAFETY: `raw` describes those planes, alive as long as `hnd`.
         let (pic, copied) = unsafe { HostPicture::wrap(hnd, &raw, HostFormat::by_name("p010le").unwrap(), false) }.unwrap();
         assert!(copied);
         let v = pic.picture();
@@ -458,6 +472,9 @@ mod tests {
         assert!(HostFormat::by_name("rgb24").is_err());
         let (hnd, p) = handle(vec![0u8; 64]);
         let raw = RawPlanes { data: [p, std::ptr::null(), std::ptr::null(), std::ptr::null()], linesize: [4, 0, 0, 0], width: 8, height: 2, memory: FrameMemory::Host };
+        // SAFETY: the one plane is the handle's 64 bytes, more than the
+        // 2 rows of 4 bytes `raw` claims (wrap refuses the short line size
+        // before reading a sample).
         assert!(unsafe { HostPicture::wrap(hnd, &raw, HostFormat::by_name("gray").unwrap(), false) }.is_err());
     }
 }

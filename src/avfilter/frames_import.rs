@@ -29,7 +29,7 @@ use crate::{Error, Result};
 
 /// The device an input's frames are on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FramesDevice {
+pub(crate) enum FramesDevice {
     /// CUDA frames: the `AVCUDADeviceContext`'s `CUcontext`.
     Cuda { context: u64 },
     /// HIP frames: the `AVHIPDeviceContext`'s device ordinal.
@@ -92,7 +92,7 @@ struct InputStream {
 /// The device inputs' converter: a [`GpuImporter`] on vmafx's library
 /// stream of the frames' device, and each device input's stream for the
 /// acquire events.
-pub struct FramesImport {
+pub(crate) struct FramesImport {
     device: FramesDevice,
     importer: GpuImporter<GpuLane>,
     inputs: [Option<InputStream>; 2],
@@ -107,7 +107,7 @@ impl FramesImport {
     /// A CUDA context is live; each stream is a live stream of `device` (or
     /// 0, its default / null stream); all outlive the returned value (they
     /// are the hw device context's, referenced by the filter's links).
-    pub unsafe fn new(device: FramesDevice, streams: [Option<u64>; 2], format: &HostFormat, read_chroma: bool) -> Result<FramesImport> {
+    pub(crate) unsafe fn new(device: FramesDevice, streams: [Option<u64>; 2], format: &HostFormat, read_chroma: bool) -> Result<FramesImport> {
         // SAFETY: forwarded contract.
         unsafe { Self::open(device, streams, read_chroma) }.map_err(|e| {
             let detail = match e {
@@ -139,7 +139,7 @@ impl FramesImport {
     }
 
     /// The importer's counters (converted planes, releases).
-    pub fn stats(&self) -> &Arc<GpuImportStats> {
+    pub(crate) fn stats(&self) -> &Arc<GpuImportStats> {
         self.importer.stats()
     }
 
@@ -148,7 +148,7 @@ impl FramesImport {
     /// splits what needs it into buffers the frame owns; the AVFrame
     /// (`handle`) is released once the library stream is past every read
     /// of it.
-    pub fn import(
+    pub(crate) fn import(
         &mut self,
         input: usize,
         handle: FrameHandle,

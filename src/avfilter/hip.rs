@@ -38,7 +38,7 @@ use crate::import::FrameDescriptor;
 use crate::{Error, Result};
 
 /// The dma-buf importer of HIP device `index`.
-pub struct HipDrm {
+pub(crate) struct HipDrm {
     importer: GpuImporter<GpuLane>,
     index: usize,
 }
@@ -46,7 +46,7 @@ pub struct HipDrm {
 impl HipDrm {
     /// Opens HIP device `index` (loading the HIP runtime): a clear error
     /// naming the option when there is no usable runtime or device.
-    pub fn open(index: usize, read_chroma: bool) -> Result<HipDrm> {
+    pub(crate) fn open(index: usize, read_chroma: bool) -> Result<HipDrm> {
         let importer = GpuImporter::hip(index, read_chroma).map_err(|e| {
             let why = match e {
                 Error::Device(why) => why,
@@ -58,26 +58,26 @@ impl HipDrm {
     }
 
     /// The HIP device's index.
-    pub fn index(&self) -> usize {
+    pub(crate) fn index(&self) -> usize {
         self.index
     }
 
     /// Where the scoring context runs: the same device.
-    pub fn scoring_device(&self) -> DeviceChoice {
+    pub(crate) fn scoring_device(&self) -> DeviceChoice {
         DeviceChoice::Gpu { vendor: GpuVendor::Hip, index: self.index }
     }
 
     /// Imports one DRM_PRIME frame, waiting up to `timeout` for its fences;
     /// `frame` (the AVFrame) is released once the device is past its last
     /// read, or at once when the import is refused.
-    pub fn import(&self, frame: FrameHandle, desc: FrameDescriptor, timeout: Duration) -> Result<Arc<dyn PictureSource>> {
+    pub(crate) fn import(&self, frame: FrameHandle, desc: FrameDescriptor, timeout: Duration) -> Result<Arc<dyn PictureSource>> {
         let release: ReleaseCallback = Box::new(move || drop(frame));
         let imported = self.importer.wait_and_import(desc, timeout, Some(release))?;
         Ok(imported)
     }
 
     /// dma-buf objects imported so far (each once) and held now.
-    pub fn dma_buf_imports(&self) -> (u64, usize) {
+    pub(crate) fn dma_buf_imports(&self) -> (u64, usize) {
         self.importer.dma_buf_imports()
     }
 }
@@ -92,12 +92,12 @@ pub struct HipInput {
 
 /// The device memory HIP frames of device `device` live in, as the
 /// scoring lanes on that device name it.
-pub fn memory_of(device: usize) -> DeviceMemoryId {
+pub(crate) fn memory_of(device: usize) -> DeviceMemoryId {
     DeviceMemoryId { kind: DeviceKind::Hip, context: device as u64 }
 }
 
 /// Wraps a HIP frame read in place (planar; semi-planar luma only).
-pub fn wrap_in_place(
+pub(crate) fn wrap_in_place(
     handle: FrameHandle,
     raw: &RawPlanes,
     format: &HostFormat,
@@ -109,7 +109,7 @@ pub fn wrap_in_place(
 }
 
 /// Checks that the HIP runtime loads, naming the input when it does not.
-pub fn check_runtime(which: &str, format: &str) -> Result<()> {
+pub(crate) fn check_runtime(which: &str, format: &str) -> Result<()> {
     crate::device::gpu::hip::runtime().map(|_| ()).map_err(|e| {
         Error::Device(format!("the {which} input is HIP frames ({format}), but the HIP runtime is not usable here: {e}"))
     })

@@ -49,14 +49,14 @@
 //! differs per vendor only in how it reaches the device and the input's
 //! stream.
 
-pub mod cuda;
+pub(crate) mod cuda;
 #[cfg(feature = "capi")]
 pub mod ffi;
-pub mod frame;
-pub mod frames_import;
-pub mod hip;
-pub mod number;
-pub mod options;
+pub(crate) mod frame;
+pub(crate) mod frames_import;
+pub(crate) mod hip;
+pub(crate) mod number;
+pub(crate) mod options;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -79,7 +79,7 @@ use hip::{HipDrm, HipInput};
 use options::{DeviceOption, FilterOptions, ModelSource, RawOptions};
 
 /// How long a DRM_PRIME frame's fences are waited for by default.
-pub const DEFAULT_FENCE_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_FENCE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// An imported DRM_PRIME frame and the AVFrame behind it: the import (its
 /// mappings and duplicated fds, SYNC bracket) ends before the frame is
@@ -96,10 +96,10 @@ impl PictureSource for DrmPicture {
 }
 
 /// Prefix of every metadata key the filter writes.
-pub const METADATA_PREFIX: &str = "lavfi.vmafx.";
+pub(crate) const METADATA_PREFIX: &str = "lavfi.vmafx.";
 
 /// How the host sets metadata on an output frame.
-pub type SetMetadata<'a> = dyn FnMut(&FrameHandle, &str, &str) -> Result<()> + 'a;
+pub(crate) type SetMetadata<'a> = dyn FnMut(&FrameHandle, &str, &str) -> Result<()> + 'a;
 
 struct Pending {
     frame: FrameHandle,
@@ -801,7 +801,7 @@ fn make_context(
 
 /// The metadata key of a collector entry: the prefix and the name libvmaf
 /// prints in its logs (the alias: "integer_vif_scale0", a model's name).
-pub fn metadata_key(collector_name: &str) -> String {
+pub(crate) fn metadata_key(collector_name: &str) -> String {
     format!("{METADATA_PREFIX}{}", crate::feature::naming::alias(collector_name))
 }
 
@@ -846,6 +846,8 @@ mod tests {
             linesize[i] = v.plane(i).stride() as i32;
         }
         let raw = RawPlanes { data, linesize, width: p.width(), height: p.height(), memory: frame::FrameMemory::Host };
+        // SAFETY: the pointer is the Box<OwnedPicture> whose planes `raw`
+        // points into, given up here; `free_fake` takes it back, once.
         (unsafe { FrameHandle::new(Box::into_raw(b) as *mut c_void, free_fake) }, raw)
     }
 

@@ -17,7 +17,7 @@ use crate::{Error, Result};
 
 /// Where a model comes from.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ModelSource {
+pub(crate) enum ModelSource {
     /// A built-in model by version ("vmaf_v0.6.1").
     Version(String),
     /// A libvmaf JSON model file.
@@ -26,7 +26,7 @@ pub enum ModelSource {
 
 /// One entry of the `model` option.
 #[derive(Clone, Debug)]
-pub struct ModelSpec {
+pub(crate) struct ModelSpec {
     pub source: ModelSource,
     /// Name, flags and the `extractor.option=value` overloads (libvmaf's
     /// `vmaf_model_feature_overload`), in the order given.
@@ -35,7 +35,7 @@ pub struct ModelSpec {
 
 /// One entry of the `feature` option: an extractor and its options.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FeatureSpec {
+pub(crate) struct FeatureSpec {
     pub name: String,
     pub options: Vec<(String, String)>,
 }
@@ -44,7 +44,7 @@ pub struct FeatureSpec {
 /// CUDA frames are not named here: they are scored on their own CUDA
 /// context, whatever this says (a HIP device beside them is refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceOption {
+pub(crate) enum DeviceOption {
     /// The CPU (unset, `cpu`): dma-bufs read in place through mmap.
     Cpu,
     /// HIP device `index` (`hip`, `hip:N`): dma-bufs imported with
@@ -54,7 +54,7 @@ pub enum DeviceOption {
 
 impl DeviceOption {
     /// `cpu`, `hip` or `hip:N`; unset or empty is the CPU.
-    pub fn parse(s: Option<&str>) -> Result<DeviceOption> {
+    pub(crate) fn parse(s: Option<&str>) -> Result<DeviceOption> {
         let Some(s) = s.filter(|s| !s.is_empty()) else { return Ok(DeviceOption::Cpu) };
         let (name, index) = match s.split_once(':') {
             Some((name, n)) => (name, Some(n)),
@@ -80,7 +80,7 @@ impl DeviceOption {
 
 /// Every filter option, parsed.
 #[derive(Clone, Debug)]
-pub struct FilterOptions {
+pub(crate) struct FilterOptions {
     pub models: Vec<ModelSpec>,
     pub features: Vec<FeatureSpec>,
     pub log_path: Option<PathBuf>,
@@ -106,7 +106,7 @@ pub struct RawOptions<'a> {
 }
 
 impl FilterOptions {
-    pub fn parse(raw: &RawOptions<'_>) -> Result<FilterOptions> {
+    pub(crate) fn parse(raw: &RawOptions<'_>) -> Result<FilterOptions> {
         let models = match raw.model {
             Some(s) => parse_models(s)?,
             None => Vec::new(),
@@ -171,7 +171,7 @@ fn parse_dict_list(s: &str, what: &str) -> Result<Vec<Vec<(String, String)>>> {
 /// `av_dict_parse_string(entry, "=", ":", 0)`: pairs separated by `:`,
 /// key and value by `=`, each token read as `av_get_token` reads it. A
 /// later duplicate key replaces the earlier one.
-pub fn parse_dict(entry: &str) -> std::result::Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_dict(entry: &str) -> std::result::Result<Vec<(String, String)>, String> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut rest = entry;
     while !rest.is_empty() {
@@ -243,7 +243,7 @@ fn parse_bool_flag(key: &str, value: &str) -> Result<bool> {
 }
 
 /// The `model` option (libvmaf's `parse_models`).
-pub fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
+pub(crate) fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
     let mut models = Vec::new();
     for dict in parse_dict_list(s, "model")? {
         let mut version = None;
@@ -282,7 +282,7 @@ pub fn parse_models(s: &str) -> Result<Vec<ModelSpec>> {
 }
 
 /// The `feature` option (libvmaf's `parse_features`).
-pub fn parse_features(s: &str) -> Result<Vec<FeatureSpec>> {
+pub(crate) fn parse_features(s: &str) -> Result<Vec<FeatureSpec>> {
     let mut features = Vec::new();
     for dict in parse_dict_list(s, "feature")? {
         let mut name = None;

@@ -15,7 +15,7 @@
 //!         --distinct K --frames N [--repeat 3] [--threads T] [--check] [--model vmaf_v0.6.1]
 //!     scores N frames (frame i is stored frame i % K) with a built-in model
 //!     (vmaf_v0.6.1 unless --model names another, e.g. vmaf_v1.0.16_3d0h)
-//!     through `vmafx::engine::Context`. cuda: every frame is uploaded to
+//!     through `vmafx::Context`. cuda: every frame is uploaded to
 //!     device memory once, before timing, and handed over as a device-resident
 //!     picture (`PictureSource::device_frame`) to a context on
 //!     `DeviceChoice::Gpu { vendor: Cuda, index: 0 }` (cuda-stream: `DeviceChoice::CudaStream`
@@ -44,17 +44,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use vmafx::device::gpu::cuda::{self, sys, ContextGuard};
-use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::backend::{Args, Backend, DevPlane, KernelRunner, Scratch};
-use vmafx::device::gpu::hip;
-use vmafx::device::gpu::kernels::{KernelSet, KernelSource};
-use vmafx::device::{DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
-use vmafx::score::PoolMethod;
-use vmafx::{Error, Result};
+use vmafx::{CallerStream, Chroma, Context, ContextConfig, DeviceChoice, DeviceKind, Error, GpuVendor, Model, ModelConfig, OwnedPicture, PictureSource, PixelFormat, PoolMethod, Result};
+use vmafx::internals::device::gpu::backend::{Args, Backend, DevPlane, KernelRunner, Scratch};
+use vmafx::internals::device::gpu::cuda::{self, sys, ContextGuard};
+use vmafx::internals::device::gpu::hip;
+use vmafx::internals::device::gpu::kernels::{KernelSet, KernelSource};
+use vmafx::internals::device::gpu::lane::GpuLane;
+use vmafx::internals::device::{DeviceFrame, DeviceMemoryId};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -441,7 +437,7 @@ impl Drop for HipFrames {
 struct DevicePicture(DeviceFrame);
 
 impl PictureSource for DevicePicture {
-    fn host(&self) -> Option<vmafx::picture::Picture<'_>> {
+    fn host(&self) -> Option<vmafx::Picture<'_>> {
         None
     }
     fn device_frame(&self) -> Option<&DeviceFrame> {
@@ -528,7 +524,7 @@ const BANDWIDTH: KernelSource = <BandwidthKernels<()> as KernelSet<()>>::SOURCE;
 /// Compiles the bandwidth kernels with NVRTC for compute_90 (no GPU
 /// needed): the check `cargo xtask bench-gpu pack` runs here.
 fn compile_check() -> Result<()> {
-    let ptx = vmafx::device::gpu::compile::cuda_ptx(&BANDWIDTH, "compute_90")?;
+    let ptx = vmafx::internals::device::gpu::compile::cuda_ptx(&BANDWIDTH, "compute_90")?;
     let text = String::from_utf8_lossy(&ptx);
     for entry in BANDWIDTH.entries {
         if !text.contains(&format!(".entry {entry}")) {

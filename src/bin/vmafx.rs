@@ -19,16 +19,10 @@ use std::time::Instant;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use vmafx::engine::{Context, ContextConfig, DeviceChoice};
-use vmafx::feature::FeatureOptions;
+use vmafx::{Context, ContextConfig, CpuLevel, DeviceChoice, Error, FeatureOptions, LogFormat, LogStream, Model, PlotSpec, PoolMethod};
 use vmafx::io::{self, FrameReader, RawFormat};
-use vmafx::model::Model;
-use vmafx::score::log::{LogFormat, LogStream};
-use vmafx::score::plot::{self, PlotSpec};
-use vmafx::score::PoolMethod;
-use vmafx::simd::CpuLevel;
-use vmafx::cli::{parse_c_unsigned, parse_device, parse_feature, parse_model, prefixed, ModelArg};
-use vmafx::Error;
+use vmafx::internals::option_strings::{parse_c_unsigned, parse_device, parse_feature, parse_model, prefixed, ModelArg};
+use vmafx::internals::score::plot;
 
 const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
 
@@ -571,7 +565,7 @@ fn catalogue() -> String {
     let mut text = String::from("Built-in models (--model version=NAME):\n");
     text.push_str(&wrapped("  ", Model::builtin_versions(), 2));
     text.push_str("\nFeatures (--feature NAME[=opt=val:...]) and their options:\n");
-    for d in vmafx::feature::REGISTRY {
+    for d in vmafx::internals::feature::REGISTRY {
         let options: Vec<&str> = d.options.iter().map(|o| o.name).collect();
         text.push_str(&wrapped(&format!("  {:<15} ", d.name), &options, 18));
     }
@@ -645,13 +639,13 @@ fn model_long_help() -> String {
          [enable_transform] [disable_clip] [EXTRACTOR.OPTION=VALUE (a feature overload, e.g. \
          vif.vif_enhn_gain_limit=1.0)]; repeatable. Default: version=vmaf_v0.6.1\n\
          Built-in: {}",
-        vmafx::model::Model::builtin_versions().join(", ")
+        vmafx::Model::builtin_versions().join(", ")
     )
 }
 
 /// `--help`'s text for --feature, with every extractor of the registry.
 fn feature_long_help() -> String {
-    let names: Vec<&str> = vmafx::feature::REGISTRY.iter().map(|d| d.name).collect();
+    let names: Vec<&str> = vmafx::internals::feature::REGISTRY.iter().map(|d| d.name).collect();
     format!(
         "Additional feature: NAME[=opt=val:opt=val] (e.g. psnr, psnr=enable_chroma=false, \
          cambi=full_ref=true); repeatable\n\

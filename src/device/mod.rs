@@ -5,7 +5,7 @@
 //! CPU's bit for bit and every floating-point step stays on the host, in
 //! the CPU's code. See docs/gpu.md.
 
-pub mod gpu;
+pub(crate) mod gpu;
 
 /// The device frame types are picture data (src/picture/device_frame.rs):
 /// the import layers and the engine meet there; `device` only reads them.

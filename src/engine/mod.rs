@@ -37,9 +37,6 @@ mod workers;
 
 pub use choice::{CallerStream, DeviceChoice, GpuVendor, HipCallerStream};
 pub use context::{Context, ContextConfig};
-/// The engine scores picture sources; the trait lives with the pictures
-/// (src/picture/source.rs) so nothing that makes pictures points here.
-pub use crate::picture::PictureSource;
 
 use crate::Error;
 

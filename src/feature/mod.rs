@@ -12,18 +12,18 @@
 //! frame pair's planes in the lane's memory; the twin computes the integer
 //! sums there and finishes with the CPU path's own code.
 
-pub mod adm;
-pub mod cambi;
-pub mod ciede;
-pub mod float;
-pub mod motion;
+pub(crate) mod adm;
+pub(crate) mod cambi;
+pub(crate) mod ciede;
+pub(crate) mod float;
+pub(crate) mod motion;
 pub mod naming;
-pub mod options;
-pub mod psnr;
-pub mod psnr_hvs;
-pub mod speed;
-pub mod ssim;
-pub mod vif;
+pub(crate) mod options;
+pub(crate) mod psnr;
+pub(crate) mod psnr_hvs;
+pub(crate) mod speed;
+pub(crate) mod ssim;
+pub(crate) mod vif;
 
 use crate::device::gpu::ErasedRunner;
 use crate::device::{DeviceFrame, DeviceKind};
@@ -31,7 +31,7 @@ use crate::picture::{Picture, PixelFormat};
 use crate::score::FeatureCollector;
 use crate::simd::CpuLevel;
 use crate::{Error, Result};
-pub use options::{FeatureOptions, OptionKind, OptionSpec, OptionValue};
+pub(crate) use options::{FeatureOptions, OptionSpec};
 
 /// What every instance of an extractor is created with.
 #[derive(Clone, Debug)]
@@ -220,7 +220,7 @@ impl ExtractorDescriptor {
 const LIBVMAF_TEMPORAL: [&str; 2] = ["psnr", "speed_temporal"];
 
 /// `needs_two_back` of the extractors that never look two frames back.
-pub fn never_two_back(_: &FeatureOptions) -> bool {
+pub(crate) fn never_two_back(_: &FeatureOptions) -> bool {
     false
 }
 

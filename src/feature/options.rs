@@ -35,7 +35,7 @@ pub struct OptionSpec {
 
 /// libvmaf's `debug` option, shared by its integer extractors: extra
 /// per-frame values, not a feature parameter (names do not change).
-pub const DEBUG_OPTION: OptionSpec = OptionSpec {
+pub(crate) const DEBUG_OPTION: OptionSpec = OptionSpec {
     name: "debug",
     alias: None,
     help: "debug mode: enable additional output",
@@ -202,7 +202,7 @@ impl FeatureOptions {
 /// ("1.0" becomes "1", "1.23456789" "1.23457"); other text stays as it is.
 /// C's hexadecimal floats ("0x10") are not recognised: they stay text and
 /// an option refuses them.
-pub fn feature_dictionary_value(text: &str) -> String {
+pub(crate) fn feature_dictionary_value(text: &str) -> String {
     let number = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']).trim_end_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
     match number.parse::<f32>() {
         Ok(f) => crate::feature::naming::format_g(f as f64),

@@ -10,7 +10,7 @@ use super::{
 };
 
 /// `AV_DRM_MAX_PLANES`.
-pub const AV_DRM_MAX_PLANES: usize = 4;
+pub(crate) const AV_DRM_MAX_PLANES: usize = 4;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

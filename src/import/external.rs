@@ -87,7 +87,7 @@ pub(super) struct ExternalObject {
 impl ExternalObject {
     /// A device pointer to the `len` bytes at `offset` (a plane), mapped on
     /// first use.
-    pub fn plane<B: Backend>(&self, backend: &mut B, offset: u64, len: u64) -> crate::Result<u64> {
+    pub(super) fn plane<B: Backend>(&self, backend: &mut B, offset: u64, len: u64) -> crate::Result<u64> {
         let mut m = lock(&self.mapped);
         if let Some(&ptr) = m.planes.get(&(offset, len)) {
             return Ok(ptr);
@@ -164,7 +164,7 @@ pub(super) struct ExternalCache {
 impl ExternalCache {
     /// The import of `fd` (of `size` bytes): cached, or imported now from a
     /// duplicate of `fd` whose ownership passes to the runtime.
-    pub fn get<B: Backend>(
+    pub(super) fn get<B: Backend>(
         &mut self,
         fd: &std::os::fd::OwnedFd,
         size: u64,
@@ -193,12 +193,12 @@ impl ExternalCache {
     }
 
     /// Objects held now.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.objects.len()
     }
 
     /// Lets go of every object (frames still reading keep theirs).
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.objects.clear();
     }
 }

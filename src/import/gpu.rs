@@ -73,7 +73,7 @@ impl GpuImportStats {
 }
 
 /// Called once a frame is released (after its last reader is done).
-pub type ReleaseCallback = Box<dyn FnOnce() + Send>;
+pub(crate) type ReleaseCallback = Box<dyn FnOnce() + Send>;
 
 /// The importer's lane: a kernel runner on a stream of its own (whose pool
 /// holds the frames' buffers, free and retired), and the dma-buf imports

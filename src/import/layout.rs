@@ -156,7 +156,7 @@ pub(super) fn flatten(desc: &FrameDescriptor, lane: &ReaderFormats) -> Result<La
 
 impl Layout {
     /// Plane `pi`'s bytes per row and rows, as the frame's size says.
-    pub fn plane_rows(&self, pi: usize, width: usize, height: usize) -> (u64, usize) {
+    pub(super) fn plane_rows(&self, pi: usize, width: usize, height: usize) -> (u64, usize) {
         let full = PixelFormat { chroma: self.chroma, bits: self.bits };
         let (w, h) = full.plane_size(pi.min(1), width, height);
         let samples = if self.planes[pi].samples == Samples::Interleaved { 2 } else { 1 };

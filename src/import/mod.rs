@@ -14,9 +14,9 @@
 //! if one is pending; [`cpu::HostImporter::wait_and_import`] waits and retries up
 //! to a timeout. See docs/drm-prime.md.
 
-pub mod cpu;
-pub mod drm;
-pub mod gpu;
+pub(crate) mod cpu;
+pub(crate) mod drm;
+pub(crate) mod gpu;
 mod dmabuf;
 mod external;
 mod layout;
@@ -290,7 +290,7 @@ impl From<Refusal> for crate::Error {
 }
 
 /// A modifier for messages: its name where drm-fourcc knows it, and its value.
-pub fn modifier_name(m: DrmModifier) -> String {
+pub(crate) fn modifier_name(m: DrmModifier) -> String {
     let v: u64 = m.into();
     match m {
         DrmModifier::Unrecognized(_) => format!("modifier {v:#018x}"),

@@ -36,9 +36,9 @@ struct DmaBufExportSyncFile {
 const DMA_BUF_IOCTL_SYNC: libc::c_ulong = 0x4008_6200;
 /// `_IOWR('b', 2, struct dma_buf_export_sync_file)`.
 const DMA_BUF_IOCTL_EXPORT_SYNC_FILE: libc::c_ulong = 0xc008_6202;
-pub const DMA_BUF_SYNC_READ: u64 = 1 << 0;
-pub const DMA_BUF_SYNC_START: u64 = 0;
-pub const DMA_BUF_SYNC_END: u64 = 1 << 2;
+pub(super) const DMA_BUF_SYNC_READ: u64 = 1 << 0;
+pub(super) const DMA_BUF_SYNC_START: u64 = 0;
+pub(super) const DMA_BUF_SYNC_END: u64 = 1 << 2;
 
 fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
@@ -46,7 +46,7 @@ fn last_error() -> std::io::Error {
 
 /// The real size of the object behind `fd`: `lseek(fd, 0, SEEK_END)`, which
 /// dma-bufs answer with their size. The file offset is put back to 0.
-pub fn object_size(fd: BorrowedFd<'_>) -> std::io::Result<u64> {
+pub(super) fn object_size(fd: BorrowedFd<'_>) -> std::io::Result<u64> {
     // SAFETY: lseek on a borrowed (open) fd; no memory is passed.
     let end = unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_END) };
     if end < 0 {
@@ -58,7 +58,7 @@ pub fn object_size(fd: BorrowedFd<'_>) -> std::io::Result<u64> {
 }
 
 /// `DMA_BUF_IOCTL_SYNC` with `flags` (START or END, with READ).
-pub fn dma_buf_sync(fd: BorrowedFd<'_>, flags: u64) -> std::io::Result<()> {
+pub(super) fn dma_buf_sync(fd: BorrowedFd<'_>, flags: u64) -> std::io::Result<()> {
     let mut arg = DmaBufSync { flags };
     loop {
         // SAFETY: the ioctl reads one `struct dma_buf_sync` from `arg`, which
@@ -77,7 +77,7 @@ pub fn dma_buf_sync(fd: BorrowedFd<'_>, flags: u64) -> std::io::Result<()> {
 
 /// `DMA_BUF_IOCTL_EXPORT_SYNC_FILE` with `DMA_BUF_SYNC_READ`: a sync_file
 /// holding the fences a reader must wait for (the writers' fences).
-pub fn export_read_sync_file(fd: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+pub(super) fn export_read_sync_file(fd: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
     let mut arg = DmaBufExportSyncFile { flags: DMA_BUF_SYNC_READ as u32, fd: -1 };
     // SAFETY: the ioctl reads and writes one `struct dma_buf_export_sync_file`
     // in `arg`, on the stack for the call.
@@ -92,7 +92,7 @@ pub fn export_read_sync_file(fd: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
 /// Whether the fence behind a sync_file (or any pollable fd) has signalled:
 /// `poll(POLLIN)` with `timeout_ms` (0: do not wait). An fd in error
 /// (POLLERR, a fence signalled with an error) is an error.
-pub fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<bool> {
+pub(super) fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<bool> {
     let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     loop {
         // SAFETY: one pollfd on the stack, count 1.
@@ -115,7 +115,7 @@ pub fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<bo
 }
 
 /// A read-only shared mapping of a whole object.
-pub struct Mapping {
+pub(super) struct Mapping {
     ptr: *mut libc::c_void,
     len: usize,
 }
@@ -125,12 +125,13 @@ pub struct Mapping {
 // producer does not write while the SYNC bracket is open: that is the
 // dma-buf contract the import enforces with fences).
 unsafe impl Send for Mapping {}
+// SAFETY: as for Send: shared views of a read-only mapping that never changes.
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
     /// Maps `len` bytes of `fd` from offset 0, read-only. `len` must not
     /// exceed the object's size (the caller checks it with [`object_size`]).
-    pub fn map_read_only(fd: BorrowedFd<'_>, len: usize) -> std::io::Result<Mapping> {
+    pub(super) fn map_read_only(fd: BorrowedFd<'_>, len: usize) -> std::io::Result<Mapping> {
         if len == 0 {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
@@ -152,7 +153,7 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
-    pub fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         // SAFETY: `ptr` maps `len` readable bytes until drop; `&self` keeps
         // the mapping alive for the slice's lifetime.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
@@ -171,7 +172,7 @@ impl Drop for Mapping {
 /// caller holds but does not give us (FFmpeg's `AVDRMObjectDescriptor.fd`).
 /// A closed or invalid number gives EBADF, never a borrow of a stranger's fd
 /// beyond this one call.
-pub fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
+pub(super) fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
     // SAFETY: fcntl(F_DUPFD_CLOEXEC) only reads the fd number; on success it
     // returns a new fd that nobody else owns.
     let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
@@ -186,7 +187,7 @@ pub fn dup_raw_fd(fd: i32) -> std::io::Result<OwnedFd> {
 /// dma-buf has an inode of its own on the dma-buf filesystem, so two fds of
 /// one buffer (a decoder's surface exported again each frame) give the same
 /// pair, and a live buffer's pair is never another's.
-pub fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+pub(super) fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
     // SAFETY: fstat writes one `struct stat` into `st`, which lives on the
     // stack for the call; the fd is borrowed (open).

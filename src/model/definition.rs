@@ -123,7 +123,7 @@ fn string<'a>(v: &'a Json, what: &str) -> Result<&'a str> {
 /// libvmaf's normalisation of a numeric dictionary value
 /// (`vmaf_dictionary_set` with `VMAF_DICT_NORMALIZE_NUMERICAL_VALUES`):
 /// the text is read with `strtof` and written back with `%g`.
-pub fn normalize_numeric_option(text: &str) -> String {
+pub(crate) fn normalize_numeric_option(text: &str) -> String {
     // A JSON number is always fully readable by strtof; Rust's f32 parser
     // rounds the text correctly, as glibc's strtof does.
     match text.parse::<f32>() {

@@ -10,7 +10,7 @@
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Json {
+pub(crate) enum Json {
     Null,
     Bool(bool),
     /// The number's text, as written (validated against JSON's grammar).
@@ -23,22 +23,23 @@ pub enum Json {
 
 impl Json {
     /// The number's value as `strtod` reads its text.
-    pub fn number(&self) -> Option<f64> {
+    pub(crate) fn number(&self) -> Option<f64> {
         match self {
             Json::Number(text) => text.parse::<f64>().ok(),
             _ => None,
         }
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => Some(s),
             _ => None,
         }
     }
 
-    /// Value of `key` in an object (first occurrence).
-    pub fn get(&self, key: &str) -> Option<&Json> {
+    /// Value of `key` in an object (first occurrence): the unit tests'.
+    #[cfg(test)]
+    fn get(&self, key: &str) -> Option<&Json> {
         match self {
             Json::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -46,7 +47,7 @@ impl Json {
     }
 
     /// Short description of the kind of value, for error messages.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Json::Null => "null",
             Json::Bool(_) => "a boolean",
@@ -60,7 +61,7 @@ impl Json {
 
 /// Where and why the text is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonError {
+pub(crate) struct JsonError {
     pub line: usize,
     pub what: String,
 }
@@ -76,7 +77,7 @@ impl fmt::Display for JsonError {
 const MAX_DEPTH: usize = 128;
 
 /// Parses one JSON document (surrounding whitespace allowed, nothing else).
-pub fn parse(text: &str) -> Result<Json, JsonError> {
+pub(crate) fn parse(text: &str) -> Result<Json, JsonError> {
     let mut p = Parser { bytes: text.as_bytes(), pos: 0, line: 1 };
     p.skip_ws();
     let v = p.value(0)?;

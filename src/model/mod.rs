@@ -19,18 +19,18 @@
 
 mod bootstrap;
 mod builtin;
-pub mod definition;
-pub mod json;
-pub mod svm;
+pub(crate) mod definition;
+pub(crate) mod json;
+pub(crate) mod svm;
 
-pub use definition::{DefinedFeature, LoadFlags, ModelDefinition, ModelType, NormType, ScoreTransform};
+pub(crate) use definition::{LoadFlags, ModelDefinition};
 
 use crate::feature::{ExtractorDescriptor, FeatureOptions};
 use crate::{Error, Result};
 
 /// Name of a model's scores when the configuration gives none, as libvmaf
 /// (`vmaf_model_generate_name`), its `vmaf` tool and FFmpeg name them.
-pub const DEFAULT_MODEL_NAME: &str = "vmaf";
+pub(crate) const DEFAULT_MODEL_NAME: &str = "vmaf";
 
 /// One feature a model reads.
 #[derive(Clone)]
@@ -346,7 +346,9 @@ fn resolve_features(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::feature::{Extractor, ExtractorConfig, OptionKind, OptionSpec};
+    use crate::feature::options::OptionKind;
+    use crate::feature::{Extractor, ExtractorConfig, OptionSpec};
+    use crate::model::definition::ModelType;
 
     fn no_create(_: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         Err(Error::NotSupported("test descriptor".into()))

@@ -11,7 +11,7 @@
 //! here, device planes in [`device_frame`]); the engine and the device lanes
 //! read them. It points at nothing but the crate's error type.
 
-pub mod device_frame;
+pub(crate) mod device_frame;
 mod host_copies;
 mod source;
 

@@ -26,7 +26,7 @@ pub struct FeatureCollector {
 /// (whole-stream sums that every worker contributes to): stored and read
 /// back like features, but not listed by [`FeatureCollector::names`], so
 /// logs never show them.
-pub const PRIVATE_PREFIX: &str = "vmafx-private:";
+pub(crate) const PRIVATE_PREFIX: &str = "vmafx-private:";
 
 impl FeatureCollector {
     pub fn new() -> Self {

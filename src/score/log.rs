@@ -110,12 +110,6 @@ fn xml_escaped(s: &str) -> String {
     out
 }
 
-/// Writes the log of `input` in `format`.
-pub fn write_log(w: &mut dyn std::io::Write, format: LogFormat, input: &LogInput<'_>) -> std::io::Result<()> {
-    let text = render_log(format, input);
-    w.write_all(text.as_bytes())
-}
-
 /// A log written as the run goes: each frame as soon as its values are
 /// final ([`LogStream::write_frames`]), the pooled values kept running
 /// (the context's [`RunningPools`]), so memory does not grow with the

@@ -5,9 +5,9 @@
 
 use crate::support;
 use crate::support::synth::Rng;
-use vmafx::feature::adm::cm::CmShiftsS0;
-use vmafx::feature::adm::{kernels, Kernels, SCALAR_KERNELS};
-use vmafx::simd::CpuLevel;
+use vmafx::CpuLevel;
+use vmafx::internals::feature::adm::cm::CmShiftsS0;
+use vmafx::internals::feature::adm::{kernels, Kernels, SCALAR_KERNELS};
 
 fn seed() -> u64 {
     std::env::var("VMAFX_CHECKASM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
@@ -237,7 +237,7 @@ fn i32s(rng: &mut Rng, n: usize, kind: u64) -> Vec<i32> {
 
 #[test]
 fn dwt_s123() {
-    use vmafx::feature::adm::dwt::S123_ROUNDING;
+    use vmafx::internals::feature::adm::dwt::S123_ROUNDING;
     run("dwt_s123", |rng| {
         for (level, k) in simd_levels() {
             for w in widths() {
@@ -271,7 +271,7 @@ fn dwt_s123() {
 
 #[test]
 fn csf_and_masking_s123() {
-    use vmafx::feature::adm::cm::CmShiftsS123;
+    use vmafx::internals::feature::adm::cm::CmShiftsS123;
     run("csf_and_masking_s123", |rng| {
         for (level, k) in simd_levels() {
             for n in widths() {

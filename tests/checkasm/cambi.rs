@@ -9,11 +9,11 @@
 //! filter) at every level. The seed is printed on failure.
 
 use crate::support::synth::Rng;
-use vmafx::feature::cambi::luminance::{self, Eotf, LumaRange};
-use vmafx::feature::cambi::scalar::{self, CValueScratch, ContrastTables, Plane16, HISTOGRAM_PAD};
+use vmafx::internals::feature::cambi::luminance::{self, Eotf, LumaRange};
+use vmafx::internals::feature::cambi::scalar::{self, CValueScratch, ContrastTables, Plane16, HISTOGRAM_PAD};
 use crate::support;
-use vmafx::feature::cambi::{c_value_row_fn, c_values_fn, picture_passes, PicturePasses, CONTRAST_WEIGHTS};
-use vmafx::simd::CpuLevel;
+use vmafx::CpuLevel;
+use vmafx::internals::feature::cambi::{c_value_row_fn, c_values_fn, picture_passes, PicturePasses, CONTRAST_WEIGHTS};
 
 /// The tables `cambi::create` makes, owned; `None` where it refuses the
 /// options (an inverted band) or the band is empty (no c-value at all).

@@ -3,8 +3,8 @@
 
 use crate::support;
 use crate::support::synth::Rng;
-use vmafx::feature::motion::{sad_fn, sad_scalar};
-use vmafx::picture::PlaneView;
+use vmafx::PlaneView;
+use vmafx::internals::feature::motion::{sad_fn, sad_scalar};
 
 #[derive(Clone, Copy, Debug)]
 enum Fill {
@@ -57,7 +57,10 @@ fn motion_sad_simd_matches_scalar() {
                     let (pa, pb) = if bps == 2 {
                         a16 = a.clone();
                         b16 = b.clone();
+                        // SAFETY: the bytes of a live Vec<u16> (a16 outlives the view),
+                        // 2 per element; u8 has no alignment or validity needs.
                         let ap = unsafe { std::slice::from_raw_parts(a16.as_ptr() as *const u8, a16.len() * 2) };
+                        // SAFETY: the same for b16.
                         let bp = unsafe { std::slice::from_raw_parts(b16.as_ptr() as *const u8, b16.len() * 2) };
                         (PlaneView::new(ap, stride * 2, w, h, 2).unwrap(), PlaneView::new(bp, stride * 2, w, h, 2).unwrap())
                     } else {

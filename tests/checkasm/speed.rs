@@ -8,7 +8,7 @@
 //! failure.
 
 use crate::support::synth::Rng;
-use vmafx::feature::speed::filter::{antialias_filter, decimate16, filter1d, filter1d_decimate16, VALID_KERNELSCALES};
+use vmafx::internals::feature::speed::filter::{antialias_filter, decimate16, filter1d, filter1d_decimate16, VALID_KERNELSCALES};
 
 
 fn frame(kind: u64, w: usize, h: usize, stride: usize, rng: &mut Rng) -> Vec<f32> {

@@ -7,11 +7,10 @@
 use crate::support;
 
 use crate::support::synth::Rng;
-use vmafx::feature::vif::{
+use vmafx::internals::feature::vif::{
     kernels, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifComputer, VifSums, FILTERS,
 };
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, CpuLevel, OwnedPicture, PixelFormat};
 
 #[derive(Clone, Copy, Debug)]
 enum Content {
@@ -261,7 +260,7 @@ fn checkasm_vif_subsample_u16() {
 /// values), the thresholds, and random and extreme triples.
 #[test]
 fn checkasm_vif_statistic() {
-    use vmafx::feature::vif::SIGMA_NSQ;
+    use vmafx::internals::feature::vif::SIGMA_NSQ;
     let s = kernels(CpuLevel::Scalar);
     // Every den index: x = sigma_nsq + sigma1² runs over [2^18, 2^19).
     let s1: Vec<i32> = (0..1 << 18).map(|i| (1 << 18) - SIGMA_NSQ + i).collect();
@@ -436,6 +435,11 @@ fn time_libvmaf(path: support::reference::LibvmafPath, frame: &(OwnedPicture, Ow
     use std::ptr;
     use vmaf_head_sys as sys;
     let _libvmaf = support::reference::libvmaf_lock();
+    // SAFETY: libvmaf's C API as its header documents it, under the lock
+    // that keeps one libvmaf run at a time: every return code is checked;
+    // each VmafPicture is allocated 1920x1080 by vmaf_picture_alloc before
+    // rows (1920 samples of the frame's depth, within its stride) are copied
+    // in, and handed to vmaf_read_pictures, which takes ownership.
     unsafe {
         let mut ctx = ptr::null_mut();
         assert_eq!(sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);

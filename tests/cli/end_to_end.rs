@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use crate::support::partial_log::{assert_partial_log, frames_by_number, read_json};
 use crate::support::{reference, synth};
 use synth::write_y4m;
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
+use vmafx::{Chroma, OwnedPicture, PixelFormat};
 
 fn dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
@@ -492,8 +492,8 @@ fn version_and_help() {
     let out = ok(&["--help"]);
     assert_has(&out, &["--reference", "--pixel_format", "--no_prediction", "--cpu-level"]);
     // Every built-in model and every extractor, with its options.
-    let mut listed: Vec<&str> = vmafx::model::Model::builtin_versions().to_vec();
-    listed.extend(vmafx::feature::REGISTRY.iter().map(|d| d.name));
+    let mut listed: Vec<&str> = vmafx::Model::builtin_versions().to_vec();
+    listed.extend(vmafx::internals::feature::REGISTRY.iter().map(|d| d.name));
     listed.extend(["vmaf_b_v0.6.3", "vmaf_float_b_v0.6.3", "vif.vif_enhn_gain_limit=1.0", "float_ms_ssim", "enable_lcs", "clip_db", "motion_force_zero", "float_adm", "vmaf_float_4k_v0.6.1"]);
     assert_has(&out, &listed);
 }
@@ -686,7 +686,7 @@ fn bad_options_are_refused() {
 
 #[test]
 fn device_option() {
-    use vmafx::device::{self, DeviceKind};
+    use vmafx::internals::device::{self, DeviceKind};
     let p = pair("device", Chroma::Yuv420, 8, 33, 17, 3);
     let (r, d) = (s(&p.reference), s(&p.distorted));
     let log = |dev: &str| dir().join(format!("device_{dev}.json"));

@@ -25,11 +25,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use partial_log::read_json;
-use vmafx::import::drm::AvDrmFrameDescriptor;
-use vmafx::import::cpu::HostImporter;
-use vmafx::import::{AcquireFence, DrmFourcc, FrameDescriptor, ImportErrorKind};
+use vmafx::{AvDrmFrameDescriptor, FrameDescriptor, HostImporter};
+use vmafx::internals::import::{AcquireFence, DrmFourcc, ImportErrorKind};
 use synth::write_y4m;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, OwnedPicture};
 
 fn dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("faults");
@@ -279,7 +278,7 @@ fn closed_fd() -> i32 {
 fn filter_run_with_closed_fd(frames: &[(OwnedPicture, OwnedPicture)], log: &Path, fault_at: Option<usize>) -> Option<(String, String)> {
     use crate::support::filter_capi::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use vmafx::avfilter::ffi::*;
+    use vmafx::internals::avfilter::ffi::*;
     let (w, h) = (frames[0].0.width(), frames[0].0.height());
     let live = std::sync::Arc::new(AtomicUsize::new(0));
     let path = std::ffi::CString::new(s(log)).unwrap();

@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use vmafx::{Chroma, OwnedPicture, PixelFormat};
 use vmafx::io::{self, FrameReader, RawFormat, Y4mHeader, Y4mReader, Y4mWriter, YuvReader};
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
 
 fn tmp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("io_y4m");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::synth::{self, write_y4m};
-use vmafx::picture::Chroma;
+use vmafx::Chroma;
 
 const FRAMES: usize = 12;
 

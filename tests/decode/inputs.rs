@@ -15,10 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use vmafx::engine::{Context, ContextConfig};
+use vmafx::{Context, ContextConfig, Model, ModelConfig, Picture};
 use vmafx::io::{self, DecodeReader, FrameReader, Y4mReader};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::Picture;
 use crate::support::ffmpeg::system_ffmpeg;
 
 const FRAMES: usize = 10;

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use vmafx::OwnedPicture;
 use vmafx::io::{DecodeReader, FrameReader};
-use vmafx::picture::OwnedPicture;
 use crate::support::ffmpeg::system_ffmpeg;
 
 const FRAMES: usize = 14;

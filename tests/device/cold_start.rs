@@ -11,10 +11,9 @@ use crate::support::contexts::{add_features, assert_same, use_models};
 use crate::support::synth;
 use std::sync::Arc;
 use std::time::Instant;
-use vmafx::device::gpu::{embedded, kernels};
-use vmafx::device::{self, DeviceKind};
-use vmafx::engine::{Context, ContextConfig, DeviceChoice, GpuVendor};
-use vmafx::picture::Chroma;
+use vmafx::{Chroma, Context, ContextConfig, DeviceChoice, GpuVendor};
+use vmafx::internals::device::gpu::{embedded, kernels};
+use vmafx::internals::device::{self, DeviceKind};
 
 fn scored(device: DeviceChoice, clip: &crate::support::contexts::Clip) -> (Context, [f64; 3]) {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;

@@ -6,8 +6,8 @@
 //! same compile now (built before a kernel edit, or another kernel's code)
 //! is never used.
 
-use vmafx::device::gpu::embedded::{self, EmbeddedKernel};
-use vmafx::device::gpu::{cache, kernels, nvrtc};
+use vmafx::internals::device::gpu::embedded::{self, EmbeddedKernel};
+use vmafx::internals::device::gpu::{cache, kernels, nvrtc};
 
 /// An entry for `kernel` (keyed as the run-time path keys it now) whose
 /// code names its target, so a test sees which one was picked.

@@ -15,7 +15,7 @@ use crate::support::device_planes;
 use device_planes::{layout, plane_of, view, Rng, LAYOUT_FORMATS};
 
 use emulator::build_emulator;
-use vmafx::device::gpu::backend::KernelRunner;
+use vmafx::internals::device::gpu::backend::KernelRunner;
 
 /// 16-bit-aligned plane storage: (buffer, stride in bytes).
 fn plane(
@@ -59,9 +59,9 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
                 let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
                 let what = format!("{w}x{h} {bits}-bit stride {} {pattern} seed {seed:#x}", a.1);
 
-                let want = vmafx::feature::motion::sad_scalar(&va, &vb, bits, &mut y_row);
+                let want = vmafx::internals::feature::motion::sad_scalar(&va, &vb, bits, &mut y_row);
                 assert_eq!(
-                    vmafx::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap(),
+                    vmafx::internals::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap(),
                     want,
                     "motion {what}"
                 );
@@ -71,20 +71,20 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
                 );
 
                 let want = if bits == 8 {
-                    vmafx::feature::psnr::sse_u8(&va, &vb, w, h)
+                    vmafx::internals::feature::psnr::sse_u8(&va, &vb, w, h)
                 } else {
-                    vmafx::feature::psnr::sse_u16(&va, &vb, w, h)
+                    vmafx::internals::feature::psnr::sse_u16(&va, &vb, w, h)
                 };
-                assert_eq!(vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), want, "sse {what}");
+                assert_eq!(vmafx::internals::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), want, "sse {what}");
                 // A sub-region, as chroma of odd sizes is read (floor, not ceil).
                 let (sw, sh) = (w - 1, h - 1);
                 let want = if bits == 8 {
-                    vmafx::feature::psnr::sse_u8(&va, &vb, sw, sh)
+                    vmafx::internals::feature::psnr::sse_u8(&va, &vb, sw, sh)
                 } else {
-                    vmafx::feature::psnr::sse_u16(&va, &vb, sw, sh)
+                    vmafx::internals::feature::psnr::sse_u16(&va, &vb, sw, sh)
                 };
                 assert_eq!(
-                    vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, sw, sh).unwrap(),
+                    vmafx::internals::feature::psnr::gpu::sse(&mut engine, &va, &vb, sw, sh).unwrap(),
                     want,
                     "sse region {what}"
                 );
@@ -93,7 +93,7 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
         }
     }
     drop(engine);
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} cases equal");
 }
 
@@ -105,14 +105,11 @@ fn emulated_kernels_through_the_engine_equal_the_cpu() {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use vmafx::device::gpu::backend::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
-use vmafx::device::DeviceFrame;
-use vmafx::engine::PictureSource;
-use vmafx::import::gpu::{wait_ready, GpuImporter};
-use vmafx::import::{
-    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,
-    Memory, Object, PlaneRef, ReleaseFence,
-};
+use vmafx::{FrameDescriptor, PictureSource};
+use vmafx::internals::device::DeviceFrame;
+use vmafx::internals::device::gpu::backend::{ArrayExtent, Backend, DevPlane, DeviceEvent, DeviceMemory, Pitched, Scratch};
+use vmafx::internals::import::gpu::{wait_ready, GpuImporter};
+use vmafx::internals::import::{AcquireFence, DrmFourcc, DrmModifier, HostFence, ImportErrorKind, Layer, Memory, Object, PlaneRef, ReleaseFence};
 
 /// Device memory of the emulated device holding `bytes`.
 fn device_buffer(emu: &mut emulator::Emulator, bytes: &[u8]) -> emulator::EmuBuffer {
@@ -148,7 +145,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     let Some(mut emu) = build_emulator() else { return };
     let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
     let gray = importer.with_chroma(false);
-    let cpu = vmafx::import::cpu::HostImporter::new(true);
+    let cpu = vmafx::HostImporter::new(true);
     let mut cases = 0;
     for format in LAYOUT_FORMATS {
         for (w, h) in [(1, 1), (17, 9), (300, 5), (513, 3)] {
@@ -207,7 +204,7 @@ fn device_frames_planarised_as_the_cpu_does() {
     assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop(importer);
     drop(gray);
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} layouts equal");
 }
 
@@ -217,7 +214,7 @@ fn convert_kernels_equal_the_host_deinterleave() {
     // src/import/cpu.rs (deinterleave, shift down).
     let Some(emu) = build_emulator() else { return };
     let mut engine = KernelRunner::new(emu).unwrap();
-    let k: vmafx::device::gpu::kernels::ConvertKernels<_> = engine.kernels().unwrap();
+    let k: vmafx::internals::device::gpu::kernels::ConvertKernels<_> = engine.kernels().unwrap();
     let (mut src_buf, mut u_buf, mut v_buf, mut y_buf) = (Scratch::default(), Scratch::default(), Scratch::default(), Scratch::default());
     for bits in [8u32, 10, 16] {
         let bps = if bits == 8 { 1 } else { 2 };
@@ -235,13 +232,13 @@ fn convert_kernels_equal_the_host_deinterleave() {
                 let y = engine.scratch(&mut y_buf, dst_pitch * h).unwrap();
                 engine.backend_mut().upload(s, &src).unwrap();
                 let grid = ((w as u32).div_ceil(256), h as u32);
-                let base = vmafx::device::gpu::backend::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
+                let base = vmafx::internals::device::gpu::backend::Args::new().ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32);
                 let uv = if bps == 1 { base } else { base.i32(shift as i32) };
                 let uv = uv.ptr(u).i32(dst_pitch as i32).ptr(v).i32(dst_pitch as i32);
                 // SAFETY: convert_uv_8/16's parameters; buffers sized above.
                 unsafe { engine.launch(if bps == 2 { k.convert_uv_16 } else { k.convert_uv_8 }, grid, uv) }.unwrap();
                 if bps == 2 {
-                    let one = vmafx::device::gpu::backend::Args::new()
+                    let one = vmafx::internals::device::gpu::backend::Args::new()
                         .ptr(s).i32(src_pitch as i32).i32(w as i32).i32(h as i32).i32(shift as i32).ptr(y).i32(dst_pitch as i32);
                     // SAFETY: convert_shift_16's parameters (reads w of the 2w samples per row).
                     unsafe { engine.launch(k.convert_shift_16, grid, one) }.unwrap();
@@ -455,7 +452,7 @@ fn device_event_acquire_is_waited_on_the_device() {
         let mut reader = KernelRunner::new(world.stream()).unwrap();
         wait_ready(f, reader.backend_mut()).unwrap();
         let (w, h) = (f.width, f.height);
-        let early = vmafx::feature::psnr::gpu::sse_dev(&mut reader, f.luma(), f.luma(), w, h);
+        let early = vmafx::internals::feature::psnr::gpu::sse_dev(&mut reader, f.luma(), f.luma(), w, h);
         assert!(early.is_err(), "{format}: the reader ran before the producer's event: {early:?}");
         world.poke(ptr, &l.bytes);
         world.signal(producer);
@@ -586,7 +583,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
         let df = f.device_frame().unwrap();
         wait_ready(df, e.backend_mut()).unwrap();
         let (cw, ch) = (df.planes[1].width, df.planes[1].height);
-        sums.push(vmafx::feature::psnr::gpu::sse_dev(e, df.planes[1], df.planes[2], cw, ch).unwrap());
+        sums.push(vmafx::internals::feature::psnr::gpu::sse_dev(e, df.planes[1], df.planes[2], cw, ch).unwrap());
         f.reads_queued(e.backend_mut()).unwrap();
         held.push(f);
     }
@@ -602,7 +599,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
     assert_eq!(importer.stats().releases.load(Ordering::SeqCst), 1);
     drop(contexts);
     drop(importer);
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     drop(ptr_buffer);
 }
 /// VIF's four scales (kernels/vif.cu through KernelRunner::vif_sums) against the
@@ -611,7 +608,7 @@ fn host_release_fence_and_callback_once_after_both_readers() {
 /// enhancement gain limits 100, 1.0 and 2.5, scale 0 skipped.
 #[test]
 fn emulated_vif_equals_the_cpu() {
-    use vmafx::feature::vif;
+    use vmafx::internals::feature::vif;
     let Some(emu) = build_emulator() else { return };
     let mut engine = KernelRunner::new(emu).unwrap();
     let mut cases = 0;
@@ -668,7 +665,7 @@ fn emulated_vif_equals_the_cpu() {
                     a.1
                 );
                 let want = vif::sums_scalar(&va, &vb, bits, egl, skip).unwrap();
-                let got = vmafx::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, egl, skip).unwrap();
+                let got = vmafx::internals::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, egl, skip).unwrap();
                 assert_eq!(got, want, "vif {what}");
                 if want.iter().any(|s| s.num_log != 0) {
                     log_paths += 1;
@@ -693,20 +690,20 @@ fn emulated_vif_equals_the_cpu() {
         let r = engine.upload_plane(&mut r_buf, &va).unwrap();
         let d = engine.upload_plane(&mut d_buf, &vb).unwrap();
         assert_ne!(r.pitch, d.pitch);
-        assert_eq!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
+        assert_eq!(vmafx::internals::feature::vif::gpu::sums_dev(&mut engine, r, d, bits, 100.0, false).unwrap(), want, "vif {bits}-bit, pitches {sa} and {sb}");
         // Wrong depth for the samples, different sizes: errors, not results.
-        assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
-        let smaller = vmafx::device::gpu::backend::DevPlane { height: h - 1, ..d };
-        assert!(vmafx::feature::vif::gpu::sums_dev(&mut engine, r, smaller, bits, 100.0, false).is_err());
+        assert!(vmafx::internals::feature::vif::gpu::sums_dev(&mut engine, r, d, if bits == 8 { 10 } else { 8 }, 100.0, false).is_err());
+        let smaller = vmafx::internals::device::gpu::backend::DevPlane { height: h - 1, ..d };
+        assert!(vmafx::internals::feature::vif::gpu::sums_dev(&mut engine, r, smaller, bits, 100.0, false).is_err());
         cases += 1;
     }
     // Too small for VIF: refused, as the CPU refuses it.
     let (a, stride) = plane_of(15, 40, 8, 0, |_, _| 0);
-    assert!(vmafx::feature::vif::gpu::sums(&mut engine, &view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
+    assert!(vmafx::internals::feature::vif::gpu::sums(&mut engine, &view(&a, stride, 15, 40, 8), &view(&a, stride, 15, 40, 8), 8, 100.0, false).is_err());
     assert!(log_paths >= cases / 2, "only {log_paths} of {cases} cases reach the log path");
     assert!(gain_limited >= 12, "the gain limit changed only {gain_limited} cases");
     drop(engine);
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} vif cases equal ({log_paths} with log sums, {gain_limited} changed by egl 1.0)");
 }
 
@@ -783,8 +780,9 @@ fn adm_planes(
     out
 }
 
-fn adm_params(w: usize, h: usize, bits: u32, opts: &[(&str, &str)]) -> vmafx::feature::adm::AdmParams {
-    use vmafx::feature::{adm, FeatureOptions};
+fn adm_params(w: usize, h: usize, bits: u32, opts: &[(&str, &str)]) -> vmafx::internals::feature::adm::AdmParams {
+    use vmafx::FeatureOptions;
+    use vmafx::internals::feature::adm;
     let mut fo = FeatureOptions::new();
     for (k, v) in opts {
         fo.set_text(adm::DESCRIPTOR.options, k, v).unwrap();
@@ -794,7 +792,7 @@ fn adm_params(w: usize, h: usize, bits: u32, opts: &[(&str, &str)]) -> vmafx::fe
 
 #[test]
 fn emulated_adm_equals_the_cpu() {
-    use vmafx::feature::adm;
+    use vmafx::internals::feature::adm;
     let Some(emu) = build_emulator() else { return };
     let mut engine = KernelRunner::new(emu).unwrap();
     let contents = [
@@ -847,7 +845,7 @@ fn emulated_adm_equals_the_cpu() {
         let params = adm_params(w, h, bits, opts);
         let what = format!("{w}x{h} {bits}-bit stride {} {content:?} {opts:?} seed {seed:#x}", a.1);
         let want = adm::sums_scalar(&params, &va, &vb).unwrap();
-        let got = vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
+        let got = vmafx::internals::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
         assert_eq!(got, want, "adm sums {what}");
         let (sw, sg) = (params.scores(&want), params.scores(&got));
         for (x, y) in [(sw.adm2, sg.adm2), (sw.aim, sg.aim), (sw.adm3, sg.adm3)] {
@@ -858,7 +856,7 @@ fn emulated_adm_equals_the_cpu() {
         }
     }
     drop(engine);
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("adm: {} cases equal ({:.1} s)", cases.len(), start.elapsed().as_secs_f64());
 }
 
@@ -867,7 +865,7 @@ fn emulated_adm_equals_the_cpu() {
 #[test]
 #[ignore]
 fn emulated_adm_1080p_equals_the_cpu() {
-    use vmafx::feature::adm;
+    use vmafx::internals::feature::adm;
     let Some(emu) = build_emulator() else { return };
     let mut engine = KernelRunner::new(emu).unwrap();
     for (bits, content, pad) in [(8u32, AdmContent::Enhanced, 3usize), (10, AdmContent::Random, 64)] {
@@ -876,7 +874,7 @@ fn emulated_adm_1080p_equals_the_cpu() {
         let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
         let params = adm_params(w, h, bits, &[]);
         let t = std::time::Instant::now();
-        let got = vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
+        let got = vmafx::internals::feature::adm::gpu::sums(&mut engine, &va, &vb, &params).unwrap();
         eprintln!("{bits}-bit {content:?}: emulated in {:.1} s", t.elapsed().as_secs_f64());
         assert_eq!(got, adm::sums_scalar(&params, &va, &vb).unwrap(), "{w}x{h} {bits}-bit {content:?}");
     }
@@ -896,8 +894,8 @@ unsafe extern "C" fn filter_frame_released(_: *mut std::ffi::c_void) {
 
 #[test]
 fn filter_cuda_frames_import_as_the_host_path_reads_them() {
-    use vmafx::avfilter::cuda::descriptor;
-    use vmafx::avfilter::frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
+    use vmafx::internals::avfilter::cuda::descriptor;
+    use vmafx::internals::avfilter::frame::{FrameHandle, FrameMemory, HostFormat, HostPicture, RawPlanes};
     let Some(mut emu) = build_emulator() else { return };
     let importer = GpuImporter::new(emu.world().stream(), true).unwrap();
     let gray = importer.with_chroma(false);
@@ -971,7 +969,7 @@ fn filter_cuda_frames_import_as_the_host_path_reads_them() {
     }
     assert_eq!(emu.world().uploads(), 0, "an import copied frame data from the host");
     drop((importer, gray));
-    assert!(vmafx::device::gpu::backend::take_drop_errors().is_empty());
+    assert!(vmafx::internals::device::gpu::backend::take_drop_errors().is_empty());
     eprintln!("{cases} filter layouts equal");
 }
 
@@ -981,7 +979,7 @@ fn every_device_buffer_is_freed_when_its_owner_goes() {
     // importer's frames and pool free their device memory when dropped:
     // none is left on the emulated device, none freed twice (the emulator
     // panics on an unknown free).
-    use vmafx::feature::vif;
+    use vmafx::internals::feature::vif;
     let Some(mut emu) = build_emulator() else { return };
     let world = emu.world().clone();
     let before = world.allocations();
@@ -992,13 +990,13 @@ fn every_device_buffer_is_freed_when_its_owner_goes() {
                 let [a, b] = adm_planes(w, h, bits, 2, AdmContent::Enhanced, 5);
                 let (va, vb) = (view(&a.0, a.1, w, h, bits), view(&b.0, b.1, w, h, bits));
                 let want = vif::sums_scalar(&va, &vb, bits, 100.0, false).unwrap();
-                assert_eq!(vmafx::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, 100.0, false).unwrap(), want, "vif {w}x{h} {bits}-bit");
+                assert_eq!(vmafx::internals::feature::vif::gpu::sums(&mut engine, &va, &vb, bits, 100.0, false).unwrap(), want, "vif {w}x{h} {bits}-bit");
                 let p = adm_params(w, h, bits, &[]);
-                let want = vmafx::feature::adm::sums_scalar(&p, &va, &vb).unwrap();
-                assert_eq!(vmafx::feature::adm::gpu::sums(&mut engine, &va, &vb, &p).unwrap(), want, "adm {w}x{h} {bits}-bit");
-                let sse = if bits == 8 { vmafx::feature::psnr::sse_u8(&va, &vb, w, h) } else { vmafx::feature::psnr::sse_u16(&va, &vb, w, h) };
-                assert_eq!(vmafx::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), sse, "psnr {w}x{h} {bits}-bit");
-                vmafx::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap();
+                let want = vmafx::internals::feature::adm::sums_scalar(&p, &va, &vb).unwrap();
+                assert_eq!(vmafx::internals::feature::adm::gpu::sums(&mut engine, &va, &vb, &p).unwrap(), want, "adm {w}x{h} {bits}-bit");
+                let sse = if bits == 8 { vmafx::internals::feature::psnr::sse_u8(&va, &vb, w, h) } else { vmafx::internals::feature::psnr::sse_u16(&va, &vb, w, h) };
+                assert_eq!(vmafx::internals::feature::psnr::gpu::sse(&mut engine, &va, &vb, w, h).unwrap(), sse, "psnr {w}x{h} {bits}-bit");
+                vmafx::internals::feature::motion::gpu::sad(&mut engine, &va, &vb, bits).unwrap();
             }
         }
         assert!(world.allocations() > before, "the engine holds its scratch while alive");

@@ -17,12 +17,10 @@ use crate::support::emulator;
 use contexts::{add_features, assert_same, host, score, use_models, use_speed_chroma, use_ssim, Clip};
 use emulator::{build_emulator, World};
 use std::sync::Arc;
-use vmafx::device::gpu::backend::{Backend, DevPlane, DeviceEvent, EventRef};
-use vmafx::device::gpu::GpuDevice;
-use vmafx::device::{DeviceFrame, DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
-use vmafx::engine::{Context, ContextConfig, PictureSource};
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::{Chroma, OwnedPicture, Picture};
+use vmafx::{Chroma, Context, ContextConfig, DeviceKind, FeatureOptions, OwnedPicture, Picture, PictureSource};
+use vmafx::internals::device::gpu::GpuDevice;
+use vmafx::internals::device::gpu::backend::{Backend, DevPlane, DeviceEvent, EventRef};
+use vmafx::internals::device::{DeviceFrame, DeviceInfo, DeviceMemoryId, FenceKind, MemoryKind};
 
 /// The memory the emulator's lanes read in place (its "device pointers"
 /// are host addresses, so an [`OwnedPicture`]'s planes serve as device
@@ -318,7 +316,7 @@ fn emulated_context_scores_ssim_and_ms_ssim_as_the_cpu() {
 /// (its prescaler has no device twin yet).
 #[test]
 fn emulated_context_scores_speed_chroma_as_the_cpu() {
-    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    use vmafx::internals::feature::speed::CHROMA_DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     let cases = [
@@ -363,7 +361,7 @@ fn emulated_context_scores_speed_chroma_as_the_cpu() {
 /// one is refused by name.
 #[test]
 fn emulated_context_scores_speed_temporal_as_the_cpu() {
-    use vmafx::feature::speed::TEMPORAL_DESCRIPTOR;
+    use vmafx::internals::feature::speed::TEMPORAL_DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     let cases = [
@@ -421,7 +419,7 @@ fn emulated_context_scores_speed_temporal_as_the_cpu() {
 /// back to pooling on the host.
 #[test]
 fn emulated_context_scores_cambi_as_the_cpu() {
-    use vmafx::feature::cambi::DESCRIPTOR;
+    use vmafx::internals::feature::cambi::DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     let pooled_on_host = vmafx::feature::cambi::scales_pooled_on_host();
@@ -495,7 +493,7 @@ fn emulated_context_refuses_cambi_luma_out_of_range_as_the_cpu() {
 /// 4 frames, so the five-frame window's SAD (from frame 2) is reached.
 #[test]
 fn emulated_context_scores_vmaf_v1016_as_the_cpu() {
-    use vmafx::model::{Model, ModelConfig};
+    use vmafx::{Model, ModelConfig};
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
     // The smallest pictures the model scores (cambi: a side of 216;

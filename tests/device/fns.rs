@@ -18,10 +18,10 @@ use crate::support::emulator;
 use crate::support::device_planes;
 
 use device_planes::{gpu_required, Rng};
-use vmafx::device::gpu::backend::{Args, Backend, DeviceMemory, DeviceScalar, KernelRunner};
-use vmafx::device::gpu::kernels::KernelSource;
-use vmafx::feature::adm::{cm, decouple, dwt};
-use vmafx::feature::{cambi, speed, ssim, vif};
+use vmafx::internals::device::gpu::backend::{Args, Backend, DeviceMemory, DeviceScalar, KernelRunner};
+use vmafx::internals::device::gpu::kernels::KernelSource;
+use vmafx::internals::feature::adm::{cm, decouple, dwt};
+use vmafx::internals::feature::{cambi, speed, ssim, vif};
 
 /// The kernel sources the check kernels call, then the check kernels (the
 /// emulator has its own copy of each, built from the same files).
@@ -849,8 +849,8 @@ fn emulated_device_functions_equal_the_cpu() {
 
 #[test]
 fn gpu_device_functions_equal_the_cpu() {
-    use vmafx::device::gpu::lane;
-    use vmafx::device::DeviceKind;
+    use vmafx::DeviceKind;
+    use vmafx::internals::device::gpu::lane;
     for (label, kind) in [("cuda", DeviceKind::Cuda), ("hip", DeviceKind::Hip)] {
         match lane::device_count(kind) {
             Ok(n) if n > 0 => {

@@ -17,11 +17,10 @@ use crate::support::contexts;
 
 use contexts::{assert_same, host, score, use_models, use_speed_chroma, use_ssim, Clip};
 use std::sync::Arc;
-use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
-use vmafx::device::gpu::backend::DevPlane;
-use vmafx::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
-use vmafx::engine::{CallerStream, Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
-use vmafx::picture::{Chroma, OwnedPicture, Picture};
+use vmafx::{CallerStream, Chroma, Context, ContextConfig, DeviceChoice, GpuVendor, OwnedPicture, Picture, PictureSource};
+use vmafx::internals::device::gpu::backend::DevPlane;
+use vmafx::internals::device::gpu::cuda::{self, sys::*, ContextGuard, CudaDriver};
+use vmafx::internals::device::{self, DeviceFrame, DeviceKind, DeviceMemoryId};
 
 /// The out-of-memory test takes every byte of the GPU: it holds this for
 /// writing, every other test of this binary for reading, so none runs
@@ -317,7 +316,7 @@ fn cuda_stream_context_waits_for_the_callers_queued_writes() {
 
 /// A HIP picture in device memory of device 0, freed on drop.
 struct HipPicture {
-    api: &'static vmafx::device::gpu::hip::HipRuntime,
+    api: &'static vmafx::internals::device::gpu::hip::HipRuntime,
     frame: DeviceFrame,
 }
 
@@ -347,8 +346,8 @@ impl Drop for HipPicture {
 #[test]
 fn hip_stream_context_waits_for_the_callers_queued_writes() {
     let _memory = gpu_memory();
-    use vmafx::device::gpu::hip::{self, sys::*};
-    use vmafx::engine::HipCallerStream;
+    use vmafx::HipCallerStream;
+    use vmafx::internals::device::gpu::hip::{self, sys::*};
     if !present(DeviceKind::Hip) {
         return;
     }
@@ -565,8 +564,8 @@ fn gpu_context_scores_speed_chroma_as_the_cpu() {
 #[test]
 fn gpu_context_scores_speed_temporal_as_the_cpu() {
     let _memory = gpu_memory();
-    use vmafx::feature::speed::TEMPORAL_DESCRIPTOR;
-    use vmafx::feature::FeatureOptions;
+    use vmafx::FeatureOptions;
+    use vmafx::internals::feature::speed::TEMPORAL_DESCRIPTOR;
     for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
         let kind = DeviceKind::from(vendor);
         if !present(kind) {
@@ -608,9 +607,8 @@ fn gpu_context_scores_speed_temporal_as_the_cpu() {
 #[test]
 fn gpu_context_scores_cambi_and_vmaf_v1016_as_the_cpu() {
     let _memory = gpu_memory();
-    use vmafx::feature::cambi::DESCRIPTOR;
-    use vmafx::feature::FeatureOptions;
-    use vmafx::model::{Model, ModelConfig};
+    use vmafx::{FeatureOptions, Model, ModelConfig};
+    use vmafx::internals::feature::cambi::DESCRIPTOR;
     for vendor in [GpuVendor::Cuda, GpuVendor::Hip] {
         let kind = DeviceKind::from(vendor);
         if !present(kind) {

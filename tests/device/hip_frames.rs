@@ -36,13 +36,12 @@ use std::sync::Arc;
 use device_planes::{device_bytes, read_plane};
 use filter_capi::*;
 use hip_fake::*;
-use vmafx::avfilter::ffi::*;
-use vmafx::device::gpu::backend::{Backend, DeviceMemory, KernelRunner};
-use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::DeviceKind;
-use vmafx::engine::PictureSource;
-use vmafx::import::gpu::{wait_ready, GpuImporter};
-use vmafx::import::Memory;
+use vmafx::{DeviceKind, PictureSource};
+use vmafx::internals::avfilter::ffi::*;
+use vmafx::internals::device::gpu::backend::{Backend, DeviceMemory, KernelRunner};
+use vmafx::internals::device::gpu::lane::GpuLane;
+use vmafx::internals::import::Memory;
+use vmafx::internals::import::gpu::{wait_ready, GpuImporter};
 
 const W: usize = 65;
 const H: usize = 49;
@@ -357,7 +356,7 @@ fn child_hip_device_pointers_import_like_the_cpu() {
                     .zip(b.want[i].iter().flatten())
                     .map(|(&x, &y)| (x as i64 - y as i64).pow(2) as u64)
                     .sum();
-                let got = vmafx::feature::psnr::gpu::sse_dev(&mut lane, da.planes[i], db.planes[i], pw, ph).unwrap();
+                let got = vmafx::internals::feature::psnr::gpu::sse_dev(&mut lane, da.planes[i], db.planes[i], pw, ph).unwrap();
                 assert_eq!(got, want, "{what}: SSE of plane {i}");
             }
             if a.bits == 8 || a.bits == 16 {

@@ -16,18 +16,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use vmafx::device::gpu::cuda::{self, sys::*, ContextGuard};
-use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::gpu::backend::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched, Scratch};
-use vmafx::device::gpu::kernels::KernelSource;
-use vmafx::device::{self, DeviceKind};
-use vmafx::engine::PictureSource;
-use vmafx::import::gpu::{wait_ready, GpuImporter};
-use vmafx::import::{
-    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, Layer, Memory, Object,
-    PlaneRef, ReleaseFence,
-};
-use vmafx::picture::PlaneView;
+use vmafx::{FrameDescriptor, PictureSource, PlaneView};
+use vmafx::internals::device::gpu::backend::{Args, Backend, DevPlane, DeviceEvent, DeviceMemory, KernelRunner, EventRef, Pitched, Scratch};
+use vmafx::internals::device::gpu::cuda::{self, sys::*, ContextGuard};
+use vmafx::internals::device::gpu::kernels::KernelSource;
+use vmafx::internals::device::gpu::lane::GpuLane;
+use vmafx::internals::device::{self, DeviceKind};
+use vmafx::internals::import::gpu::{wait_ready, GpuImporter};
+use vmafx::internals::import::{AcquireFence, DrmFourcc, DrmModifier, HostFence, Layer, Memory, Object, PlaneRef, ReleaseFence};
 
 use device_planes::{device_bytes, gpu_required, layout, read_plane, LAYOUT_FORMATS};
 
@@ -129,7 +125,7 @@ fn imported_layouts_equal_the_cpu() {
                 wait_ready(db, engine.backend_mut()).unwrap();
                 for i in 0..3 {
                     let (pw, ph) = (a.want[i][0].len(), a.want[i].len());
-                    let got = vmafx::feature::psnr::gpu::sse_dev(&mut engine, da.planes[i], db.planes[i], pw, ph).unwrap();
+                    let got = vmafx::internals::feature::psnr::gpu::sse_dev(&mut engine, da.planes[i], db.planes[i], pw, ph).unwrap();
                     let (ha, stride) = host_plane(&a.want[i], a.bits);
                     let (hb, _) = host_plane(&b.want[i], a.bits);
                     let bps = if a.bits > 8 { 2 } else { 1 };
@@ -138,15 +134,15 @@ fn imported_layouts_equal_the_cpu() {
                         PlaneView::new(&hb, stride, pw, ph, bps).unwrap(),
                     );
                     let want = if bps == 1 {
-                        vmafx::feature::psnr::sse_u8(&va, &vb, pw, ph)
+                        vmafx::internals::feature::psnr::sse_u8(&va, &vb, pw, ph)
                     } else {
-                        vmafx::feature::psnr::sse_u16(&va, &vb, pw, ph)
+                        vmafx::internals::feature::psnr::sse_u16(&va, &vb, pw, ph)
                     };
                     assert_eq!(got, want, "{what}: SSE of plane {i}");
                     // Motion on frames of at least 8x8, as device_twins runs it.
                     if i == 0 && w >= 8 && h >= 8 {
-                        let got = vmafx::feature::motion::gpu::sad_dev(&mut engine, da.planes[0], db.planes[0], a.bits as u32).unwrap();
-                        assert_eq!(got, vmafx::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
+                        let got = vmafx::internals::feature::motion::gpu::sad_dev(&mut engine, da.planes[0], db.planes[0], a.bits as u32).unwrap();
+                        assert_eq!(got, vmafx::internals::feature::motion::sad_scalar(&va, &vb, a.bits as u32, &mut y_row), "{what}: motion");
                     }
                 }
                 assert_eq!(uploads(&importer, &[&engine]), copies, "{what}: a host copy");
@@ -236,7 +232,7 @@ fn device_arrays_copied_out_equal_the_cpu() {
         d.layers.push(Layer { format: one, planes: vec![PlaneRef { object: 0, offset: 0, pitch: 0 }] });
         d.layers.push(Layer { format: two, planes: vec![PlaneRef { object: 1, offset: 0, pitch: 0 }] });
         let r = importer.import(d).expect_err("range");
-        assert_eq!(r.error.kind, vmafx::import::ImportErrorKind::Range, "{}", r.error);
+        assert_eq!(r.error.kind, vmafx::internals::import::ImportErrorKind::Range, "{}", r.error);
     }
 }
 
@@ -254,10 +250,10 @@ fn extents_checked_against_the_allocation() {
     // Chroma runs past the cuMemAlloc (by more than any rounding of it).
     d.layers[0].planes[1].offset += 8 << 20;
     let r = importer.import(d).expect_err("range");
-    assert_eq!(r.error.kind, vmafx::import::ImportErrorKind::Range, "{}", r.error);
+    assert_eq!(r.error.kind, vmafx::internals::import::ImportErrorKind::Range, "{}", r.error);
     let mut d = l.descriptor("frame 9", Memory::DevicePointer(ptr), 0);
     d.objects[0].modifier = DrmModifier::I915_y_tiled;
-    assert_eq!(importer.import(d).err().unwrap().error.kind, vmafx::import::ImportErrorKind::NotSupported);
+    assert_eq!(importer.import(d).err().unwrap().error.kind, vmafx::internals::import::ImportErrorKind::NotSupported);
     drop(buffer);
 }
 
@@ -294,7 +290,7 @@ fn two_contexts_share_one_import_released_once_after_both() {
         wait_ready(y, e.backend_mut()).unwrap();
         let mut s = Vec::new();
         for i in 0..3 {
-            s.push(vmafx::feature::psnr::gpu::sse_dev(e, x.planes[i], y.planes[i], x.planes[i].width, x.planes[i].height).unwrap());
+            s.push(vmafx::internals::feature::psnr::gpu::sse_dev(e, x.planes[i], y.planes[i], x.planes[i].width, x.planes[i].height).unwrap());
         }
         ra.reads_queued(e.backend_mut()).unwrap();
         rb.reads_queued(e.backend_mut()).unwrap();
@@ -425,16 +421,16 @@ fn release_follows_the_last_reader() {
 fn test_kernels_compile_with_nvrtc() {
     // Runs anywhere NVRTC is (CI too): the spinning producer of these tests
     // must compile before a GPU host sees it.
-    if std::env::var_os(vmafx::device::gpu::nvrtc::ENV).is_none() {
+    if std::env::var_os(vmafx::internals::device::gpu::nvrtc::ENV).is_none() {
         let wheel = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("build/gpu-deps/nvrtc/nvidia/cu13/lib/libnvrtc.so.13");
         if wheel.exists() {
-            std::env::set_var(vmafx::device::gpu::nvrtc::ENV, wheel);
+            std::env::set_var(vmafx::internals::device::gpu::nvrtc::ENV, wheel);
         }
     }
-    match vmafx::device::gpu::nvrtc::nvrtc() {
+    match vmafx::internals::device::gpu::nvrtc::nvrtc() {
         Ok(_) => {
-            let ptx = vmafx::device::gpu::compile::cuda_ptx(&TEST_KERNELS, "compute_90").unwrap();
+            let ptx = vmafx::internals::device::gpu::compile::cuda_ptx(&TEST_KERNELS, "compute_90").unwrap();
             let text = String::from_utf8_lossy(&ptx);
             for entry in TEST_KERNELS.entries {
                 assert!(text.contains(entry), "{entry} missing from the PTX");

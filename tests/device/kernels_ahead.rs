@@ -8,8 +8,8 @@
 //! scripts/gpu-ci-deps, whose VMAFX_NVRTC_LIB the build reads too).
 
 use crate::kernels_compile::{required, setup};
-use vmafx::device::gpu::embedded::{self, EmbeddedKernel};
-use vmafx::device::gpu::{hip, kernel_key, kernels, nvrtc};
+use vmafx::internals::device::gpu::embedded::{self, EmbeddedKernel};
+use vmafx::internals::device::gpu::{hip, kernel_key, kernels, nvrtc};
 
 /// The embedded entries of `compiler`, or why there are none (the build's
 /// note); fails where compilers are required.

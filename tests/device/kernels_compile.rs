@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::sync::Once;
-use vmafx::device::gpu::{cache, compile, hip, kernels, nvrtc};
+use vmafx::internals::device::gpu::{cache, compile, hip, kernels, nvrtc};
 
 const CUDA_ARCHS: &[&str] = &["compute_90", "compute_75"];
 const HIP_ARCHS: &[&str] = &["gfx90a", "gfx1030"];

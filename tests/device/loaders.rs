@@ -3,7 +3,7 @@
 //! src/device/gpu/{cuda,hip}.rs.
 
 use crate::support::rerun;
-use vmafx::device::gpu::{cuda, hip};
+use vmafx::internals::device::gpu::{cuda, hip};
 
 #[test]
 fn cuda_driver_loads_or_names_libcuda_so_1() {
@@ -81,9 +81,8 @@ fn hiprtc_loads_or_names_both_places_it_can_live() {
 /// there), never a panic.
 #[test]
 fn hip_caller_stream_context_without_a_gpu_is_a_clean_error() {
-    use vmafx::device::DeviceKind;
-    use vmafx::engine::{Context, ContextConfig, DeviceChoice, HipCallerStream};
-    if matches!(vmafx::device::count(DeviceKind::Hip), Ok(n) if n > 0) {
+    use vmafx::{Context, ContextConfig, DeviceChoice, DeviceKind, HipCallerStream};
+    if matches!(vmafx::internals::device::count(DeviceKind::Hip), Ok(n) if n > 0) {
         eprintln!("an AMD GPU is here: tests/device/gpu_context.rs covers HipStream");
         return;
     }
@@ -221,12 +220,12 @@ fn stub_child() {
         }
     }
     for arch in ["gfx90a", "gfx1100"] {
-        match vmafx::device::gpu::compile::hip_code_object(&vmafx::device::gpu::kernels::MOTION, arch) {
+        match vmafx::internals::device::gpu::compile::hip_code_object(&vmafx::internals::device::gpu::kernels::MOTION, arch) {
             Ok(code) => say(&format!("compile-{arch}"), String::from_utf8_lossy(&code).into_owned()),
             Err(e) => say(&format!("compile-{arch}-error"), e.to_string()),
         }
     }
-    match vmafx::device::gpu::GpuDevice::hip(0) {
+    match vmafx::internals::device::gpu::GpuDevice::hip(0) {
         Ok(d) => say("device", format!("{}|{}|{}", d.info().name, d.info().arch, d.info().memory_bytes)),
         Err(e) => say("device-error", e.to_string()),
     }

@@ -12,12 +12,12 @@
 use crate::support::device_planes;
 
 use device_planes::{as_bytes, as_bytes_mut, gpu_required, plane_of, Rng};
-use vmafx::device::gpu::GpuDevice;
-use vmafx::device::{self, DeviceInfo, DeviceKind};
-use vmafx::feature::adm::{AdmParams, AdmSums};
-use vmafx::feature::vif::VifSums;
-use vmafx::feature::{adm, motion, psnr, vif};
-use vmafx::picture::PlaneView;
+use vmafx::PlaneView;
+use vmafx::internals::device::gpu::GpuDevice;
+use vmafx::internals::device::{self, DeviceInfo, DeviceKind};
+use vmafx::internals::feature::adm::{AdmParams, AdmSums};
+use vmafx::internals::feature::vif::VifSums;
+use vmafx::internals::feature::{adm, motion, psnr, vif};
 
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
@@ -288,7 +288,7 @@ fn gpu_vif_equals_the_cpu() {
 /// Informative (prints); the CUDA lane only.
 #[test]
 fn gpu_vif_speed() {
-    use vmafx::device::gpu::{backend::{KernelRunner, Scratch}, lane};
+    use vmafx::internals::device::gpu::{backend::{KernelRunner, Scratch}, lane};
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {
@@ -365,7 +365,8 @@ fn adm_planes(w: usize, h: usize, bits: u32, pad: usize, content: &str, seed: u6
 
 #[test]
 fn gpu_adm_equals_the_cpu() {
-    use vmafx::feature::{adm, FeatureOptions};
+    use vmafx::FeatureOptions;
+    use vmafx::internals::feature::adm;
     let mut gpus = gpu_devices();
     if gpus.is_empty() {
         return;
@@ -468,8 +469,9 @@ fn gpu_adm_equals_the_cpu() {
 /// the one download included. Checks the sums against the CPU once.
 #[test]
 fn gpu_adm_device_resident_timing() {
-    use vmafx::device::gpu::{backend::{KernelRunner, Scratch}, lane};
-    use vmafx::feature::{adm, FeatureOptions};
+    use vmafx::internals::device::gpu::{backend::{KernelRunner, Scratch}, lane};
+    use vmafx::FeatureOptions;
+    use vmafx::internals::feature::adm;
     match lane::device_count(DeviceKind::Cuda) {
         Ok(n) if n > 0 => {}
         other => {

@@ -22,7 +22,7 @@ use crate::support::reference::{self, LibvmafPath};
 use crate::support::partial_log::{assert_partial_log, read_json};
 use crate::support::synth;
 use crate::support::ffmpeg::*;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, OwnedPicture};
 
 fn ffmpeg_bin() -> Option<PathBuf> {
     find_tool("VMAFX_FFMPEG", "ffmpeg-7.1/obj/ffmpeg")

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::ffmpeg::*;
+use vmafx::OwnedPicture;
 use vmafx::io::Y4mReader;
-use vmafx::picture::OwnedPicture;
 
 const FRAMES: usize = 24;
 

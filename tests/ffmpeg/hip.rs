@@ -501,10 +501,10 @@ fn ffmpeg90_vmafx_refuses_hip_inputs_of_different_formats() {
 /// an input not declared HIP.
 #[test]
 fn filter_refuses_hip_inputs_it_cannot_pair() {
-    use vmafx::avfilter::cuda::CudaInput;
-    use vmafx::avfilter::hip::HipInput;
-    use vmafx::avfilter::options::RawOptions;
-    use vmafx::avfilter::Filter;
+    use vmafx::internals::avfilter::Filter;
+    use vmafx::internals::avfilter::cuda::CudaInput;
+    use vmafx::internals::avfilter::hip::HipInput;
+    use vmafx::internals::avfilter::options::RawOptions;
     let raw = RawOptions { model: None, feature: Some("name=psnr"), n_subsample: 1, ..Default::default() };
     let configure = |f: &mut Filter| f.configure((64, 48, "nv12"), (64, 48, "nv12")).unwrap_err().to_string();
 
@@ -528,7 +528,7 @@ fn filter_refuses_hip_inputs_it_cannot_pair() {
 
     let mut f = Filter::new(&raw).unwrap();
     assert!(f.set_hip_device(2, HipInput { device: 0, stream: 0 }).is_err());
-    assert_eq!(f.scoring_on(), vmafx::engine::DeviceChoice::Cpu);
+    assert_eq!(f.scoring_on(), vmafx::DeviceChoice::Cpu);
 }
 
 #[test]

@@ -39,17 +39,22 @@ impl Watching {
 unsafe impl GlobalAlloc for Watching {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        // SAFETY: the caller's layout, as GlobalAlloc::alloc was given it.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        // SAFETY: the caller's layout, as GlobalAlloc::alloc_zeroed was given it.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         Self::note(new_size);
+        // SAFETY: `ptr` came from this allocator, which is System's, with
+        // `layout` (GlobalAlloc::realloc's contract on the caller).
         unsafe { System.realloc(ptr, layout, new_size) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from System (every allocation here does) with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
@@ -122,7 +127,7 @@ fn mutate(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
 }
 
 fn replay(target: &str) {
-    let (_, run) = vmafx::fuzz::TARGETS.iter().find(|(n, _)| *n == target).expect("a known target");
+    let (_, run) = vmafx::internals::fuzz::TARGETS.iter().find(|(n, _)| *n == target).expect("a known target");
     let files = corpus(target);
     let start = Instant::now();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ target.len() as u64);
@@ -201,7 +206,7 @@ fn every_target_has_a_corpus() {
         .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
         .collect();
     folders.sort();
-    let mut targets: Vec<String> = vmafx::fuzz::TARGETS.iter().map(|(n, _)| n.to_string()).collect();
+    let mut targets: Vec<String> = vmafx::internals::fuzz::TARGETS.iter().map(|(n, _)| n.to_string()).collect();
     targets.sort();
     assert_eq!(folders, targets);
 }

@@ -10,10 +10,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{adm, naming, FeatureOptions};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::{adm, naming};
 
 /// Our adm's values for `names` (all it writes when `names` is None).
 fn ours(frames: &[(OwnedPicture, OwnedPicture)], opts: &[(&str, &str)], cpu: CpuLevel) -> (Vec<String>, Context) {
@@ -200,7 +198,7 @@ fn profile_1080p() {
 
 #[test]
 fn adm_flat_identical_and_extreme_frames() {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     for cpu in levels() {
         for bits in [8u8, 10, 16] {
             let fmt = PixelFormat::new(Chroma::Yuv420, bits).unwrap();

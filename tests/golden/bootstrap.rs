@@ -19,11 +19,8 @@ use crate::support::synth::Rng;
 use crate::support::logs::assert_every_log_same;
 use crate::support::{clips, reference};
 use vmaf_head_sys as sys;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::OwnedPicture;
-use vmafx::score::log::LogInput;
-use vmafx::simd::CpuLevel;
+use vmafx::{Context, ContextConfig, CpuLevel, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::score::log::LogInput;
 
 const COLLECTION: &str = "vmaf_b_v0.6.3";
 const FLOAT_COLLECTION: &str = "vmaf_float_b_v0.6.3";

@@ -7,11 +7,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::cambi::{luminance, scalar, DESCRIPTOR};
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::cambi::{luminance, scalar, DESCRIPTOR};
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -198,7 +195,7 @@ fn cambi_matches_libvmaf_simd_too() {
 /// Identical flat pictures: no banding anywhere.
 #[test]
 fn cambi_flat_pictures_match_libvmaf() {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     for (bits, value) in [(8u8, 0u16), (10, 512), (16, 65535)] {
         let fmt = PixelFormat::new(Chroma::Yuv444, bits).unwrap();
         let mut p = OwnedPicture::new(fmt, 256, 216).unwrap();

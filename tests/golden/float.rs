@@ -10,10 +10,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{find_extractor, FeatureOptions};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::find_extractor;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 

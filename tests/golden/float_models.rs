@@ -9,11 +9,8 @@
 use std::sync::Arc;
 
 use crate::support::{clips, reference, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::log::{render_log, LogFormat, LogInput};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, LogFormat, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::score::log::{render_log, LogInput};
 
 const MODELS: [&str; 3] = ["vmaf_float_v0.6.1", "vmaf_float_v0.6.1neg", "vmaf_float_4k_v0.6.1"];
 

@@ -20,9 +20,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath, RefSpec};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{find_extractor, FeatureOptions};
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::find_extractor;
 
 type Frames = Vec<(OwnedPicture, OwnedPicture)>;
 

@@ -15,10 +15,10 @@ use std::ptr;
 
 use crate::support::synth::Rng;
 use vmaf_head_sys as sys;
-use vmafx::model::{LoadFlags, ModelDefinition};
-use vmafx::score::log::{render_log, LogFormat, LogInput, LogStream, LOG_VERSION};
-use vmafx::score::pool::{pool, pool_frames, PoolMethod, RunningPools};
-use vmafx::score::FeatureCollector;
+use vmafx::{FeatureCollector, LoadFlags, LogFormat, LogStream, PoolMethod};
+use vmafx::internals::model::ModelDefinition;
+use vmafx::internals::score::log::{render_log, LogInput, LOG_VERSION};
+use vmafx::internals::score::pool::{pool, pool_frames, RunningPools};
 
 const V061: [&str; 6] = [
     "VMAF_integer_feature_adm2_score",
@@ -59,6 +59,11 @@ struct Reference {
 impl Reference {
     fn new(s: &Scenario) -> Reference {
         let libvmaf = support::reference::libvmaf_lock();
+        // SAFETY: libvmaf's C API under its lock (held by the Reference):
+        // every return code is checked; the pictures are allocated by
+        // vmaf_picture_alloc for the size and format read, which takes them;
+        // each name is a CString alive for the call; the context and model
+        // are freed once, in Drop.
         unsafe {
             let mut ctx = ptr::null_mut();
             let cfg = support::reference::config(0, s.subsample, support::reference::LibvmafPath::C);
@@ -93,6 +98,8 @@ impl Reference {
     fn log(&self, fmt: sys::VmafOutputFormat, tag: &str) -> String {
         let path = std::env::temp_dir().join(format!("vmafx-log-format-{}-{tag}", std::process::id()));
         let cpath = CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: `self.ctx` is the live context `new` made; `cpath` a
+        // NUL-terminated path alive for the call.
         unsafe {
             assert_eq!(sys::vmaf_write_output(self.ctx, cpath.as_ptr(), fmt), 0);
         }
@@ -110,6 +117,7 @@ impl Reference {
         };
         let n = CString::new(name).unwrap();
         let mut s = 0.0;
+        // SAFETY: the live context, a NUL-terminated name and a local out value.
         let err = unsafe { sys::vmaf_feature_score_pooled(self.ctx, n.as_ptr(), m, &mut s, first, last) };
         (err == 0).then_some(s)
     }
@@ -117,6 +125,8 @@ impl Reference {
 
 impl Drop for Reference {
     fn drop(&mut self) {
+        // SAFETY: the model (when loaded) and context `new` made, each
+        // destroyed once, here.
         unsafe {
             if !self.model.is_null() {
                 sys::vmaf_model_destroy(self.model);

@@ -10,11 +10,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::FeatureOptions;
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::log::{render_log, LogFormat, LogInput};
+use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, LogFormat, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::score::log::{render_log, LogInput};
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 

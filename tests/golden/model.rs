@@ -18,7 +18,8 @@ use std::ptr;
 
 use crate::support::synth::Rng;
 use vmaf_head_sys as sys;
-use vmafx::model::{LoadFlags, Model, ModelConfig, ModelDefinition};
+use vmafx::{LoadFlags, Model, ModelConfig};
+use vmafx::internals::model::ModelDefinition;
 
 /// Names libvmaf's predictor reads for the v0.6.1 models (the provided
 /// names, or `vmaf_feature_name_from_options` names for non-default options).
@@ -47,6 +48,10 @@ enum Source<'a> {
 /// libvmaf's scores for `vectors`, frame i getting vectors[i].
 fn libvmaf_scores(source: &Source<'_>, flags: u64, names: &[&str], vectors: &[Vec<f64>]) -> Vec<f64> {
     let _libvmaf = support::reference::libvmaf_lock();
+    // SAFETY: libvmaf's C API under its lock: every return code is
+    // checked; names and paths are CStrings alive for the calls that read
+    // them; pictures come from vmaf_picture_alloc and go to
+    // vmaf_read_pictures, which takes them; model and context freed once.
     unsafe {
         let mut ctx = ptr::null_mut();
         let cfg = support::reference::config(0, 1, support::reference::LibvmafPath::C);
@@ -360,7 +365,7 @@ fn models_resolve_to_extractors() {
     // can be: the motion feature, and a clear refusal for the rest.
     let have_all = ["VMAF_integer_feature_vif_scale0_score", "VMAF_integer_feature_adm2_score"]
         .iter()
-        .all(|n| vmafx::feature::find_provider(n).is_ok());
+        .all(|n| vmafx::internals::feature::find_provider(n).is_ok());
     for (version, names) in [
         ("vmaf_v0.6.1", V061),
         ("vmaf_v0.6.1neg", V061NEG),
@@ -489,6 +494,8 @@ fn refusals() {
         let text = custom_model(&[("score_transform", serde_json::from_str(st).unwrap())], &[]);
         std::fs::write(&path, text).unwrap();
         assert!(ModelDefinition::from_path(&path, LoadFlags::default()).is_err(), "{tag}");
+        // SAFETY: a NUL-terminated path and local out values; the load is
+        // expected to fail, so there is no model to free.
         unsafe {
             let cp = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
             let mut mcfg = sys::VmafModelConfig { name: ptr::null(), flags: 0 };

@@ -4,10 +4,8 @@
 use std::sync::Arc;
 
 use crate::support::{reference, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{find_extractor, FeatureOptions};
-use vmafx::picture::Chroma;
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions};
+use vmafx::internals::feature::find_extractor;
 
 fn check(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, opts: &[(&str, &str)], threads: usize, subsample: u32, cpu: CpuLevel) {
     let frames = synth::clip(chroma, bits, w, h, n, 42 + bits as u64);
@@ -31,7 +29,7 @@ fn check(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, opts: &[(&str, 
         ..Default::default()
     };
     let r = reference::run(&frames, &spec, &names);
-    let mut ours_log: Vec<String> = names.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
+    let mut ours_log: Vec<String> = names.iter().map(|n| vmafx::internals::feature::naming::alias(n).to_owned()).collect();
     let mut theirs_log = r.log_names.clone();
     ours_log.sort();
     theirs_log.sort();

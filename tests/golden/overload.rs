@@ -11,11 +11,8 @@ use std::sync::Arc;
 
 use crate::support::logs::assert_every_log_same;
 use crate::support::{reference, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::model::{FeatureOverload, Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::log::LogInput;
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOverload, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::score::log::LogInput;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -164,8 +161,8 @@ fn overloads_libvmaf_would_ignore_are_refused_by_name() {
 /// read the overloaded features, and the same refusals reach its error.
 #[test]
 fn filter_model_option_takes_overloads() {
-    use vmafx::avfilter::options::RawOptions;
-    use vmafx::avfilter::Filter;
+    use vmafx::internals::avfilter::Filter;
+    use vmafx::internals::avfilter::options::RawOptions;
     let raw = |model| RawOptions { model: Some(model), n_subsample: 1, ..Default::default() };
     let f = Filter::new(&raw(
         "version=vmaf_v0.6.1:name=over:adm.adm_enhn_gain_limit='1.0':motion.motion_force_zero=true|version=vmaf_b_v0.6.3:vif.vif_enhn_gain_limit=1.23456789",
@@ -197,7 +194,7 @@ fn filter_model_option_takes_overloads() {
 #[test]
 fn feature_option_values_are_stored_as_libvmaf_stores_them() {
     let frames = synth::clip(Chroma::Yuv420, 8, 176, 144, 4, 11);
-    let (name, options) = vmafx::cli::parse_feature("adm=adm_enhn_gain_limit=1.23456789").unwrap();
+    let (name, options) = vmafx::internals::option_strings::parse_feature("adm=adm_enhn_gain_limit=1.23456789").unwrap();
     let mut ctx = Context::new(ContextConfig { cpu: CpuLevel::detect_host(), ..Default::default() }).unwrap();
     ctx.use_feature(&name, options).unwrap();
     for (r, d) in &frames {

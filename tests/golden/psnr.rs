@@ -6,11 +6,8 @@
 use std::sync::Arc;
 
 use crate::support::{reference, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::psnr::DESCRIPTOR;
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::psnr::DESCRIPTOR;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -147,7 +144,7 @@ fn psnr_identical_pictures_match_libvmaf() {
 
 #[test]
 fn psnr_extreme_content_matches_libvmaf() {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     for bits in [8u8, 10, 12, 16] {
         let fmt = PixelFormat::new(Chroma::Yuv444, bits).unwrap();
         let (w, h) = (37usize, 11usize);

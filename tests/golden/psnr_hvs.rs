@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::{clips, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, OwnedPicture};
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 

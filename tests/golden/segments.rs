@@ -9,10 +9,8 @@
 use std::sync::Arc;
 
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::score::log::{render_log, LogFormat, LogInput};
+use vmafx::{Chroma, Context, ContextConfig, LogFormat, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::score::log::{render_log, LogInput};
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -30,7 +28,7 @@ fn context(plan: &Plan) -> Context {
         ctx.use_model(Model::builtin(m, &ModelConfig::default()).unwrap()).unwrap();
     }
     for f in plan.features {
-        let (name, options) = vmafx::cli::parse_feature(f).unwrap();
+        let (name, options) = vmafx::internals::option_strings::parse_feature(f).unwrap();
         ctx.use_feature(&name, options).unwrap();
     }
     ctx

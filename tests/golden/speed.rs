@@ -8,10 +8,8 @@ use std::sync::Arc;
 
 use crate::support::reference::{self, LibvmafPath};
 use crate::support::synth;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{find_extractor, FeatureOptions};
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::find_extractor;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -155,7 +153,7 @@ fn speed_chroma_flat_planes_match_libvmaf() {
 /// noise floor, so where the floor lies (`speed_nn_floor`,
 /// `speed_sigma_nn`) decides which blocks count.
 fn noise_ramp_clip(chroma: Chroma, bits: u8, w: usize, h: usize, n: usize, seed: u64) -> Clip {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     let fmt = PixelFormat::new(chroma, bits).unwrap();
     let mut rng = synth::Rng::new(seed);
     let scale = 1u32 << (bits - 8);

@@ -14,12 +14,8 @@
 use std::sync::Arc;
 
 use crate::support::{clips, reference};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::OwnedPicture;
-use vmafx::score::log::{render_log, LogFormat, LogInput};
-use vmafx::score::PoolMethod;
-use vmafx::simd::CpuLevel;
+use vmafx::{Context, ContextConfig, CpuLevel, LogFormat, Model, ModelConfig, OwnedPicture, PoolMethod};
+use vmafx::internals::score::log::{render_log, LogInput};
 
 const POOLS: [PoolMethod; 4] = [PoolMethod::Mean, PoolMethod::HarmonicMean, PoolMethod::Min, PoolMethod::Max];
 

@@ -7,11 +7,8 @@
 use std::sync::Arc;
 
 use crate::support::{reference, synth};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::vif::DESCRIPTOR;
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::{Chroma, OwnedPicture};
-use vmafx::simd::CpuLevel;
+use vmafx::{Chroma, Context, ContextConfig, CpuLevel, FeatureOptions, OwnedPicture};
+use vmafx::internals::feature::vif::DESCRIPTOR;
 
 type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -117,7 +114,7 @@ fn vif_debug_and_skip_scale0_match_libvmaf() {
 /// checkerboards, noise (large variances at 16 bits), identical pairs.
 #[test]
 fn vif_extreme_content_matches_libvmaf() {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     for bits in [8u8, 10, 12, 16] {
         let fmt = PixelFormat::new(Chroma::Yuv420, bits).unwrap();
         let (w, h) = (71usize, 37usize);
@@ -166,7 +163,7 @@ fn vif_extreme_content_matches_libvmaf() {
 
 #[test]
 fn vif_refuses_pictures_below_16x16() {
-    use vmafx::picture::PixelFormat;
+    use vmafx::PixelFormat;
     for (w, h) in [(15usize, 40usize), (40, 15), (8, 8)] {
         let fmt = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
         let p = OwnedPicture::new(fmt, w, h).unwrap();

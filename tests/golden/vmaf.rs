@@ -14,13 +14,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::support::{clips, reference};
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::naming::alias;
-use vmafx::feature::FeatureOptions;
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::OwnedPicture;
-use vmafx::score::PoolMethod;
-use vmafx::simd::CpuLevel;
+use vmafx::{Context, ContextConfig, CpuLevel, FeatureOptions, Model, ModelConfig, OwnedPicture, PoolMethod};
+use vmafx::internals::feature::naming::alias;
 
 /// (built-in version, name in the collector)
 const MODELS: [(&str, &str); 4] = [

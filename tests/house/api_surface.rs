@@ -38,6 +38,36 @@ fn capi_build_has_no_clap() {
     assert!(default.iter().any(|c| c == "clap"), "the default build (the CLI) lost clap: {default:?}");
 }
 
+/// python/Cargo.toml's dependency on vmafx: without the defaults, with
+/// the features it names.
+fn python_vmafx_features() -> Vec<String> {
+    let manifest = std::fs::read_to_string(Path::new(ROOT).join("python/Cargo.toml")).expect("python/Cargo.toml reads");
+    let line = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("vmafx = "))
+        .expect("python/Cargo.toml depends on vmafx (a `vmafx = { .. }` line)");
+    assert!(line.contains("default-features = false"), "the Python module takes vmafx's defaults (`cli`, `capi`): {line}");
+    let list = line.split("features = [").nth(1).and_then(|r| r.split(']').next()).unwrap_or("");
+    list.split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect()
+}
+
+/// The Python module shares the CLI's option strings (src/option_strings.rs,
+/// no feature) but not the CLI: its build of vmafx has no clap, and no
+/// `capi` symbols.
+#[test]
+fn python_build_has_no_clap() {
+    let features = python_vmafx_features();
+    assert!(features.iter().all(|f| f != "cli" && f != "capi"), "python/Cargo.toml asks vmafx for {features:?}: not `cli`, not `capi`");
+    let mut args = vec!["--no-default-features".to_owned()];
+    if !features.is_empty() {
+        args.extend(["--features".to_owned(), features.join(",")]);
+    }
+    let deps = normal_dependencies(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(deps.iter().any(|c| c == "serde_json"), "cargo tree listed no dependencies: {deps:?}");
+    let cli_only: Vec<_> = deps.iter().filter(|c| c.starts_with("clap") || *c == "signal-hook").collect();
+    assert!(cli_only.is_empty(), "the Python module's vmafx (features {features:?}) depends on {cli_only:?}");
+}
+
 /// include/vmafx.h is what cbindgen writes from src/avfilter/ffi.rs with
 /// cbindgen.toml: a change to the C interface changes the header in the
 /// same commit (FFmpeg's glue compiles against it).

@@ -36,18 +36,13 @@ use nix::libc;
 use filter_capi::*;
 use hip_fake::*;
 use vm_bed::*;
-use vmafx::avfilter::ffi::*;
-use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
-use vmafx::device::gpu::backend::{Backend, DeviceMemory, EventRef, Pitched};
-use vmafx::device::gpu::lane::GpuLane;
-use vmafx::device::DeviceKind;
-use vmafx::engine::{Context, ContextConfig, DeviceChoice, GpuVendor, PictureSource};
-use vmafx::feature::FeatureOptions;
-use vmafx::import::cpu::HostImporter;
-use vmafx::import::gpu::{wait_ready, GpuImporter};
-use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object, PlaneRef};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{AvDrmFrameDescriptor, Chroma, Context, ContextConfig, DeviceChoice, DeviceKind, FeatureOptions, FrameDescriptor, GpuVendor, HostImporter, Model, ModelConfig, OwnedPicture, PictureSource};
+use vmafx::internals::avfilter::ffi::*;
+use vmafx::internals::device::gpu::backend::{Backend, DeviceMemory, EventRef, Pitched};
+use vmafx::internals::device::gpu::lane::GpuLane;
+use vmafx::internals::import::drm::{AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+use vmafx::internals::import::gpu::{wait_ready, GpuImporter};
+use vmafx::internals::import::{DrmFourcc, DrmModifier, ImportErrorKind, Layer, Memory, Object, PlaneRef};
 
 
 fn in_child() -> bool {

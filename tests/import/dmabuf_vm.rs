@@ -25,15 +25,8 @@ use std::time::Duration;
 
 use filter_capi::*;
 use vm_bed::*;
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::FeatureOptions;
-use vmafx::import::cpu::HostImporter;
-use vmafx::import::{
-    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, ImportErrorKind, Layer, Memory, Object,
-    PlaneRef, ReleaseFence,
-};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
+use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, FrameDescriptor, HostImporter, Model, ModelConfig, OwnedPicture, PixelFormat};
+use vmafx::internals::import::{AcquireFence, DrmFourcc, DrmModifier, ImportErrorKind, Layer, Memory, Object, PlaneRef, ReleaseFence};
 
 /// True inside the VM (vgem and udmabuf present there).
 fn in_vm() -> bool {
@@ -349,7 +342,8 @@ fn vm_vaapi_p010_two_objects_two_fences() {
 /// `DRM_FORMAT_MOD_INVALID` as FFmpeg passes it is refused by default.
 #[test]
 fn vm_ffmpeg_drm_descriptor_imports() {
-    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    use vmafx::AvDrmFrameDescriptor;
+    use vmafx::internals::import::drm::{AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
     if !in_vm() {
         return;
     }
@@ -418,7 +412,7 @@ fn vm_refusals_name_what_and_why() {
     let mut d = planar_descriptor("implicit frame".into(), buf.dup_fd(), &layout, w, h);
     d.objects[0].modifier = DrmModifier::Invalid;
     let mut d = *expect(d, ImportErrorKind::NotSupported, &["DRM_FORMAT_MOD_INVALID"]).descriptor;
-    d.invalid_modifier = vmafx::import::InvalidModifier::ImplicitLinear;
+    d.invalid_modifier = vmafx::internals::import::InvalidModifier::ImplicitLinear;
     device.import(d).expect("implicit-linear accepted when the caller says so");
     // A plane past the end of its buffer.
     let mut d = planar_descriptor("long frame".into(), buf.dup_fd(), &layout, w, h);
@@ -477,7 +471,7 @@ fn vm_host_release_fence_signals_on_drop() {
     let layout = planar_layout(w, h);
     let buf = Buffer::udmabuf(layout.len);
     let device = HostImporter::new(false);
-    let release = vmafx::import::HostFence::new();
+    let release = vmafx::internals::import::HostFence::new();
     let mut d = planar_descriptor("released frame".into(), buf.dup_fd(), &layout, w, h);
     d.release.push(ReleaseFence::Host(release.clone()));
     let frame = device.import(d).expect("import");
@@ -490,7 +484,7 @@ fn vm_host_release_fence_signals_on_drop() {
 
 // ------------------------------------------------- the filter's C interface
 
-fn new_filter(fence_timeout_us: i64) -> *mut vmafx::avfilter::ffi::VmafxFilter {
+fn new_filter(fence_timeout_us: i64) -> *mut vmafx::internals::avfilter::ffi::VmafxFilter {
     filter_capi::new_filter(c"version=vmaf_v0.6.1", 2, fence_timeout_us * time_scale() as i64, None).expect("vmafx_filter_new")
 }
 
@@ -498,7 +492,7 @@ fn new_filter(fence_timeout_us: i64) -> *mut vmafx::avfilter::ffi::VmafxFilter {
 /// it: yuv420p as one YUV420 layer (padded pitches, unpacked offsets), nv12
 /// as VAAPI exports it (R8 + GR88 layers). Returns the buffer (to keep it
 /// mapped) and the descriptor with its own fd.
-fn drm_frame(vgem: &Arc<Vgem>, pic: &OwnedPicture, sw: &str) -> (Buffer, Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd) {
+fn drm_frame(vgem: &Arc<Vgem>, pic: &OwnedPicture, sw: &str) -> (Buffer, Box<vmafx::AvDrmFrameDescriptor>, OwnedFd) {
     let mut buf = Buffer::vgem(vgem, drm_len(pic.width(), pic.height(), sw));
     let (desc, fd) = fill_drm(&mut buf, pic, sw);
     (buf, desc, fd)
@@ -514,8 +508,9 @@ fn drm_len(w: usize, h: usize, sw: &str) -> usize {
 
 /// Writes `pic` into `buf` (at least [`drm_len`] bytes) in `sw`'s layout
 /// and describes it; the descriptor comes with a dup of the buffer's fd.
-fn fill_drm(buf: &mut Buffer, pic: &OwnedPicture, sw: &str) -> (Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd) {
-    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+fn fill_drm(buf: &mut Buffer, pic: &OwnedPicture, sw: &str) -> (Box<vmafx::AvDrmFrameDescriptor>, OwnedFd) {
+    use vmafx::AvDrmFrameDescriptor;
+    use vmafx::internals::import::drm::{AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
     let (w, h) = (pic.width(), pic.height());
     let mut av = Box::new(AvDrmFrameDescriptor { nb_objects: 1, ..Default::default() });
     if sw == "yuv420p" {
@@ -550,7 +545,7 @@ fn fill_drm(buf: &mut Buffer, pic: &OwnedPicture, sw: &str) -> (Box<vmafx::impor
 /// push waits for it. Returns the metadata per output frame (values parsed
 /// to f64 bits) and the host-copy counter.
 fn filter_run(frames: &[(OwnedPicture, OwnedPicture)], sw: &str, drm_main: bool, drm_ref: bool) -> (Vec<Vec<(String, u64)>>, u64) {
-    use vmafx::avfilter::ffi::*;
+    use vmafx::internals::avfilter::ffi::*;
     let sw_c = std::ffi::CString::new(sw).unwrap();
     let (w, h) = (frames[0].0.width(), frames[0].0.height());
     let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -633,7 +628,7 @@ fn vm_filter_drm_prime_inputs_score_like_software() {
 /// every frame handed over is released.
 #[test]
 fn vm_filter_drm_fence_timeout_is_a_clear_error() {
-    use vmafx::avfilter::ffi::*;
+    use vmafx::internals::avfilter::ffi::*;
     if !in_vm() {
         return;
     }
@@ -687,11 +682,11 @@ fn process_footprint() -> (u64, usize, usize, usize) {
 }
 
 /// Pops every output frame `f` has ready, as [`finish_and_pop`] does.
-fn pop_ready(f: *mut vmafx::avfilter::ffi::VmafxFilter, into: &mut std::collections::VecDeque<Vec<(String, u64)>>) {
+fn pop_ready(f: *mut vmafx::internals::avfilter::ffi::VmafxFilter, into: &mut std::collections::VecDeque<Vec<(String, u64)>>) {
     loop {
         let mut out = std::ptr::null_mut();
         // SAFETY: a live filter, a writable pointer.
-        let n = unsafe { vmafx::avfilter::ffi::vmafx_filter_pop(f, &mut out) };
+        let n = unsafe { vmafx::internals::avfilter::ffi::vmafx_filter_pop(f, &mut out) };
         assert!(n >= 0, "{}", last_error(f));
         if n == 0 {
             return;
@@ -723,7 +718,7 @@ fn pop_ready(f: *mut vmafx::avfilter::ffi::VmafxFilter, into: &mut std::collecti
 fn soak_drm_prime() {
     use std::collections::VecDeque;
     use std::sync::Mutex;
-    use vmafx::avfilter::ffi::*;
+    use vmafx::internals::avfilter::ffi::*;
     assert!(in_vm(), "run it through scripts/soak drm: it needs the dmabuf VM");
     let frames: usize = std::env::var("VMAFX_DRM_SOAK_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     let warmup = (frames / 10).max(1000).min(frames / 2);

@@ -8,12 +8,8 @@ use crate::support::synth;
 use std::sync::Arc;
 use std::time::Duration;
 
-use vmafx::import::cpu::HostImporter;
-use vmafx::import::{
-    AcquireFence, DrmFourcc, DrmModifier, FrameDescriptor, HostFence, ImportErrorKind, Layer,
-    Memory, Object, PlaneRef,
-};
-use vmafx::picture::{Chroma, OwnedPicture, Picture};
+use vmafx::{Chroma, FrameDescriptor, HostImporter, OwnedPicture, Picture};
+use vmafx::internals::import::{AcquireFence, DrmFourcc, DrmModifier, HostFence, ImportErrorKind, Layer, Memory, Object, PlaneRef};
 
 /// Lays `pic` out as `format` in one host object (Y at 0, chroma after),
 /// 16-bit samples little-endian and MSB-aligned (`shift`).
@@ -165,7 +161,8 @@ fn refusals_on_the_cpu_device() {
 #[test]
 fn av_drm_descriptor_layout_and_conversion() {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use vmafx::import::drm::{AvDrmFrameDescriptor, AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
+    use vmafx::AvDrmFrameDescriptor;
+    use vmafx::internals::import::drm::{AvDrmLayerDescriptor, AvDrmObjectDescriptor, AvDrmPlaneDescriptor};
     assert_eq!(std::mem::size_of::<AvDrmFrameDescriptor>(), 528);
     assert_eq!(std::mem::offset_of!(AvDrmFrameDescriptor, nb_layers), 104);
     assert_eq!(std::mem::offset_of!(AvDrmFrameDescriptor, layers), 112);

@@ -15,7 +15,7 @@ use std::ptr;
 use crate::support::synth;
 use crate::support::ffmpeg::{assert_same_bits, Scores, Spec};
 use ffmpeg_sys_next as ff;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, OwnedPicture};
 
 const EAGAIN: i32 = -11;
 
@@ -45,6 +45,8 @@ fn cstr(s: &str) -> CString {
 
 fn err_text(code: i32) -> String {
     let mut buf = [0 as std::ffi::c_char; 128];
+    // SAFETY: av_strerror writes at most `buf.len()` bytes, NUL-terminated,
+    // into `buf`, which CStr then reads.
     unsafe {
         ff::av_strerror(code, buf.as_mut_ptr(), buf.len());
         CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
@@ -53,67 +55,75 @@ fn err_text(code: i32) -> String {
 
 /// An AVFrame holding `p` in the host layout.
 unsafe fn make_frame(p: &OwnedPicture, fmt: &str, layout: Layout, pts: i64) -> *mut ff::AVFrame {
-    let f = ff::av_frame_alloc();
-    assert!(!f.is_null());
-    (*f).width = p.width() as i32;
-    (*f).height = p.height() as i32;
-    (*f).format = ff::av_get_pix_fmt(cstr(fmt).as_ptr()) as i32;
-    assert!((*f).format >= 0, "unknown pix fmt {fmt}");
-    (*f).pts = pts;
-    assert_eq!(ff::av_frame_get_buffer(f, 0), 0);
-    let v = p.view();
-    let bps = p.format().bytes_per_sample();
-    let luma = v.plane(0);
-    for y in 0..luma.height() {
-        let dst = (*f).data[0].offset(y as isize * (*f).linesize[0] as isize);
-        match layout {
-            Layout::SemiPlanar(shift) if bps == 2 => {
-                for (x, s) in luma.row_u16(y).iter().enumerate() {
-                    let b = (s << shift).to_le_bytes();
-                    *dst.add(2 * x) = b[0];
-                    *dst.add(2 * x + 1) = b[1];
+    // SAFETY: the caller's contract is only `p` itself. `f` is the frame
+    // av_frame_alloc just made (asserted non-null) and av_frame_get_buffer gave it
+    // planes for `width` x `height` in `format` (asserted 0): each row written
+    // starts at `data[i] + y * linesize[i]` with `y` below that plane's height and
+    // holds at most `linesize[i]` bytes (a row of `p`, whose geometry and chroma
+    // are the frame's).
+    unsafe {
+        let f = ff::av_frame_alloc();
+        assert!(!f.is_null());
+        (*f).width = p.width() as i32;
+        (*f).height = p.height() as i32;
+        (*f).format = ff::av_get_pix_fmt(cstr(fmt).as_ptr()) as i32;
+        assert!((*f).format >= 0, "unknown pix fmt {fmt}");
+        (*f).pts = pts;
+        assert_eq!(ff::av_frame_get_buffer(f, 0), 0);
+        let v = p.view();
+        let bps = p.format().bytes_per_sample();
+        let luma = v.plane(0);
+        for y in 0..luma.height() {
+            let dst = (*f).data[0].offset(y as isize * (*f).linesize[0] as isize);
+            match layout {
+                Layout::SemiPlanar(shift) if bps == 2 => {
+                    for (x, s) in luma.row_u16(y).iter().enumerate() {
+                        let b = (s << shift).to_le_bytes();
+                        *dst.add(2 * x) = b[0];
+                        *dst.add(2 * x + 1) = b[1];
+                    }
                 }
-            }
-            _ => {
-                let row = &luma.data()[y * luma.stride()..y * luma.stride() + luma.width() * bps];
-                ptr::copy_nonoverlapping(row.as_ptr(), dst, row.len());
-            }
-        }
-    }
-    if p.format().chroma == Chroma::Yuv400 {
-        return f;
-    }
-    match layout {
-        Layout::Planar => {
-            for i in 1..3 {
-                let pl = v.plane(i);
-                for y in 0..pl.height() {
-                    let dst = (*f).data[i].offset(y as isize * (*f).linesize[i] as isize);
-                    let row = &pl.data()[y * pl.stride()..y * pl.stride() + pl.width() * bps];
+                _ => {
+                    let row = &luma.data()[y * luma.stride()..y * luma.stride() + luma.width() * bps];
                     ptr::copy_nonoverlapping(row.as_ptr(), dst, row.len());
                 }
             }
         }
-        Layout::SemiPlanar(shift) => {
-            let (u, w) = (v.plane(1), v.plane(2));
-            for y in 0..u.height() {
-                let dst = (*f).data[1].offset(y as isize * (*f).linesize[1] as isize);
-                for x in 0..u.width() {
-                    for (k, pl) in [u, w].iter().enumerate() {
-                        let s = pl.sample(x, y) << shift;
-                        if bps == 1 {
-                            *dst.add(2 * x + k) = s as u8;
-                        } else {
-                            let b = (s as u16).to_le_bytes();
-                            *dst.add(4 * x + 2 * k) = b[0];
-                            *dst.add(4 * x + 2 * k + 1) = b[1];
+        if p.format().chroma == Chroma::Yuv400 {
+            return f;
+        }
+        match layout {
+            Layout::Planar => {
+                for i in 1..3 {
+                    let pl = v.plane(i);
+                    for y in 0..pl.height() {
+                        let dst = (*f).data[i].offset(y as isize * (*f).linesize[i] as isize);
+                        let row = &pl.data()[y * pl.stride()..y * pl.stride() + pl.width() * bps];
+                        ptr::copy_nonoverlapping(row.as_ptr(), dst, row.len());
+                    }
+                }
+            }
+            Layout::SemiPlanar(shift) => {
+                let (u, w) = (v.plane(1), v.plane(2));
+                for y in 0..u.height() {
+                    let dst = (*f).data[1].offset(y as isize * (*f).linesize[1] as isize);
+                    for x in 0..u.width() {
+                        for (k, pl) in [u, w].iter().enumerate() {
+                            let s = pl.sample(x, y) << shift;
+                            if bps == 1 {
+                                *dst.add(2 * x + k) = s as u8;
+                            } else {
+                                let b = (s as u16).to_le_bytes();
+                                *dst.add(4 * x + 2 * k) = b[0];
+                                *dst.add(4 * x + 2 * k + 1) = b[1];
+                            }
                         }
                     }
                 }
             }
         }
+        f
     }
-    f
 }
 
 struct Graph {
@@ -125,6 +135,7 @@ struct Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
+        // SAFETY: the graph build_graph allocated, freed once (it nulls the pointer).
         unsafe { ff::avfilter_graph_free(&mut self.graph) };
     }
 }
@@ -136,74 +147,87 @@ unsafe fn build_graph(
     reference: (usize, usize, &str),
     options: &str,
 ) -> Result<Graph, (String, i32)> {
-    let graph = ff::avfilter_graph_alloc();
-    assert!(!graph.is_null());
-    let mut g = Graph { graph, main: ptr::null_mut(), reference: ptr::null_mut(), sink: ptr::null_mut() };
-    let create = |ctx: &mut *mut ff::AVFilterContext, filter: &str, name: &str, args: &str| {
-        let f = ff::avfilter_get_by_name(cstr(filter).as_ptr());
-        assert!(!f.is_null(), "filter {filter} missing from the 9.0 build");
-        let args = cstr(args);
-        let r = ff::avfilter_graph_create_filter(ctx, f, cstr(name).as_ptr(), args.as_ptr(), ptr::null_mut(), graph);
-        if r < 0 { Err((format!("create {name}"), r)) } else { Ok(()) }
-    };
-    let src_args = |(w, h, fmt): (usize, usize, &str)| {
-        format!("video_size={w}x{h}:pix_fmt={fmt}:time_base=1/25:pixel_aspect=1/1")
-    };
-    create(&mut g.main, "buffer", "main", &src_args(main))?;
-    create(&mut g.reference, "buffer", "reference", &src_args(reference))?;
-    let mut vmafx = ptr::null_mut();
-    create(&mut vmafx, "vmafx", "vmafx", options)?;
-    create(&mut g.sink, "buffersink", "sink", "")?;
-    for (src, dst, pad) in [(g.main, vmafx, 0), (g.reference, vmafx, 1)] {
-        let r = ff::avfilter_link(src, 0, dst, pad);
+    // SAFETY: `graph` is the graph avfilter_graph_alloc just made (asserted
+    // non-null), owned by `g`, which frees it on every return; each name and
+    // argument is a CString alive for the call that reads it; the contexts linked
+    // were created in this graph (their return codes checked first).
+    unsafe {
+        let graph = ff::avfilter_graph_alloc();
+        assert!(!graph.is_null());
+        let mut g = Graph { graph, main: ptr::null_mut(), reference: ptr::null_mut(), sink: ptr::null_mut() };
+        let create = |ctx: &mut *mut ff::AVFilterContext, filter: &str, name: &str, args: &str| {
+            let f = ff::avfilter_get_by_name(cstr(filter).as_ptr());
+            assert!(!f.is_null(), "filter {filter} missing from the 9.0 build");
+            let args = cstr(args);
+            let r = ff::avfilter_graph_create_filter(ctx, f, cstr(name).as_ptr(), args.as_ptr(), ptr::null_mut(), graph);
+            if r < 0 { Err((format!("create {name}"), r)) } else { Ok(()) }
+        };
+        let src_args = |(w, h, fmt): (usize, usize, &str)| {
+            format!("video_size={w}x{h}:pix_fmt={fmt}:time_base=1/25:pixel_aspect=1/1")
+        };
+        create(&mut g.main, "buffer", "main", &src_args(main))?;
+        create(&mut g.reference, "buffer", "reference", &src_args(reference))?;
+        let mut vmafx = ptr::null_mut();
+        create(&mut vmafx, "vmafx", "vmafx", options)?;
+        create(&mut g.sink, "buffersink", "sink", "")?;
+        for (src, dst, pad) in [(g.main, vmafx, 0), (g.reference, vmafx, 1)] {
+            let r = ff::avfilter_link(src, 0, dst, pad);
+            if r < 0 {
+                return Err(("link".into(), r));
+            }
+        }
+        let r = ff::avfilter_link(vmafx, 0, g.sink, 0);
         if r < 0 {
             return Err(("link".into(), r));
         }
+        let r = ff::avfilter_graph_config(graph, ptr::null_mut());
+        if r < 0 {
+            return Err(("config".into(), r));
+        }
+        Ok(g)
     }
-    let r = ff::avfilter_link(vmafx, 0, g.sink, 0);
-    if r < 0 {
-        return Err(("link".into(), r));
-    }
-    let r = ff::avfilter_graph_config(graph, ptr::null_mut());
-    if r < 0 {
-        return Err(("config".into(), r));
-    }
-    Ok(g)
 }
 
 /// Output frames: (pts, metadata under lavfi.vmafx.).
 type Output = Vec<(i64, Vec<(String, String)>)>;
 
+/// Pulls every frame `sink` has ready into `out`; Ok(true) at EOF.
+/// Safety: `sink` is the buffersink of a configured graph.
 unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
-    loop {
-        let f = ff::av_frame_alloc();
-        let r = ff::av_buffersink_get_frame(sink, f);
-        if r == EAGAIN {
-            ff::av_frame_free(&mut { f });
-            return Ok(false);
-        }
-        if r == ff::AVERROR_EOF {
-            ff::av_frame_free(&mut { f });
-            return Ok(true);
-        }
-        if r < 0 {
-            ff::av_frame_free(&mut { f });
-            return Err(r);
-        }
-        let mut meta = Vec::new();
-        let mut e: *const ff::AVDictionaryEntry = ptr::null();
+    // SAFETY: the caller gives the buffersink of a configured graph (this
+    // fn's contract); each frame `f` is freed exactly once, on every path, and its
+    // metadata entries are read (and copied into owned Strings) while `f` holds them.
+    unsafe {
         loop {
-            e = ff::av_dict_iterate((*f).metadata, e);
-            if e.is_null() {
-                break;
+            let f = ff::av_frame_alloc();
+            let r = ff::av_buffersink_get_frame(sink, f);
+            if r == EAGAIN {
+                ff::av_frame_free(&mut { f });
+                return Ok(false);
             }
-            let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
-            if let Some(name) = k.strip_prefix("lavfi.vmafx.") {
-                meta.push((name.to_owned(), CStr::from_ptr((*e).value).to_string_lossy().into_owned()));
+            if r == ff::AVERROR_EOF {
+                ff::av_frame_free(&mut { f });
+                return Ok(true);
             }
+            if r < 0 {
+                ff::av_frame_free(&mut { f });
+                return Err(r);
+            }
+            let mut meta = Vec::new();
+            let mut e: *const ff::AVDictionaryEntry = ptr::null();
+            loop {
+                e = ff::av_dict_iterate((*f).metadata, e);
+                if e.is_null() {
+                    break;
+                }
+                let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
+                if let Some(name) = k.strip_prefix("lavfi.vmafx.") {
+                    meta.push((name.to_owned(), CStr::from_ptr((*e).value).to_string_lossy().into_owned()));
+                }
+            }
+            out.push(((*f).pts, meta));
+            ff::av_frame_free(&mut { f });
         }
-        out.push(((*f).pts, meta));
-        ff::av_frame_free(&mut { f });
     }
 }
 
@@ -217,6 +241,9 @@ fn run(
 ) -> Result<Output, (String, i32)> {
     let p = main_pics[0];
     let fmt = pix_fmt_name(p.format().chroma, p.format().bits, layout);
+    // SAFETY: `g` is a configured graph (build_graph), alive to the end of
+    // the block; each frame make_frame returns is handed to buffersrc (which
+    // takes a reference) and freed once; drain gets the graph's sink.
     unsafe {
         let g = build_graph((p.width(), p.height(), &fmt), (p.width(), p.height(), &fmt), options)?;
         let mut out = Output::new();
@@ -267,7 +294,7 @@ fn scores(out: &Output) -> Scores {
 }
 
 fn ffmpeg_support_format(v: f64) -> String {
-    vmafx::avfilter::number::format_g17(v)
+    vmafx::internals::avfilter::number::format_g17(v)
 }
 
 fn check(case: &str, chroma: Chroma, bits: u8, w: usize, h: usize, layout: Layout, spec: &Spec, options: &str) {
@@ -324,6 +351,8 @@ fn default_model_metadata_equals_core() {
 /// Bad input: errors from the API, no crash, no silent drop.
 #[test]
 fn bad_input_fails_with_an_error() {
+    // SAFETY: build_graph's only inputs are these strings; each graph it
+    // returns frees itself when dropped.
     unsafe {
         let opts = "model=:feature=name=motion";
         let e = build_graph((32, 24, "yuv420p"), (34, 24, "yuv420p"), opts).err().expect("sizes differ");

@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 use ffmpeg_sys_next as ff;
 use nix::libc;
 use vm_bed::*;
-use vmafx::import::DrmFourcc;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, OwnedPicture};
+use vmafx::internals::import::DrmFourcc;
 
 const EAGAIN: i32 = -11;
 /// How long after a push the producer writes, then signals again as long.
@@ -187,27 +187,34 @@ fn write_content(sw: Sw, l: &Layout, pic: &OwnedPicture, dst: &mut [u8]) {
 
 /// A software AVFrame of `pic` in pix_fmt `sw` (as tests/lavfi/api.rs).
 unsafe fn software_frame(pic: &OwnedPicture, sw: Sw, pts: i64) -> *mut ff::AVFrame {
-    let f = ff::av_frame_alloc();
-    (*f).width = pic.width() as i32;
-    (*f).height = pic.height() as i32;
-    (*f).format = sw.pix_fmt() as i32;
-    (*f).pts = pts;
-    assert_eq!(ff::av_frame_get_buffer(f, 0), 0);
-    let rows = |i: usize, n: usize| std::slice::from_raw_parts_mut((*f).data[i], (*f).linesize[i] as usize * n);
-    let (h, ch) = (pic.height(), pic.height().div_ceil(2));
-    let (s, ls) = (sw.shift(), |i: usize| (*f).linesize[i] as usize);
-    match sw {
-        Sw::Yuv420p => {
-            write_plane(rows(0, h), pic, 0, 0, ls(0), s);
-            write_plane(rows(1, ch), pic, 1, 0, ls(1), s);
-            write_plane(rows(2, ch), pic, 2, 0, ls(2), s);
+    // SAFETY: `f` is the frame av_frame_alloc just made and
+    // av_frame_get_buffer gave it planes for `pic`'s size in `sw` (asserted 0):
+    // each slice `rows(i, n)` covers plane `i`'s `n` rows of `linesize[i]` bytes
+    // (`n` the luma height, or the 4:2:0 chroma height for planes 1 and 2), and
+    // write_plane/write_interleaved stay inside it.
+    unsafe {
+        let f = ff::av_frame_alloc();
+        (*f).width = pic.width() as i32;
+        (*f).height = pic.height() as i32;
+        (*f).format = sw.pix_fmt() as i32;
+        (*f).pts = pts;
+        assert_eq!(ff::av_frame_get_buffer(f, 0), 0);
+        let rows = |i: usize, n: usize| std::slice::from_raw_parts_mut((*f).data[i], (*f).linesize[i] as usize * n);
+        let (h, ch) = (pic.height(), pic.height().div_ceil(2));
+        let (s, ls) = (sw.shift(), |i: usize| (*f).linesize[i] as usize);
+        match sw {
+            Sw::Yuv420p => {
+                write_plane(rows(0, h), pic, 0, 0, ls(0), s);
+                write_plane(rows(1, ch), pic, 1, 0, ls(1), s);
+                write_plane(rows(2, ch), pic, 2, 0, ls(2), s);
+            }
+            Sw::Nv12 | Sw::P010 => {
+                write_plane(rows(0, h), pic, 0, 0, ls(0), s);
+                write_interleaved(rows(1, ch), pic, 0, ls(1), s);
+            }
         }
-        Sw::Nv12 | Sw::P010 => {
-            write_plane(rows(0, h), pic, 0, 0, ls(0), s);
-            write_interleaved(rows(1, ch), pic, 0, ls(1), s);
-        }
+        f
     }
-    f
 }
 
 // ------------------------------------------------- the hwcontext's pool
@@ -382,54 +389,70 @@ struct RunResult {
     allocated: usize,
 }
 
+/// Pulls every frame `sink` has ready into `out`; Ok(true) at EOF.
+/// Safety: `sink` is the buffersink of a configured graph.
 unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
-    loop {
-        let mut f = ff::av_frame_alloc();
-        let r = ff::av_buffersink_get_frame(sink, f);
-        if r < 0 {
-            ff::av_frame_free(&mut f);
-            return match r {
-                EAGAIN => Ok(false),
-                ff::AVERROR_EOF => Ok(true),
-                _ => Err(r),
-            };
-        }
-        let mut meta = Vec::new();
-        let mut e: *const ff::AVDictionaryEntry = ptr::null();
+    // SAFETY: the caller gives the buffersink of a configured graph (this
+    // fn's contract); each frame `f` is freed exactly once, on every path, and its
+    // metadata entries are read (and copied into owned Strings) while `f` holds them.
+    unsafe {
         loop {
-            e = ff::av_dict_iterate((*f).metadata, e);
-            if e.is_null() {
-                break;
+            let mut f = ff::av_frame_alloc();
+            let r = ff::av_buffersink_get_frame(sink, f);
+            if r < 0 {
+                ff::av_frame_free(&mut f);
+                return match r {
+                    EAGAIN => Ok(false),
+                    ff::AVERROR_EOF => Ok(true),
+                    _ => Err(r),
+                };
             }
-            let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
-            let v = CStr::from_ptr((*e).value).to_string_lossy().into_owned();
-            if k.starts_with("lavfi.vmafx.") {
-                let value: f64 = v.parse().unwrap_or_else(|_| panic!("metadata {k}={v}"));
-                meta.push((k, value.to_bits()));
+            let mut meta = Vec::new();
+            let mut e: *const ff::AVDictionaryEntry = ptr::null();
+            loop {
+                e = ff::av_dict_iterate((*f).metadata, e);
+                if e.is_null() {
+                    break;
+                }
+                let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
+                let v = CStr::from_ptr((*e).value).to_string_lossy().into_owned();
+                if k.starts_with("lavfi.vmafx.") {
+                    let value: f64 = v.parse().unwrap_or_else(|_| panic!("metadata {k}={v}"));
+                    meta.push((k, value.to_bits()));
+                }
             }
+            out.push(((*f).pts, meta));
+            ff::av_frame_free(&mut f);
         }
-        out.push(((*f).pts, meta));
-        ff::av_frame_free(&mut f);
     }
 }
 
 /// A buffersrc of `fmt` (with `frames` as its hw_frames_ctx when DRM).
+/// Safety: `graph` is live; `frames` is null or a frames context reference
+/// the source takes over.
 unsafe fn source(graph: *mut ff::AVFilterGraph, name: &str, w: usize, h: usize, fmt: ff::AVPixelFormat, frames: *mut ff::AVBufferRef) -> *mut ff::AVFilterContext {
-    let name = CString::new(name).unwrap();
-    let ctx = ff::avfilter_graph_alloc_filter(graph, ff::avfilter_get_by_name(c"buffer".as_ptr()), name.as_ptr());
-    assert!(!ctx.is_null());
-    let par = ff::av_buffersrc_parameters_alloc();
-    (*par).format = fmt as i32;
-    (*par).width = w as i32;
-    (*par).height = h as i32;
-    (*par).time_base = ff::AVRational { num: 1, den: 25 };
-    (*par).sample_aspect_ratio = ff::AVRational { num: 1, den: 1 };
-    (*par).hw_frames_ctx = frames;
-    assert_eq!(ff::av_buffersrc_parameters_set(ctx, par), 0);
-    ff::av_free(par as *mut c_void);
-    let r = ff::avfilter_init_str(ctx, ptr::null());
-    assert_eq!(r, 0, "buffersrc {name:?}: {}", err_text(r));
-    ctx
+    // SAFETY: the caller gives a live graph and, for a DRM source, a frames
+    // context reference for it (this fn's contract); `ctx` is allocated in that
+    // graph (asserted non-null), `par` is the parameters block
+    // av_buffersrc_parameters_alloc made, read by parameters_set and then freed once;
+    // `name` outlives the calls that read it.
+    unsafe {
+        let name = CString::new(name).unwrap();
+        let ctx = ff::avfilter_graph_alloc_filter(graph, ff::avfilter_get_by_name(c"buffer".as_ptr()), name.as_ptr());
+        assert!(!ctx.is_null());
+        let par = ff::av_buffersrc_parameters_alloc();
+        (*par).format = fmt as i32;
+        (*par).width = w as i32;
+        (*par).height = h as i32;
+        (*par).time_base = ff::AVRational { num: 1, den: 25 };
+        (*par).sample_aspect_ratio = ff::AVRational { num: 1, den: 1 };
+        (*par).hw_frames_ctx = frames;
+        assert_eq!(ff::av_buffersrc_parameters_set(ctx, par), 0);
+        ff::av_free(par as *mut c_void);
+        let r = ff::avfilter_init_str(ctx, ptr::null());
+        assert_eq!(r, 0, "buffersrc {name:?}: {}", err_text(r));
+        ctx
+    }
 }
 
 /// One graph run over `frames` (reference, distorted): main = distorted.
@@ -791,7 +814,7 @@ fn vm_graph_device_hip_scores_like_the_cpu_path() {
         eprintln!("SKIP: no fake HIP runtime was built for the VM");
         return;
     }
-    vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
+    vmafx::internals::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
     let fake = hip_fake::Fake::get();
     let (sw, w, h, n) = (Sw::Nv12, 34, 34, 3);
     let frames = clip(sw, w, h, n, 11);

@@ -330,7 +330,7 @@ pub fn all() -> Vec<Clip> {
 /// The clip's frames as (reference, distorted) pairs, checked against the
 /// frame count it was made with.
 #[allow(dead_code)]
-pub fn read_pairs(clip: &Clip) -> Vec<(vmafx::picture::OwnedPicture, vmafx::picture::OwnedPicture)> {
+pub fn read_pairs(clip: &Clip) -> Vec<(vmafx::OwnedPicture, vmafx::OwnedPicture)> {
     use vmafx::io::{FrameReader, Y4mReader};
     let read = |path| {
         let mut r = Y4mReader::open(path).unwrap_or_else(|e| panic!("{e}"));

@@ -5,10 +5,7 @@
 //! binaries do not link libvmaf.
 
 use std::sync::Arc;
-use vmafx::engine::{Context, PictureSource};
-use vmafx::feature::FeatureOptions;
-use vmafx::picture::OwnedPicture;
-use vmafx::score::pool::PoolMethod;
+use vmafx::{Context, FeatureOptions, OwnedPicture, PictureSource, PoolMethod};
 
 pub type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 
@@ -16,7 +13,7 @@ pub type Clip = Vec<(OwnedPicture, OwnedPicture)>;
 /// with MSE and the whole-stream APSNR; `motion` false for PSNR alone
 /// (pictures below 3x3).
 pub fn add_features(ctx: &mut Context, motion: bool) -> vmafx::Result<()> {
-    use vmafx::feature::{motion, psnr};
+    use vmafx::internals::feature::{motion, psnr};
     if motion {
         let mut o = FeatureOptions::new();
         o.set_text(motion::DESCRIPTOR.options, "debug", "true")?;
@@ -94,7 +91,7 @@ pub fn assert_same(cpu: &Context, dev: &Context, what: &str) -> usize {
 /// The built-in models `models` ((version, name)) on `ctx`: the cases a
 /// device context scores as the CPU does (with the models' features).
 pub fn use_models(ctx: &mut Context, models: &[(&str, &str)]) {
-    use vmafx::model::{Model, ModelConfig};
+    use vmafx::{Model, ModelConfig};
     for (version, name) in models {
         let cfg = ModelConfig { name: Some(name.to_string()), ..Default::default() };
         ctx.use_model(Model::builtin(version, &cfg).unwrap()).unwrap();
@@ -105,7 +102,7 @@ pub fn use_models(ctx: &mut Context, models: &[(&str, &str)]) {
 /// decimation) and, with `db`, its clipped dB forms; float_ms_ssim with its
 /// l/c/s terms too when `ms` (it needs 176 pixels a side).
 pub fn use_ssim(ctx: &mut Context, scale: u32, db: bool, ms: bool) {
-    use vmafx::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
+    use vmafx::internals::feature::ssim::{MS_SSIM_DESCRIPTOR, SSIM_DESCRIPTOR};
     let mut o = FeatureOptions::new();
     o.set_text(SSIM_DESCRIPTOR.options, "enable_lcs", "true").unwrap();
     o.set_text(SSIM_DESCRIPTOR.options, "scale", &scale.to_string()).unwrap();
@@ -126,7 +123,7 @@ pub fn use_ssim(ctx: &mut Context, scale: u32, db: bool, ms: bool) {
 /// score 0), kernel scale `kernelscale`, weight mode `weight_mode`, and the
 /// `extra` options.
 pub fn use_speed_chroma(ctx: &mut Context, kernelscale: &str, weight_mode: &str, extra: &[(&str, &str)]) {
-    use vmafx::feature::speed::CHROMA_DESCRIPTOR;
+    use vmafx::internals::feature::speed::CHROMA_DESCRIPTOR;
     let mut o = FeatureOptions::new();
     let noise = [("speed_nn_floor", "0.1"), ("speed_sigma_nn", "0.19")];
     let scale = [("speed_kernelscale", kernelscale), ("speed_weight_var_mode", weight_mode)];

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::Mutex;
 
-use vmafx::simd::CpuLevel;
+use vmafx::CpuLevel;
 
 /// The levels above scalar that this CPU runs (capped by `VMAFX_CPU_LEVEL`),
 /// lowest first; says once per family which it runs and which it skips, and

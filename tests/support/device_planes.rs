@@ -4,10 +4,10 @@
 //! formats for import, device memory written and read back through a
 //! lane (`device_bytes`, `read_plane`), and the `VMAFX_REQUIRE_GPU` rule.
 
-use vmafx::device::gpu::backend::{Backend, DevPlane, DeviceMemory, KernelRunner};
-use vmafx::device::gpu::lane::{DeviceBuffer, GpuLane};
-use vmafx::import::{DrmFourcc, DrmModifier, FrameDescriptor, Layer, Memory, Object, PlaneRef};
-use vmafx::picture::PlaneView;
+use vmafx::{FrameDescriptor, PlaneView};
+use vmafx::internals::device::gpu::backend::{Backend, DevPlane, DeviceMemory, KernelRunner};
+use vmafx::internals::device::gpu::lane::{DeviceBuffer, GpuLane};
+use vmafx::internals::import::{DrmFourcc, DrmModifier, Layer, Memory, Object, PlaneRef};
 
 /// xorshift64*; seed with an odd number.
 pub struct Rng(pub u64);

@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vmafx::device::gpu::backend::{ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
-use vmafx::device::gpu::kernels::KernelSource;
-use vmafx::device::{DeviceKind, DeviceMemoryId};
+use vmafx::DeviceKind;
+use vmafx::internals::device::DeviceMemoryId;
+use vmafx::internals::device::gpu::backend::{ArrayExtent, ArrayRef, Backend, DeviceEvent, DeviceMemory, EventRef, Pitched};
+use vmafx::internals::device::gpu::kernels::KernelSource;
 
 type Launch = unsafe extern "C" fn(i32, u32, u32, *mut *mut c_void) -> i32;
 type Find = unsafe extern "C" fn(*const std::ffi::c_char) -> i32;

@@ -9,10 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use vmafx::engine::{Context, ContextConfig};
-use vmafx::feature::{find_extractor, naming, FeatureOptions};
-use vmafx::model::{Model, ModelConfig};
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, Model, ModelConfig, OwnedPicture};
+use vmafx::internals::feature::{find_extractor, naming};
 
 /// Runs the system's ffmpeg (scripts/setup installs it) quietly,
 /// overwriting outputs; panics with its stderr when it fails.

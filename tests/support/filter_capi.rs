@@ -7,11 +7,11 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use nix::libc;
-use vmafx::picture::OwnedPicture;
+use vmafx::OwnedPicture;
 
 /// A filter with `model` (and no feature), `n_threads`, `fence_timeout_us`
 /// and `device` (None: unset); Err carries vmafx_filter_new's message.
-pub fn new_filter(model: &std::ffi::CStr, n_threads: i32, fence_timeout_us: i64, device: Option<&std::ffi::CStr>) -> Result<*mut vmafx::avfilter::ffi::VmafxFilter, String> {
+pub fn new_filter(model: &std::ffi::CStr, n_threads: i32, fence_timeout_us: i64, device: Option<&std::ffi::CStr>) -> Result<*mut vmafx::internals::avfilter::ffi::VmafxFilter, String> {
     new_filter_logging(model, n_threads, fence_timeout_us, device, None)
 }
 
@@ -22,8 +22,8 @@ pub fn new_filter_logging(
     fence_timeout_us: i64,
     device: Option<&std::ffi::CStr>,
     log: Option<(&std::ffi::CStr, &std::ffi::CStr)>,
-) -> Result<*mut vmafx::avfilter::ffi::VmafxFilter, String> {
-    use vmafx::avfilter::ffi::*;
+) -> Result<*mut vmafx::internals::avfilter::ffi::VmafxFilter, String> {
+    use vmafx::internals::avfilter::ffi::*;
     let opts = VmafxFilterOptions {
         model: model.as_ptr(),
         feature: std::ptr::null(),
@@ -51,7 +51,7 @@ pub fn new_filter_logging(
 /// collect their metadata. `live` counts frames not yet released.
 pub struct HostFrame {
     pub pic: Option<OwnedPicture>,
-    pub drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
+    pub drm: Option<(Box<vmafx::AvDrmFrameDescriptor>, OwnedFd)>,
     pub meta: std::sync::Mutex<Vec<(String, String)>>,
     pub live: Arc<std::sync::atomic::AtomicUsize>,
     /// Run when vmafx releases the frame (a decoder reusing the surface).
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn host_set_metadata(p: *mut std::ffi::c_void, k: *const l
     0
 }
 
-pub fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
+pub fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedPicture>, drm: Option<(Box<vmafx::AvDrmFrameDescriptor>, OwnedFd)>) -> *mut HostFrame {
     host_frame_with(live, pic, drm, None)
 }
 
@@ -82,7 +82,7 @@ pub fn host_frame(live: &Arc<std::sync::atomic::AtomicUsize>, pic: Option<OwnedP
 pub fn host_frame_with(
     live: &Arc<std::sync::atomic::AtomicUsize>,
     pic: Option<OwnedPicture>,
-    drm: Option<(Box<vmafx::import::drm::AvDrmFrameDescriptor>, OwnedFd)>,
+    drm: Option<(Box<vmafx::AvDrmFrameDescriptor>, OwnedFd)>,
     on_free: Option<Box<dyn FnOnce() + Send>>,
 ) -> *mut HostFrame {
     live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -91,7 +91,7 @@ pub fn host_frame_with(
 
 /// The VmafxFrame the glue fills for `f` (software planes, or drm_prime
 /// with the descriptor in data[0] and the sw_format).
-pub fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -> vmafx::avfilter::ffi::VmafxFrame {
+pub fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -> vmafx::internals::avfilter::ffi::VmafxFrame {
     // SAFETY: a live HostFrame we just made.
     let hf = unsafe { &*f };
     let mut data = [std::ptr::null(); 4];
@@ -107,7 +107,7 @@ pub fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -
         }
         sw.as_ptr()
     };
-    vmafx::avfilter::ffi::VmafxFrame {
+    vmafx::internals::avfilter::ffi::VmafxFrame {
         data,
         linesize,
         width: w as i32,
@@ -119,16 +119,16 @@ pub fn vmafx_frame(f: *mut HostFrame, w: usize, h: usize, sw: &std::ffi::CStr) -
     }
 }
 
-pub fn last_error(f: *mut vmafx::avfilter::ffi::VmafxFilter) -> String {
+pub fn last_error(f: *mut vmafx::internals::avfilter::ffi::VmafxFilter) -> String {
     // SAFETY: a live filter.
-    unsafe { std::ffi::CStr::from_ptr(vmafx::avfilter::ffi::vmafx_filter_last_error(f)) }.to_string_lossy().into()
+    unsafe { std::ffi::CStr::from_ptr(vmafx::internals::avfilter::ffi::vmafx_filter_last_error(f)) }.to_string_lossy().into()
 }
 
 
 /// Ends the stream (`reference_frames` = the pairs pushed) and pops every
 /// output frame: each one's `lavfi.vmafx.*` metadata as f64 bits.
-pub fn finish_and_pop(f: *mut vmafx::avfilter::ffi::VmafxFilter, frames: usize) -> Vec<Vec<(String, u64)>> {
-    use vmafx::avfilter::ffi::*;
+pub fn finish_and_pop(f: *mut vmafx::internals::avfilter::ffi::VmafxFilter, frames: usize) -> Vec<Vec<(String, u64)>> {
+    use vmafx::internals::avfilter::ffi::*;
     // SAFETY: a live filter.
     assert_eq!(unsafe { vmafx_filter_finish(f, frames as i64, 0) }, 0, "{}", last_error(f));
     let mut outputs = Vec::new();

@@ -72,7 +72,7 @@ pub struct Fake {
 
 impl Fake {
     pub fn get() -> Fake {
-        vmafx::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
+        vmafx::internals::device::gpu::hip::runtime().expect("the fake libamdhip64 on LD_LIBRARY_PATH");
         // SAFETY: already loaded by the lane's loader: the same handle.
         let lib = unsafe { libloading::Library::new("libamdhip64.so.7") }.unwrap();
         // SAFETY: exported by fake_hip.cpp with this signature.

@@ -41,8 +41,9 @@ pub fn assert_same_log(label: &str, ours: &str, theirs: &str) {
 
 /// Panics unless each of vmafx's four logs of `input` (JSON, XML, CSV, SUB)
 /// is libvmaf's (`json`, then `others` in that order) once masked.
-pub fn assert_every_log_same(label: &str, input: &vmafx::score::log::LogInput<'_>, json: &str, others: &[String; 3]) {
-    use vmafx::score::log::{render_log, LogFormat};
+pub fn assert_every_log_same(label: &str, input: &vmafx::internals::score::log::LogInput<'_>, json: &str, others: &[String; 3]) {
+    use vmafx::LogFormat;
+    use vmafx::internals::score::log::render_log;
     let logs = [LogFormat::Json, LogFormat::Xml, LogFormat::Csv, LogFormat::Sub];
     let texts = std::iter::once(json).chain(others.iter().map(String::as_str));
     for (format, text) in logs.into_iter().zip(texts) {

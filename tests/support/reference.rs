@@ -7,7 +7,7 @@ use std::ptr;
 use std::sync::{Mutex, MutexGuard};
 
 use vmaf_head_sys as sys;
-use vmafx::picture::{Chroma, OwnedPicture};
+use vmafx::{Chroma, OwnedPicture};
 
 /// What to ask libvmaf for.
 #[derive(Clone, Debug, Default)]
@@ -131,8 +131,8 @@ pub struct RefScores {
 }
 
 /// vmafx's pooling methods in the order `RefScores::pooled` keeps them.
-pub const OUR_POOLS: [vmafx::score::PoolMethod; 4] = {
-    use vmafx::score::PoolMethod::*;
+pub const OUR_POOLS: [vmafx::PoolMethod; 4] = {
+    use vmafx::PoolMethod::*;
     [Mean, HarmonicMean, Min, Max]
 };
 
@@ -141,11 +141,11 @@ pub const OUR_POOLS: [vmafx::score::PoolMethod; 4] = {
 /// to libvmaf's as bits. Returns the largest value written (tests show
 /// with it that their content moves the score).
 #[allow(dead_code)]
-pub fn assert_context_equals(ctx: &vmafx::engine::Context, theirs: &RefScores, names: &[String], what: &str) -> f64 {
+pub fn assert_context_equals(ctx: &vmafx::Context, theirs: &RefScores, names: &[String], what: &str) -> f64 {
     let mut b = theirs.log_names.clone();
     b.sort();
     // Our collector keeps libvmaf's internal name; its log prints the alias.
-    let mut printed: Vec<String> = names.iter().map(|n| vmafx::feature::naming::alias(n).to_owned()).collect();
+    let mut printed: Vec<String> = names.iter().map(|n| vmafx::internals::feature::naming::alias(n).to_owned()).collect();
     printed.sort();
     assert_eq!(printed, b, "{what}: feature names");
     let n = theirs.frames;

@@ -1,7 +1,7 @@
 //! Synthetic frame pairs for quick tests: deterministic, seeded, with
 //! texture, edges, gradients, motion and a distortion that varies by frame.
 
-use vmafx::picture::{Chroma, OwnedPicture, PixelFormat};
+use vmafx::{Chroma, OwnedPicture, PixelFormat};
 
 /// xorshift64*: small, deterministic, good enough for test content.
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use vmafx::picture::OwnedPicture;
+use vmafx::OwnedPicture;
 
 /// Set in the guest: the `vm_*` tests run only where it is.
 pub const IN_VM: &str = "VMAFX_IN_DMABUF_VM";
@@ -358,7 +358,7 @@ impl Fence {
 
 /// Every (feature, frame) value of `c` after its flush, as bits, sorted by
 /// name: what the dma-buf tests compare with the software run.
-pub fn all_values(c: &mut vmafx::engine::Context) -> Vec<(String, Vec<Option<u64>>)> {
+pub fn all_values(c: &mut vmafx::Context) -> Vec<(String, Vec<Option<u64>>)> {
     c.flush().unwrap();
     let col = c.collector();
     let mut names: Vec<String> = col.names().to_vec();

@@ -42,7 +42,7 @@ const _: () = assert!(std::mem::size_of::<*mut c_void>() == std::mem::size_of::<
 /// queried for has not finished (`CUDA_ERROR_NOT_READY`, `hipErrorNotReady`).
 pub const NOT_READY: Code = 600;
 /// No device of this vendor (`CUDA_ERROR_NO_DEVICE`, `hipErrorNoDevice`).
-pub const NO_DEVICE: Code = 100;
+pub(crate) const NO_DEVICE: Code = 100;
 /// Stream flag: no implicit synchronisation with the legacy default / null
 /// stream (`CU_STREAM_NON_BLOCKING`, `hipStreamNonBlocking`).
 pub const STREAM_NON_BLOCKING: c_uint = 0x1;
@@ -70,7 +70,7 @@ macro_rules! call {
 pub(crate) use call;
 
 /// `cuMemAlloc_v2` → `cuMemAlloc`.
-pub fn doc_name(symbol: &'static str) -> &'static str {
+pub(crate) fn doc_name(symbol: &'static str) -> &'static str {
     symbol.strip_suffix("_v2").unwrap_or(symbol)
 }
 
@@ -155,9 +155,9 @@ pub(crate) use with_shared_calls;
 
 /// The names the shared list's signatures use, for the files that expand
 /// it.
-pub mod shared_types {
-    pub use super::{ArrayDescriptor, Code, DevicePtr, RawArray, RawEvent, RawFunction, RawModule, RawStream};
-    pub use std::ffi::{c_char, c_int, c_uint, c_void};
+pub(crate) mod shared_types {
+    pub(crate) use super::{ArrayDescriptor, DevicePtr, RawEvent, RawFunction, RawModule};
+    
 }
 
 /// One vendor's raw symbol table (a `fn_table!`): the shared list's column

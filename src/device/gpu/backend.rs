@@ -410,7 +410,7 @@ pub struct KernelRunner<B: Backend> {
 unsafe impl<B: Backend + Send> Send for KernelRunner<B> {}
 
 /// `v` as an i32 kernel parameter, or NOT SUPPORTED.
-pub fn int(v: usize, what: &str) -> Result<i32> {
+pub(crate) fn int(v: usize, what: &str) -> Result<i32> {
     i32::try_from(v)
         .map_err(|_| Error::NotSupported(format!("{what} {v} is too large for the GPU kernels")))
 }

@@ -8,9 +8,7 @@
 
 use std::path::PathBuf;
 
-pub use super::kernel_key::fnv1a64;
-
-pub fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     match std::env::var_os("VMAFX_KERNEL_CACHE") {
         Some(v) if v == "off" => return None,
         Some(v) if !v.is_empty() => return Some(PathBuf::from(v)),
@@ -27,7 +25,7 @@ pub use super::kernel_key::key;
 
 /// Returns the cached binary for `key`, or compiles it and stores it, in
 /// [`cache_dir`].
-pub fn get_or_compile(
+pub(crate) fn get_or_compile(
     key: &str,
     compile: impl FnOnce() -> crate::Result<Vec<u8>>,
 ) -> crate::Result<Vec<u8>> {

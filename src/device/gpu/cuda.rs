@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// The names tried for the driver, in order. Only the SONAME: the
 /// unversioned `libcuda.so` is a development symlink and may be a stub.
-pub const DRIVER_CANDIDATES: &[&str] = &["libcuda.so.1"];
+pub(crate) const DRIVER_CANDIDATES: &[&str] = &["libcuda.so.1"];
 /// Overrides the driver path (tests, unusual installs).
 pub const DRIVER_ENV: &str = "VMAFX_CUDA_LIB";
 
@@ -167,7 +167,7 @@ pub fn driver() -> Result<&'static CudaDriver> {
 static TABLE: Cached<DriverApi> = Cached::new();
 
 /// The CUDA driver as the lane's normalised table ([`DriverApi`]).
-pub fn table() -> Result<&'static DriverApi> {
+pub(crate) fn table() -> Result<&'static DriverApi> {
     get_or_load(&TABLE, || {
         let api = driver()?;
         let current = Current::PushContext {

@@ -100,7 +100,7 @@ fn enabled() -> bool {
 /// The embedded image for a CUDA device of `device_arch` whose driver is
 /// `driver_version` (`cuDriverGetVersion`: 13000 for 13.0): code of an NVRTC
 /// no newer than the driver (newer PTX would not load), NUL-terminated PTX.
-pub fn cuda(kernel: &KernelSource, device_arch: &str, driver_version: i32) -> Option<Vec<u8>> {
+pub(crate) fn cuda(kernel: &KernelSource, device_arch: &str, driver_version: i32) -> Option<Vec<u8>> {
     let entry = pick_cuda(EMBEDDED, kernel, device_arch).filter(|_| enabled())?;
     if entry.version.0 * 1000 + entry.version.1 * 10 > driver_version {
         return None;
@@ -114,6 +114,6 @@ pub fn cuda(kernel: &KernelSource, device_arch: &str, driver_version: i32) -> Op
 
 /// The embedded code object for an AMD device of `device_arch` whose
 /// runtime is ROCm `rocm` (major, minor); see [`pick_hip`].
-pub fn hip(kernel: &KernelSource, device_arch: &str, rocm: (i32, i32)) -> Option<Vec<u8>> {
+pub(crate) fn hip(kernel: &KernelSource, device_arch: &str, rocm: (i32, i32)) -> Option<Vec<u8>> {
     pick_hip(EMBEDDED, kernel, device_arch, rocm.0).filter(|_| enabled()).map(|e| count_served(e.code.to_vec()))
 }

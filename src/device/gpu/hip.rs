@@ -26,10 +26,10 @@ pub const HIP_CANDIDATES: &[&str] = &["libamdhip64.so.7", "libamdhip64.so.6", "l
 pub const HIP_ENV: &str = "VMAFX_HIP_LIB";
 /// hiprtc's own library, tried alone where no runtime loads (a compile-only
 /// host); beside a runtime, the one of its ROCm major is used.
-pub const HIPRTC_CANDIDATES: &[&str] = &["libhiprtc.so.7", "libhiprtc.so.6"];
+pub(crate) const HIPRTC_CANDIDATES: &[&str] = &["libhiprtc.so.7", "libhiprtc.so.6"];
 pub const HIPRTC_ENV: &str = "VMAFX_HIPRTC_LIB";
 /// The code-object manager: `.so.3` from ROCm 7, `.so.2` before.
-pub const COMGR_CANDIDATES: &[&str] = &["libamd_comgr.so.3", "libamd_comgr.so.2"];
+pub(crate) const COMGR_CANDIDATES: &[&str] = &["libamd_comgr.so.3", "libamd_comgr.so.2"];
 pub const COMGR_ENV: &str = "VMAFX_COMGR_LIB";
 
 pub mod sys {
@@ -145,7 +145,7 @@ rtc_table! {
 
 fn_table! {
     /// `libamd_comgr.so.*`: the processors it can compile for.
-    pub struct Comgr;
+    pub(crate) struct Comgr;
     required {
         amd_comgr_get_isa_count: fn(*mut usize) -> c_int;
         amd_comgr_get_isa_name: fn(usize, *mut *const c_char) -> c_int;
@@ -219,7 +219,7 @@ impl HipRuntime {
 }
 
 /// The HIP runtime as the lane's normalised table ([`DriverApi`]).
-pub fn table() -> Result<&'static DriverApi> {
+pub(crate) fn table() -> Result<&'static DriverApi> {
     get_or_load(&TABLE, || {
         let api = runtime()?;
         let vendor = VendorFns { describe: describe_code, arch: gcn_arch, compile: kernel_image, copy_2d: copy_2d_device, copy_from_array: copy_2d_from_array };
@@ -427,7 +427,7 @@ fn comgr_check(comgr: &Comgr, code: c_int, call: &str) -> Result<()> {
 /// with hiprtc 5.2.3 (gfx1100 and gfx940 abort the process in comgr with
 /// `munmap_chunk(): invalid pointer`). The ROCm 6 and 7 lists follow AMD's
 /// supported-target tables and are not probed here.
-pub fn known_good_targets(hiprtc_major: i32) -> &'static [&'static str] {
+pub(crate) fn known_good_targets(hiprtc_major: i32) -> &'static [&'static str] {
     const ROCM5: &[&str] = &[
         "gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
         "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034",
@@ -451,7 +451,7 @@ pub fn known_good_targets(hiprtc_major: i32) -> &'static [&'static str] {
 }
 
 /// Refuses `arch` unless `targets` lists its processor, naming both.
-pub fn check_target_in(arch: &str, version: (i32, i32), targets: &Targets) -> Result<()> {
+pub(crate) fn check_target_in(arch: &str, version: (i32, i32), targets: &Targets) -> Result<()> {
     if targets.supports(arch) {
         return Ok(());
     }
@@ -467,7 +467,7 @@ pub fn check_target_in(arch: &str, version: (i32, i32), targets: &Targets) -> Re
 /// Refuses a target the loaded hiprtc's code-object manager lacks (it would
 /// abort the process): the processors comgr lists, else, where comgr cannot
 /// be opened, [`known_good_targets`] of the ROCm major.
-pub fn check_target(arch: &str, version: (i32, i32)) -> Result<()> {
+pub(crate) fn check_target(arch: &str, version: (i32, i32)) -> Result<()> {
     let fallback;
     let targets = match comgr_targets(version.0) {
         Ok(t) => t,
@@ -507,7 +507,7 @@ fn check_compiler_target(compiler: &Hiprtc, arch: &str) -> Result<()> {
 
 /// hiprtc's options for `arch`; part of the cache key (kernel_key.rs,
 /// shared with build.rs).
-pub fn options(arch: &str) -> Vec<String> {
+pub(crate) fn options(arch: &str) -> Vec<String> {
     super::kernel_key::hiprtc_options(arch)
 }
 

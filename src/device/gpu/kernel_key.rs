@@ -19,7 +19,7 @@ pub const CUDA_PTX_TARGETS: &[&str] = &["compute_120", "compute_100", "compute_9
 pub const HIP_TARGETS: &[&str] = &["gfx906", "gfx90a", "gfx1030"];
 
 /// FNV-1a, 64 bit: stable across builds and platforms (unlike `DefaultHasher`).
-pub fn fnv1a64(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a64(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for &b in *part {
@@ -63,7 +63,7 @@ pub fn key(
 }
 
 /// NVRTC's options for `arch` (`compute_90`: PTX; `sm_90`: a cubin).
-pub fn nvrtc_options(arch: &str) -> Vec<String> {
+pub(crate) fn nvrtc_options(arch: &str) -> Vec<String> {
     vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
@@ -75,7 +75,7 @@ pub fn nvrtc_options(arch: &str) -> Vec<String> {
 }
 
 /// hiprtc's options for `arch` (`gfx90a`).
-pub fn hiprtc_options(arch: &str) -> Vec<String> {
+pub(crate) fn hiprtc_options(arch: &str) -> Vec<String> {
     // -ffp-contract=off: no FMA contraction, so float steps round as on the
     // CPU (see nvrtc_options's --fmad=false).
     vec![

@@ -64,13 +64,13 @@ macro_rules! kernel_set {
         $vis struct $set<F> {
             $(pub $entry: F),+
         }
-        impl<F: Copy> $crate::device::gpu::kernels::KernelSet<F> for $set<F> {
-            const SOURCE: $crate::device::gpu::kernels::KernelSource = $crate::device::gpu::kernels::KernelSource {
+        impl<F: Copy> $crate::internals::device::gpu::kernels::KernelSet<F> for $set<F> {
+            const SOURCE: $crate::internals::device::gpu::kernels::KernelSource = $crate::internals::device::gpu::kernels::KernelSource {
                 name: $file,
                 source: $source,
                 entries: &[$(stringify!($entry)),+],
             };
-            fn from_loaded(loaded: &$crate::device::gpu::kernels::Loaded<'_, F>) -> $crate::Result<Self> {
+            fn from_loaded(loaded: &$crate::internals::device::gpu::kernels::Loaded<'_, F>) -> $crate::Result<Self> {
                 Ok($set { $($entry: loaded.get(stringify!($entry))?),+ })
             }
         }
@@ -84,7 +84,7 @@ const fn source<K: KernelSet<()>>() -> KernelSource {
 
 kernel_set! {
     /// kernels/motion.cu: the blurred difference, its row sums.
-    pub struct MotionKernels = "motion.cu", include_str!("../../../kernels/motion.cu"), {
+    pub(crate) struct MotionKernels = "motion.cu", include_str!("../../../kernels/motion.cu"), {
         motion_blur_y_8, motion_blur_y_16, motion_row_sad,
     }
 }
@@ -92,7 +92,7 @@ pub const MOTION: KernelSource = source::<MotionKernels<()>>();
 
 kernel_set! {
     /// kernels/psnr.cu: per-row SSE.
-    pub struct PsnrKernels = "psnr.cu", include_str!("../../../kernels/psnr.cu"), {
+    pub(crate) struct PsnrKernels = "psnr.cu", include_str!("../../../kernels/psnr.cu"), {
         psnr_sse_row_8, psnr_sse_row_16,
     }
 }
@@ -104,12 +104,12 @@ kernel_set! {
         convert_uv_8, convert_uv_16, convert_shift_16,
     }
 }
-pub const CONVERT: KernelSource = source::<ConvertKernels<()>>();
+pub(crate) const CONVERT: KernelSource = source::<ConvertKernels<()>>();
 
 kernel_set! {
     /// kernels/vif.cu: integer VIF (src/feature/vif/gpu.rs): the statistic
     /// per scale, the subsampling between scales, the reduction over blocks.
-    pub struct VifKernels = "vif.cu", include_str!("../../../kernels/vif.cu"), {
+    pub(crate) struct VifKernels = "vif.cu", include_str!("../../../kernels/vif.cu"), {
         vif_stat_0_8, vif_stat_0_16, vif_stat_1, vif_stat_2, vif_stat_3,
         vif_subsample_0_8, vif_subsample_0_16, vif_subsample_1, vif_subsample_2,
         vif_reduce,
@@ -119,45 +119,45 @@ pub const VIF: KernelSource = source::<VifKernels<()>>();
 
 kernel_set! {
     /// kernels/adm.cu: integer ADM (src/feature/adm/gpu.rs).
-    pub struct AdmKernels = "adm.cu", include_str!("../../../kernels/adm.cu"), {
+    pub(crate) struct AdmKernels = "adm.cu", include_str!("../../../kernels/adm.cu"), {
         adm_dwt_s0_8, adm_dwt_s0_16, adm_dwt_s123, adm_cm_s0, adm_cm_s123, adm_zero,
     }
 }
-pub const ADM: KernelSource = source::<AdmKernels<()>>();
+pub(crate) const ADM: KernelSource = source::<AdmKernels<()>>();
 
 kernel_set! {
     /// kernels/ssim.cu: float SSIM and MS-SSIM (src/feature/ssim/gpu.rs):
     /// luma to floats, decimation, the Gaussian passes, per-pixel terms.
-    pub struct SsimKernels = "ssim.cu", include_str!("../../../kernels/ssim.cu"), {
+    pub(crate) struct SsimKernels = "ssim.cu", include_str!("../../../kernels/ssim.cu"), {
         ssim_to_float_8, ssim_to_float_16, ssim_decimate, ssim_conv_h, ssim_terms,
     }
 }
-pub const SSIM: KernelSource = source::<SsimKernels<()>>();
+pub(crate) const SSIM: KernelSource = source::<SsimKernels<()>>();
 
 kernel_set! {
     /// kernels/speed.cu: SpEED's blur and decimation by 16
     /// (src/feature/speed/gpu.rs).
-    pub struct SpeedKernels = "speed.cu", include_str!("../../../kernels/speed.cu"), {
+    pub(crate) struct SpeedKernels = "speed.cu", include_str!("../../../kernels/speed.cu"), {
         speed_blur_dec16,
     }
 }
-pub const SPEED: KernelSource = source::<SpeedKernels<()>>();
+pub(crate) const SPEED: KernelSource = source::<SpeedKernels<()>>();
 
 kernel_set! {
     /// kernels/cambi.cu: CAMBI's luma pass per frame: the picture passes,
     /// the c-values and the pooling's selection (src/feature/cambi/gpu.rs).
-    pub struct CambiKernels = "cambi.cu", include_str!("../../../kernels/cambi.cu"), {
+    pub(crate) struct CambiKernels = "cambi.cu", include_str!("../../../kernels/cambi.cu"), {
         cambi_c_values, cambi_load, cambi_range_check, cambi_anti_dither, cambi_spatial_mask, cambi_decimate,
         cambi_filter_mode, cambi_zero, cambi_histogram, cambi_select, cambi_top_sum,
     }
 }
-pub const CAMBI: KernelSource = source::<CambiKernels<()>>();
+pub(crate) const CAMBI: KernelSource = source::<CambiKernels<()>>();
 
 /// Every kernel source; tests/device/kernels_compile.rs compiles each for each vendor.
 pub const ALL: &[KernelSource] = &[MOTION, PSNR, CONVERT, VIF, ADM, SSIM, SPEED, CAMBI];
 
 /// Threads per block; equals `VMAFX_BLOCK` in the compat header.
-pub const BLOCK: u32 = 256;
+pub(crate) const BLOCK: u32 = 256;
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::sync::Arc;
 
 /// The driver table of `kind` (loaded on first use).
-pub fn driver(kind: DeviceKind) -> Result<&'static DriverApi> {
+pub(crate) fn driver(kind: DeviceKind) -> Result<&'static DriverApi> {
     match kind {
         DeviceKind::Cuda => super::cuda::table(),
         DeviceKind::Hip => super::hip::table(),
@@ -194,7 +194,7 @@ impl Drop for Context {
 }
 
 /// A stream: one of ours (destroyed on drop), or a caller's (borrowed).
-pub struct Stream {
+pub(crate) struct Stream {
     context: Arc<Context>,
     raw: RawStream,
     owned: bool,
@@ -207,7 +207,7 @@ unsafe impl Send for Stream {}
 impl Stream {
     /// A new stream (`non_blocking`: no implicit synchronisation with the
     /// legacy default / null stream).
-    pub fn create(context: &Arc<Context>, non_blocking: bool) -> Result<Self> {
+    pub(crate) fn create(context: &Arc<Context>, non_blocking: bool) -> Result<Self> {
         let api = context.api;
         let _current = context.enter()?;
         let mut raw: RawStream = std::ptr::null_mut();
@@ -221,11 +221,11 @@ impl Stream {
     ///
     /// # Safety
     /// `raw` is a stream of `context`'s device that outlives the handle.
-    pub unsafe fn borrowed(context: &Arc<Context>, raw: RawStream) -> Self {
+    pub(crate) unsafe fn borrowed(context: &Arc<Context>, raw: RawStream) -> Self {
         Stream { context: context.clone(), raw, owned: false }
     }
 
-    pub fn raw(&self) -> RawStream {
+    pub(crate) fn raw(&self) -> RawStream {
         self.raw
     }
 }
@@ -284,7 +284,7 @@ impl Drop for Event {
 }
 
 /// A loaded module, unloaded on drop.
-pub struct Module {
+pub(crate) struct Module {
     context: Arc<Context>,
     raw: RawModule,
 }
@@ -294,7 +294,7 @@ unsafe impl Send for Module {}
 
 impl Module {
     /// Loads `image` (NUL-terminated PTX, an AMD code object).
-    pub fn load(context: &Arc<Context>, image: &[u8]) -> Result<Self> {
+    pub(crate) fn load(context: &Arc<Context>, image: &[u8]) -> Result<Self> {
         let api = context.api;
         let _current = context.enter()?;
         let mut raw: RawModule = std::ptr::null_mut();
@@ -305,7 +305,7 @@ impl Module {
     }
 
     /// The kernel `entry`, valid while this module is loaded.
-    pub fn function(&self, entry: &str) -> Result<Function> {
+    pub(crate) fn function(&self, entry: &str) -> Result<Function> {
         let api = self.context.api;
         let c = CString::new(entry).map_err(|_| Error::invalid("NUL in entry name"))?;
         let _current = self.context.enter()?;

@@ -169,6 +169,8 @@ mod tests {
     #[test]
     fn missing_required_symbol_is_an_error_naming_it() {
         let (lib, name) = open_first("libc", "VMAFX_TEST_UNSET_VAR", &["libc.so.6"]).unwrap();
+        // SAFETY: the one symbol libc has is `strlen`, declared with its C
+        // signature; the missing one is never called (resolve fails first).
         let e = unsafe { WantsTooMuch::resolve(lib, name) }
             .err()
             .unwrap()
@@ -182,8 +184,11 @@ mod tests {
     #[test]
     fn missing_optional_symbol_is_none() {
         let (lib, name) = open_first("libc", "VMAFX_TEST_UNSET_VAR", &["libc.so.6"]).unwrap();
+        // SAFETY: libc's `strlen` has the declared signature; the optional
+        // symbol is absent, so nothing else is bound.
         let t = unsafe { LibcStrlen::resolve(lib, name) }.unwrap();
         assert!(t.vmafx_optional_absent.is_none());
+        // SAFETY: strlen of a NUL-terminated literal.
         assert_eq!(unsafe { (t.strlen)(c"abc".as_ptr()) }, 3);
     }
 }

@@ -8,19 +8,19 @@
 
 pub(crate) mod loader;
 
-pub mod api;
-pub mod cache;
-pub mod compile;
-pub mod cuda;
-pub mod embedded;
-pub mod backend;
-pub mod hip;
-pub mod kernel_key;
-pub mod kernels;
-pub mod lane;
-pub mod nvrtc;
-pub mod rtc;
-pub mod twin;
+pub(crate) mod api;
+pub(crate) mod cache;
+pub(crate) mod compile;
+pub(crate) mod cuda;
+pub(crate) mod embedded;
+pub(crate) mod backend;
+pub(crate) mod hip;
+pub(crate) mod kernel_key;
+pub(crate) mod kernels;
+pub(crate) mod lane;
+pub(crate) mod nvrtc;
+pub(crate) mod rtc;
+pub(crate) mod twin;
 
 use super::{DeviceInfo, DeviceKind, DeviceMemoryId, FenceKind, MemoryKind};
 use crate::picture::PlaneView;
@@ -188,7 +188,7 @@ impl Forward for DynBackend {
 }
 
 /// Pictures per frame whose planes a lane holds uploaded at once.
-pub const UPLOAD_PICTURES: usize = 5;
+pub(crate) const UPLOAD_PICTURES: usize = 5;
 
 /// Where a host plane is uploaded: picture `picture` (below
 /// [`UPLOAD_PICTURES`]), plane `plane` (0 to 2) of it.
@@ -201,7 +201,7 @@ pub struct UploadSlot {
 /// A context's lane as features see it: the kernel runner over the lane's
 /// backend with its type erased, the device interface of their
 /// twins ([`twin::TwinLane`]) over whatever backend the lane runs on.
-pub type ErasedRunner = KernelRunner<DynBackend>;
+pub(crate) type ErasedRunner = KernelRunner<DynBackend>;
 
 /// A scoring context's lane on a CUDA or HIP device (or a backend the
 /// caller gives): one kernel runner (one stream, its own scratch) and the buffers

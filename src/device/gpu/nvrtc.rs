@@ -8,7 +8,7 @@ use super::rtc::{rtc_table, Program};
 use crate::Result;
 use std::ffi::{c_char, c_int};
 
-pub const CANDIDATES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
+pub(crate) const CANDIDATES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
 pub const ENV: &str = "VMAFX_NVRTC_LIB";
 
 rtc_table! {

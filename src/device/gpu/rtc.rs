@@ -11,7 +11,7 @@ use super::loader::c_str;
 use crate::{Error, Result};
 
 /// One vendor's run-time compiler, as loaded: the only per-vendor part.
-pub struct RtcCalls<'a> {
+pub(crate) struct RtcCalls<'a> {
     /// The library, for errors.
     pub library: &'a str,
     /// Prefix of the C names, for errors ("nvrtc", "hiprtc").
@@ -101,12 +101,12 @@ macro_rules! rtc_table {
 pub(crate) use rtc_table;
 
 /// A compiler's program handle (`nvrtcProgram` / `hiprtcProgram`).
-pub type Program = *mut c_void;
+pub(crate) type Program = *mut c_void;
 
 impl RtcCalls<'_> {
     /// `code` of C call `call` as a result: the compiler's own text for an
     /// error.
-    pub fn check(&self, code: c_int, call: &str) -> Result<()> {
+    pub(crate) fn check(&self, code: c_int, call: &str) -> Result<()> {
         if code == 0 {
             return Ok(());
         }
@@ -118,7 +118,7 @@ impl RtcCalls<'_> {
     /// Compiles `source` (named `name`, with `headers` as (include name,
     /// text)) with `options` for `arch`; a failed compile's error carries
     /// the log.
-    pub fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], options: &[String], arch: &str) -> Result<Vec<u8>> {
+    pub(crate) fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], options: &[String], arch: &str) -> Result<Vec<u8>> {
         compile(self, name, source, headers, options, arch)
     }
 }

@@ -21,7 +21,7 @@ use super::den;
 use super::dwt::{self, HI, LO, LO_SUM};
 use super::Kernels;
 
-pub const KERNELS: Kernels = Kernels {
+pub(crate) const KERNELS: Kernels = Kernels {
     dwt: dwt::DwtS0Kernels { vertical_u8, vertical_u16, horizontal: horizontal_s0 },
     decouple_s0: decouple_s0_row,
     csf_s0: csf_s0_row,
@@ -89,7 +89,7 @@ unsafe fn load8_u16(s: &[u16], j: usize) -> __m256i {
 
 // ---------------------------------------------------------------- DWT
 
-pub fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
+pub(crate) fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     // SAFETY: only reached after AVX2 was detected (see module doc).
     unsafe { vertical_u8_avx2(rows, lo, hi) }
 }
@@ -131,7 +131,7 @@ unsafe fn vfilt8(c01: __m256i, c23: __m256i, bias: __m256i, x: __m256i, y: __m25
     _mm256_srai_epi32::<8>(_mm256_add_epi32(acc, bias))
 }
 
-pub fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
+pub(crate) fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { vertical_u16_avx2(rows, bits, lo, hi) }
 }
@@ -175,7 +175,7 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
     }
 }
 
-pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+pub(crate) fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { horizontal_s0_avx2(lo, hi, a, v, h, d) }
 }
@@ -227,7 +227,7 @@ unsafe fn store16(out: &mut [i16], j: usize, x0: __m256i, x1: __m256i) {
 
 // ---------------------------------------------------------------- decouple
 
-pub fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64) {
+pub(crate) fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64) {
     // The lanes multiply by the gain limit in integers: exact only for an
     // integral limit (libvmaf's models use 1 and 100).
     if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
@@ -346,7 +346,7 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
 
 // ---------------------------------------------------------------- CSF
 
-pub fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
+pub(crate) fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { csf_s0_avx2(src, i_rfactor, fsum, csum) }
 }
@@ -392,7 +392,7 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
 
 // ---------------------------------------------------------------- masking
 
-pub fn thresholds_row(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
+pub(crate) fn thresholds_row(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { thresholds_avx2(up, mid, down, csum, left, vsum, thr) }
 }
@@ -453,7 +453,7 @@ unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], l
     }
 }
 
-pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+pub(crate) fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { cm_s0_avx2(src, thr, i_rfactor, sh) }
 }
@@ -596,7 +596,7 @@ unsafe fn merge_even_odd(e: __m256i, o: __m256i) -> __m256i {
     _mm256_blend_epi32::<0b1010_1010>(e, _mm256_slli_epi64::<32>(o))
 }
 
-pub fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+pub(crate) fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { vertical_s123_avx2(rows, add, shift, lo, hi) }
 }
@@ -644,7 +644,7 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+pub(crate) fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { horizontal_s123_avx2(lo, hi, add, shift, a, v, h, d) }
 }
@@ -707,7 +707,7 @@ unsafe fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: 
     }
 }
 
-pub fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+pub(crate) fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
     // The lanes multiply signed: weights from 2^31 up (Barten mode) go the
     // scalar way.
     if i_rfactor.iter().any(|&r| r >= 1 << 31) {
@@ -766,7 +766,7 @@ unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32],
     }
 }
 
-pub fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+pub(crate) fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
     if i_rfactor.iter().any(|&r| r >= 1 << 31) {
         return cm::cm_s123_row(src, thr, i_rfactor, sh);
     }
@@ -813,7 +813,7 @@ unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: C
     inner
 }
 
-pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
+pub(crate) fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
     if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
         return decouple::decouple_s123_row(o, t, r, a, egl);
     }
@@ -1000,7 +1000,7 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
     }
 }
 
-pub fn cube_sum_s0(src: &[i16]) -> u64 {
+pub(crate) fn cube_sum_s0(src: &[i16]) -> u64 {
     // SAFETY: only reached after AVX2 was detected.
     unsafe { cube_sum_s0_avx2(src) }
 }

@@ -26,7 +26,7 @@ use super::decouple::{self, COS_1DEG_SQ};
 use super::dwt::{self, HI, LO, LO_SUM};
 use super::Kernels;
 
-pub const KERNELS: Kernels = Kernels {
+pub(crate) const KERNELS: Kernels = Kernels {
     dwt: dwt::DwtS0Kernels { vertical_u8, vertical_u16: avx2::KERNELS.dwt.vertical_u16, horizontal: horizontal_s0 },
     decouple_s0: decouple_s0_row,
     csf_s0: csf_s0_row,
@@ -82,7 +82,7 @@ unsafe fn store16_i32(out: &mut [i32], j: usize, x: __m512i) {
 
 // ---------------------------------------------------------------- DWT
 
-pub fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
+pub(crate) fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     // SAFETY: only reached after AVX-512 was detected (see module doc).
     unsafe { vertical_u8_avx512(rows, lo, hi) }
 }
@@ -125,7 +125,7 @@ unsafe fn vfilt16(c01: __m512i, c23: __m512i, bias: __m512i, x: __m512i, y: __m5
     _mm512_srai_epi32::<8>(_mm512_add_epi32(acc, bias))
 }
 
-pub fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+pub(crate) fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     // SAFETY: only reached after AVX-512 was detected.
     unsafe { horizontal_s0_avx512(lo, hi, a, v, h, d) }
 }
@@ -168,7 +168,7 @@ unsafe fn hfilt16(e: &[i16], j: usize, c01: __m512i, c23: __m512i) -> __m512i {
 
 // ---------------------------------------------------------------- decouple
 
-pub fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64) {
+pub(crate) fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: f64) {
     // The lanes multiply by the gain limit in integers: exact only for an
     // integral limit (libvmaf's models use 1 and 100).
     if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
@@ -280,7 +280,7 @@ unsafe fn decouple_s0_avx512(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3],
 
 // ---------------------------------------------------------------- CSF
 
-pub fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
+pub(crate) fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
     // SAFETY: only reached after AVX-512 was detected.
     unsafe { csf_s0_avx512(src, i_rfactor, fsum, csum) }
 }
@@ -326,7 +326,7 @@ unsafe fn csf_s0_avx512(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32],
 
 // ---------------------------------------------------------------- masking
 
-pub fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+pub(crate) fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
     // SAFETY: only reached after AVX-512 was detected.
     unsafe { cm_s0_avx512(src, thr, i_rfactor, sh) }
 }
@@ -380,7 +380,7 @@ unsafe fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: C
 
 // ---------------------------------------------------------------- decouple, scales 1-3
 
-pub fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
+pub(crate) fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: f64) {
     if egl.fract() != 0.0 || !(1.0..=100.0).contains(&egl) {
         return decouple::decouple_s123_row(o, t, r, a, egl);
     }
@@ -516,7 +516,7 @@ unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3
 
 // ---------------------------------------------------------------- DWT, scales 1-3
 
-pub fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+pub(crate) fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
     // SAFETY: only reached after AVX-512 was detected.
     unsafe { vertical_s123_avx512(rows, add, shift, lo, hi) }
 }

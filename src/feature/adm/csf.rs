@@ -7,10 +7,10 @@
 use std::f64::consts::PI;
 
 /// `enum ADM_CSF_MODE` of `integer_adm.h`.
-pub const CSF_MODE_WATSON97: i32 = 0;
-pub const CSF_MODE_BARTEN: i32 = 1;
-pub const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
-pub const CSF_MODE_BARTEN_WATSON_BLEND_MAE: i32 = 3;
+pub(crate) const CSF_MODE_WATSON97: i32 = 0;
+pub(crate) const CSF_MODE_BARTEN: i32 = 1;
+pub(crate) const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
+pub(crate) const CSF_MODE_BARTEN_WATSON_BLEND_MAE: i32 = 3;
 
 /// DEFAULT_ADM_CSF_LUM (cd/m2).
 pub(crate) const DEFAULT_CSF_LUM: f64 = 100.0;
@@ -36,7 +36,7 @@ const BASIS_AMPLITUDES: [[f32; 4]; 6] = [
 
 /// The options that shape the CSF.
 #[derive(Clone, Copy, Debug)]
-pub struct CsfOptions {
+pub(crate) struct CsfOptions {
     pub mode: i32,
     pub norm_view_dist: f64,
     pub ref_display_height: i32,
@@ -165,7 +165,7 @@ fn blend_csf(mae: bool, scale: usize, theta: usize, nvd: f64, rdh: i32) -> f32 {
 
 /// `rfactor[3]` of scale `scale` (0 = finest): the weights of the h, v and
 /// d bands.
-pub fn rfactors(o: &CsfOptions, scale: usize) -> [f32; 3] {
+pub(crate) fn rfactors(o: &CsfOptions, scale: usize) -> [f32; 3] {
     let (nvd, rdh) = (o.norm_view_dist, o.ref_display_height);
     let (f1, f2) = match o.mode {
         CSF_MODE_BARTEN => (
@@ -183,7 +183,7 @@ pub fn rfactors(o: &CsfOptions, scale: usize) -> [f32; 3] {
 /// (`cvttsd2si` into a 64-bit register, low bits kept): out-of-range and
 /// NaN become 0x8000_0000_0000_0000 before truncation.
 #[inline]
-pub fn c_f64_to_i64(x: f64) -> i64 {
+pub(crate) fn c_f64_to_i64(x: f64) -> i64 {
     if x.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
         i64::MIN
     } else {
@@ -193,21 +193,21 @@ pub fn c_f64_to_i64(x: f64) -> i64 {
 
 /// `(uint32_t)x` for a double, as compiled C does it on x86-64.
 #[inline]
-pub fn c_f64_to_u32(x: f64) -> u32 {
+pub(crate) fn c_f64_to_u32(x: f64) -> u32 {
     c_f64_to_i64(x) as u32
 }
 
 /// `(uint16_t)x` for a double: `cvttsd2si` into a 32-bit register, low 16
 /// bits kept.
 #[inline]
-pub fn c_f64_to_u16(x: f64) -> u16 {
+pub(crate) fn c_f64_to_u16(x: f64) -> u16 {
     let v = if x.is_nan() || !(-2147483649.0..2147483648.0).contains(&x) || x == -2147483649.0 { i32::MIN } else { x as i32 };
     v as u16
 }
 
 /// Fixed-point weights of scale 0 (Q21 for h/v, Q23 for d), with the
 /// constants libvmaf hard-codes for the default 1080p / 3H Watson CSF.
-pub fn i_rfactors_scale0(o: &CsfOptions) -> [u16; 3] {
+pub(crate) fn i_rfactors_scale0(o: &CsfOptions) -> [u16; 3] {
     let default_view = 3.0 * 1080.0;
     if (o.norm_view_dist * o.ref_display_height as f64 - default_view).abs() < 1.0e-8 && o.mode == CSF_MODE_WATSON97 {
         return [36453, 36453, 49417];
@@ -218,7 +218,7 @@ pub fn i_rfactors_scale0(o: &CsfOptions) -> [u16; 3] {
 }
 
 /// Q32 weights of scales 1 to 3.
-pub fn i_rfactors_s123(o: &CsfOptions, scale: usize) -> [u32; 3] {
+pub(crate) fn i_rfactors_s123(o: &CsfOptions, scale: usize) -> [u32; 3] {
     let rf = rfactors(o, scale);
     let p32 = 2f64.powf(32.0);
     [c_f64_to_u32(rf[0] as f64 * p32), c_f64_to_u32(rf[1] as f64 * p32), c_f64_to_u32(rf[2] as f64 * p32)]

@@ -17,9 +17,9 @@ pub struct DenShifts {
 }
 
 /// Sum of |x|^3 over one row of one scale-0 band (16-bit values).
-pub type CubeSumS0Row = fn(src: &[i16]) -> u64;
+pub(crate) type CubeSumS0Row = fn(src: &[i16]) -> u64;
 
-pub fn cube_sum_s0_row(src: &[i16]) -> u64 {
+pub(crate) fn cube_sum_s0_row(src: &[i16]) -> u64 {
     let mut inner = 0u64;
     for &x in src {
         let m = (x as i32).unsigned_abs() as u16 as u64;
@@ -30,7 +30,7 @@ pub fn cube_sum_s0_row(src: &[i16]) -> u64 {
 
 /// Sums of |x|^3 over rows of the score region, for h, v, d at once.
 /// Scale 0: plain cubes of 16-bit values.
-pub fn den_sums_s0(row: CubeSumS0Row, src: [&[i16]; 3], stride: usize, reg: Region, sh: DenShifts) -> [u64; 3] {
+pub(crate) fn den_sums_s0(row: CubeSumS0Row, src: [&[i16]; 3], stride: usize, reg: Region, sh: DenShifts) -> [u64; 3] {
     let mut accum = [0u64; 3];
     for i in reg.top..reg.bottom {
         let s = i * stride + reg.left..i * stride + reg.right;
@@ -44,7 +44,7 @@ pub fn den_sums_s0(row: CubeSumS0Row, src: [&[i16]; 3], stride: usize, reg: Regi
 
 /// Scales 1-3: squares and cubes rounded down by `sq_shift` and the cube
 /// shift.
-pub fn den_sums_s123(src: [&[i32]; 3], stride: usize, reg: Region, sq_shift: u32, sh: DenShifts) -> [u64; 3] {
+pub(crate) fn den_sums_s123(src: [&[i32]; 3], stride: usize, reg: Region, sq_shift: u32, sh: DenShifts) -> [u64; 3] {
     let sq_add = 1u64 << sq_shift;
     let mut accum = [0u64; 3];
     for i in reg.top..reg.bottom {
@@ -65,7 +65,7 @@ pub fn den_sums_s123(src: [&[i32]; 3], stride: usize, reg: Region, sq_shift: u32
 }
 
 /// The float den term from the integer sums and the band weights.
-pub fn den_value(accum: [u64; 3], rfactor: [f32; 3], to_float: f64, reg: Region, noise_weight: f64) -> f32 {
+pub(crate) fn den_value(accum: [u64; 3], rfactor: [f32; 3], to_float: f64, reg: Region, noise_weight: f64) -> f32 {
     let csf = |b: usize| (accum[b] as f64 / to_float) * (rfactor[b] as f64).powf(3.0);
     let floor = noise_floor(reg, noise_weight);
     let third = 1.0f32 / 3.0f32;

@@ -19,15 +19,15 @@
 //! columns), so such sizes are refused.
 
 pub mod cm;
-pub mod csf;
+pub(crate) mod csf;
 pub mod decouple;
-pub mod den;
+pub(crate) mod den;
 pub mod dwt;
-pub mod gpu;
+pub(crate) mod gpu;
 #[cfg(target_arch = "x86_64")]
-pub mod avx2;
+pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
-pub mod avx512;
+pub(crate) mod avx512;
 
 use super::options::{OptionKind, OptionSpec, DEBUG_OPTION};
 use crate::picture::PlaneView;
@@ -58,7 +58,7 @@ const DEN_SCALE: [&str; 4] =
 
 /// The smallest picture side libvmaf's ADM computes without reading
 /// outside its buffers.
-pub const MIN_SIDE: usize = 33;
+pub(crate) const MIN_SIDE: usize = 33;
 
 static OPTIONS: [OptionSpec; 12] = [
     DEBUG_OPTION,
@@ -325,7 +325,7 @@ fn scale_params(in_w: usize, in_h: usize, scale: usize, csf: &CsfOptions) -> Sca
 }
 
 /// Scales 1-3 square shift of the den sums (`adm_csf_den_s123`).
-pub const DEN_SQ_SHIFT: [u32; 3] = [31, 30, 31];
+pub(crate) const DEN_SQ_SHIFT: [u32; 3] = [31, 30, 31];
 
 /// Everything of an ADM computation that depends only on the options and
 /// the picture size (what libvmaf's `init` derives), shared by the CPU
@@ -523,13 +523,13 @@ struct Buffers {
 
 /// The CPU's integer ADM: the kernels of one CPU level and their buffers,
 /// for one [`AdmParams`].
-pub struct AdmCpu {
+pub(crate) struct AdmCpu {
     kernels: Kernels,
     buf: Buffers,
 }
 
 impl AdmCpu {
-    pub fn new(p: &AdmParams, cpu: CpuLevel) -> Self {
+    pub(crate) fn new(p: &AdmParams, cpu: CpuLevel) -> Self {
         let p0 = &p.scales[0];
         let n0 = p0.w * p0.h;
         let n1 = p.scales[1].w * p.scales[1].h;
@@ -556,7 +556,7 @@ impl AdmCpu {
 
     /// The integer sums of one frame's luma planes (of `p`'s size; checked
     /// by the caller).
-    pub fn sums(&mut self, p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> AdmSums {
+    pub(crate) fn sums(&mut self, p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> AdmSums {
         let mut sums = AdmSums::default();
         sums.scales[0] = self.scale0(p, reference, distorted);
         for scale in 1..4 {
@@ -672,7 +672,7 @@ pub fn sums_scalar(p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) 
 }
 
 /// Whether two luma planes fit `p` (size and sample width).
-pub fn check_planes(p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> Result<()> {
+pub(crate) fn check_planes(p: &AdmParams, reference: &PlaneView, distorted: &PlaneView) -> Result<()> {
     let bps = if p.bits == 8 { 1 } else { 2 };
     for v in [reference, distorted] {
         if v.width() != p.width || v.height() != p.height || v.bytes_per_sample() != bps {

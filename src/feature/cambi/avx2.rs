@@ -22,7 +22,7 @@ pub(crate) fn available() -> bool {
 /// Same contract as [`scalar::c_values`]; the scalar code where AVX2 is
 /// absent.
 #[allow(clippy::too_many_arguments)]
-pub fn c_values(
+pub(crate) fn c_values(
     image: &Plane16,
     mask: &Plane16,
     c_values: &mut [f32],
@@ -78,7 +78,7 @@ unsafe fn add_range_avx2(range: &mut [u16], delta: u16) {
 
 /// The row kernel alone (same contract as [`scalar::c_value_row`]), for
 /// checkasm; the scalar row where AVX2 is absent.
-pub fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
+pub(crate) fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
     if !available() {
         return scalar::c_value_row(hist, img, msk, out, t, width);
     }
@@ -200,7 +200,7 @@ unsafe fn c_value_row_avx2(
 /// The scalar picture passes compiled for AVX2 (integer code, exact
 /// however the compiler vectorises it); the scalar ones where AVX2 is
 /// absent.
-pub fn picture_passes() -> PicturePasses {
+pub(crate) fn picture_passes() -> PicturePasses {
     if !available() {
         return PicturePasses::SCALAR;
     }

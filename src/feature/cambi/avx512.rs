@@ -16,7 +16,7 @@ pub(crate) fn available() -> bool {
 /// Same contract as [`scalar::c_values`]; the AVX2 kernel where AVX-512
 /// is absent.
 #[allow(clippy::too_many_arguments)]
-pub fn c_values(
+pub(crate) fn c_values(
     image: &Plane16,
     mask: &Plane16,
     c_values: &mut [f32],
@@ -74,7 +74,7 @@ unsafe fn add_range_avx512(range: &mut [u16], delta: u16) {
 
 /// The row kernel alone (same contract as [`scalar::c_value_row`]), for
 /// checkasm; the AVX2 row where AVX-512 is absent.
-pub fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
+pub(crate) fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32], t: &ContrastTables<'_>, width: usize) {
     if !available() {
         return super::avx2::c_value_row(hist, img, msk, out, t, width);
     }
@@ -192,7 +192,7 @@ unsafe fn c_value_row_avx512(
 /// The scalar picture passes compiled for AVX-512 (integer code, exact
 /// however the compiler vectorises it); the AVX2 ones where AVX-512 is
 /// absent.
-pub fn picture_passes() -> PicturePasses {
+pub(crate) fn picture_passes() -> PicturePasses {
     if !available() {
         return super::avx2::picture_passes();
     }

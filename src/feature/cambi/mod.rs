@@ -18,9 +18,9 @@
 //! and the integer picture passes are compiled for each level there too.
 
 #[cfg(target_arch = "x86_64")]
-pub mod avx2;
+pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
-pub mod avx512;
+pub(crate) mod avx512;
 pub(crate) mod gpu;
 pub mod luminance;
 pub mod scalar;
@@ -44,7 +44,7 @@ const FULL_REFERENCE_NAME: &str = "cambi_full_reference";
 const DEFAULT_TOPK: f64 = 0.6;
 const DEFAULT_EOTF: &str = "bt1886";
 /// Below this on both sides libvmaf refuses the picture.
-pub const MIN_WIDTH_OR_HEIGHT: usize = 216;
+pub(crate) const MIN_WIDTH_OR_HEIGHT: usize = 216;
 const NUM_SCALES: usize = 5;
 const SCALE_WEIGHTS: [i32; NUM_SCALES] = [16, 8, 4, 2, 1];
 /// Suprathreshold contrast response: the weight of a step of d+1 codes.
@@ -187,7 +187,7 @@ struct Side {
 }
 
 /// Signature of the c-value pass of one scale ([`scalar::c_values`]).
-pub type CValuesFn =
+pub(crate) type CValuesFn =
     fn(&Plane16, &Plane16, &mut [f32], &mut CValueScratch, usize, &ContrastTables<'_>, usize, usize);
 
 /// The c-value pass for `cpu` (the best at or below it).

@@ -19,7 +19,7 @@ use crate::picture::{Chroma, Picture};
 use crate::{Error, Result};
 use std::f64::consts::PI;
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "ciede",
     provided_features: &["ciede2000"],
     options: &[],

@@ -131,7 +131,7 @@ static OPTIONS: [OptionSpec; 23] = [
     param("adm_skip_scale0", "ssz", "skip the calculation of scale 0", OptionKind::Bool { default: false }),
 ];
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_adm",
     provided_features: &[
         ADM2, AIM, ADM3, SCALES[0], SCALES[1], SCALES[2], SCALES[3], "adm_num", "adm_den", "adm_scale0",

@@ -8,7 +8,7 @@
 /// in float.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub fn divs(n: f32, d: f32) -> f32 {
+pub(super) fn divs(n: f32, d: f32) -> f32 {
     use std::arch::x86_64::{_mm_cvtss_f32, _mm_rcp_ss, _mm_set_ss};
     // SAFETY: SSE is part of the x86-64 baseline, so these intrinsics run
     // on every CPU this code is built for; they touch no memory.

@@ -27,7 +27,7 @@ fn dis_filter() -> [f32; 25] {
     k.map(|v: f64| (v / 571.0) as f32)
 }
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_ansnr",
     provided_features: &["float_ansnr"],
     options: &[],
@@ -83,7 +83,7 @@ fn mirror(i: isize, n: isize) -> usize {
 
 /// libvmaf's `ansnr_filter2d_s`: per output sample, each kernel row summed
 /// in float, then the rows in kernel order.
-pub fn filter2d(f: &[f32], fwidth: usize, src: &FloatPlane, dst: &mut FloatPlane) {
+pub(crate) fn filter2d(f: &[f32], fwidth: usize, src: &FloatPlane, dst: &mut FloatPlane) {
     let (w, h) = (src.width as isize, src.height as isize);
     let half = (fwidth / 2) as isize;
     for i in 0..h {
@@ -105,7 +105,7 @@ pub fn filter2d(f: &[f32], fwidth: usize, src: &FloatPlane, dst: &mut FloatPlane
 
 /// libvmaf's `ansnr_mse_s`: signal and noise energy, each row summed in
 /// float, then the rows in float.
-pub fn mse(r: &FloatPlane, d: &FloatPlane) -> (f32, f32) {
+pub(crate) fn mse(r: &FloatPlane, d: &FloatPlane) -> (f32, f32) {
     let (mut sig, mut noise) = (0.0f32, 0.0f32);
     for y in 0..r.height {
         let (mut sig_row, mut noise_row) = (0.0f32, 0.0f32);

@@ -9,40 +9,40 @@
 //! (Rust never contracts), and the same libm calls (`log10`, `pow`), so
 //! the values are its values as bits.
 
-pub mod adm;
+pub(crate) mod adm;
 mod adm_rcp;
-pub mod ansnr;
-pub mod moment;
-pub mod motion;
-pub mod psnr;
-pub mod vif;
+pub(crate) mod ansnr;
+pub(crate) mod moment;
+pub(crate) mod motion;
+pub(crate) mod psnr;
+pub(crate) mod vif;
 
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 
 /// A plane as `f32` samples, `width` per row, no padding.
 #[derive(Clone, Debug, Default)]
-pub struct FloatPlane {
+pub(crate) struct FloatPlane {
     pub width: usize,
     pub height: usize,
     pub data: Vec<f32>,
 }
 
 impl FloatPlane {
-    pub fn new(width: usize, height: usize) -> Self {
+    pub(crate) fn new(width: usize, height: usize) -> Self {
         Self { width, height, data: vec![0.0; width * height] }
     }
 
-    pub fn row(&self, y: usize) -> &[f32] {
+    pub(crate) fn row(&self, y: usize) -> &[f32] {
         &self.data[y * self.width..(y + 1) * self.width]
     }
 
-    pub fn row_mut(&mut self, y: usize) -> &mut [f32] {
+    pub(crate) fn row_mut(&mut self, y: usize) -> &mut [f32] {
         &mut self.data[y * self.width..(y + 1) * self.width]
     }
 
     #[inline]
-    pub fn at(&self, x: usize, y: usize) -> f32 {
+    pub(crate) fn at(&self, x: usize, y: usize) -> f32 {
         self.data[y * self.width + x]
     }
 
@@ -50,7 +50,7 @@ impl FloatPlane {
     /// ones scaled to the 8-bit range, `sample / 2^(bits-8) + offset`, all
     /// in `float`. Reads the top-left `self.width` x `self.height` of
     /// `src`.
-    pub fn copy_from(&mut self, src: &PlaneView<'_>, offset: i32, bits: u32) {
+    pub(crate) fn copy_from(&mut self, src: &PlaneView<'_>, offset: i32, bits: u32) {
         let offset = offset as f32;
         let (w, h) = (self.width, self.height);
         if bits == 8 {

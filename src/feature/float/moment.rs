@@ -7,7 +7,7 @@ use super::{check_bits, FloatPlane};
 use crate::feature::{Extractor, ExtractorConfig, ExtractorDescriptor, FrameInput, FrameScores};
 use crate::Result;
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_moment",
     // libvmaf provides this one name and writes the four below.
     provided_features: &["float_moment"],
@@ -41,7 +41,7 @@ fn pixels(p: &FloatPlane) -> f64 {
 }
 
 /// libvmaf's `compute_1st_moment`: samples summed in double.
-pub fn first_moment(p: &FloatPlane) -> f64 {
+pub(crate) fn first_moment(p: &FloatPlane) -> f64 {
     let mut cum = 0.0f64;
     for y in 0..p.height {
         for &v in p.row(y) {
@@ -52,7 +52,7 @@ pub fn first_moment(p: &FloatPlane) -> f64 {
 }
 
 /// libvmaf's `compute_2nd_moment`: squares in float, summed in double.
-pub fn second_moment(p: &FloatPlane) -> f64 {
+pub(crate) fn second_moment(p: &FloatPlane) -> f64 {
     let mut cum = 0.0f64;
     for y in 0..p.height {
         for &v in p.row(y) {

@@ -73,7 +73,7 @@ static OPTIONS: [OptionSpec; 9] = [
     ),
 ];
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_motion",
     provided_features: &[MOTION, MOTION2, MOTION3],
     options: &OPTIONS,
@@ -217,7 +217,7 @@ fn mirror(i: isize, n: isize) -> usize {
 /// libvmaf's `convolution_f32_c_s` (its C path): vertical into `tmp`, then
 /// horizontal into `dst`, each tap's product summed in float in tap order.
 /// The edge samples go through the mirror; inside, the same sums.
-pub fn blur(taps: &[f32], src: &FloatPlane, tmp: &mut FloatPlane, dst: &mut FloatPlane) {
+pub(crate) fn blur(taps: &[f32], src: &FloatPlane, tmp: &mut FloatPlane, dst: &mut FloatPlane) {
     let (w, h) = (src.width, src.height);
     let r = (taps.len() / 2) as isize;
     for i in 0..h {

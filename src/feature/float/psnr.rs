@@ -8,7 +8,7 @@ use crate::Result;
 
 const NAME: &str = "float_psnr";
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_psnr",
     provided_features: &[NAME],
     options: &[],
@@ -43,7 +43,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
 
 /// libvmaf's `compute_psnr`: float differences squared in float, summed in
 /// double.
-pub fn psnr(r: &FloatPlane, d: &FloatPlane, peak: f64, psnr_max: f64) -> f64 {
+pub(crate) fn psnr(r: &FloatPlane, d: &FloatPlane, peak: f64, psnr_max: f64) -> f64 {
     let mut noise = 0.0f64;
     for y in 0..r.height {
         for (&a, &b) in r.row(y).iter().zip(d.row(y)) {

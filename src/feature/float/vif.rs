@@ -97,7 +97,7 @@ static OPTIONS: [OptionSpec; 10] = [
     ),
 ];
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "float_vif",
     provided_features: &[
         SCALE_SCORES[0],
@@ -127,7 +127,7 @@ pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
 
 /// What `vif_statistic_s` needs besides the planes.
 #[derive(Clone, Copy, Debug)]
-pub struct VifParams {
+pub(crate) struct VifParams {
     pub enhn_gain_limit: f64,
     pub sigma_nsq: f64,
 }
@@ -135,7 +135,7 @@ pub struct VifParams {
 /// Scratch for one picture pair at the (prescaled) size, all at one
 /// stride.
 #[derive(Default)]
-pub struct VifScratch {
+pub(crate) struct VifScratch {
     pub ref_scale: Vec<f32>,
     pub dis_scale: Vec<f32>,
     mu1: Vec<f32>,
@@ -148,7 +148,7 @@ pub struct VifScratch {
 }
 
 impl VifScratch {
-    pub fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         let v = || vec![0.0f32; len];
         VifScratch {
             ref_scale: v(),
@@ -278,7 +278,7 @@ const LOG2_POLY: [f64; 9] = [
 
 /// libvmaf's `log2f_approx` (VIF_OPT_FAST_LOG2): the exponent plus a
 /// degree-8 polynomial of the mantissa, Horner's rule in float.
-pub fn log2f_approx(x: f32) -> f32 {
+pub(crate) fn log2f_approx(x: f32) -> f32 {
     if x == 0.0 {
         return f32::NEG_INFINITY;
     }
@@ -301,7 +301,7 @@ pub fn log2f_approx(x: f32) -> f32 {
 /// "matching_matlab" numerator and denominator, each row summed in float,
 /// the rows in float.
 #[allow(clippy::too_many_arguments)]
-pub fn statistic(
+pub(crate) fn statistic(
     mu1: &[f32],
     mu2: &[f32],
     xx: &[f32],
@@ -368,7 +368,7 @@ pub fn statistic(
 /// (num, den) as the floats libvmaf stores in doubles; scale 0 is `None`
 /// when skipped.
 #[allow(clippy::needless_range_loop)] // `scale` is libvmaf's scale index
-pub fn compute(
+pub(crate) fn compute(
     s: &mut VifScratch,
     mut w: usize,
     mut h: usize,

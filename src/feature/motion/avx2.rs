@@ -14,7 +14,7 @@ use super::FILTER;
 use crate::picture::PlaneView;
 
 /// Same contract as [`scalar::sad`]; falls back to it where AVX2 is absent.
-pub fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<i32>) -> u64 {
+pub(super) fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<i32>) -> u64 {
     let (w, h) = (cur.width(), cur.height());
     if bits > 12 || w < 16 || h < 3 || !is_x86_feature_detected!("avx2") {
         return scalar::sad(prev, cur, bits, y_row);

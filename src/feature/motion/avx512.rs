@@ -21,7 +21,7 @@ fn available() -> bool {
 
 /// Same contract as [`scalar::sad`]; falls back to the AVX2 kernel where
 /// AVX-512 is absent.
-pub fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<i32>) -> u64 {
+pub(super) fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<i32>) -> u64 {
     if !available() {
         return super::avx2::sad(prev, cur, bits, y_row);
     }

@@ -9,7 +9,7 @@
 //! motion3, the blended and clipped motion2 (optionally averaged with the
 //! previous frame's).
 
-pub mod gpu;
+pub(crate) mod gpu;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -109,7 +109,7 @@ fn five_frame_window(o: &FeatureOptions) -> bool {
 
 /// Signature of one SAD kernel: previous and current luma, a row of
 /// scratch, returns the SAD of the blurred difference.
-pub type SadFn = fn(&crate::picture::PlaneView, &crate::picture::PlaneView, u32, &mut Vec<i32>) -> u64;
+pub(crate) type SadFn = fn(&crate::picture::PlaneView, &crate::picture::PlaneView, u32, &mut Vec<i32>) -> u64;
 
 /// The SAD kernel for `cpu` (the best at or below it).
 pub fn sad_fn(cpu: CpuLevel) -> SadFn {

@@ -23,7 +23,7 @@ struct PsnrScratch {
 
 /// One plane pair and the top-left region whose SSE is wanted.
 #[derive(Clone, Copy, Debug)]
-pub struct SseRegion {
+pub(crate) struct SseRegion {
     pub reference: DevPlane,
     pub distorted: DevPlane,
     pub width: usize,
@@ -55,7 +55,7 @@ fn one_region(reference: DevPlane, distorted: DevPlane, width: usize, height: us
 
 /// The SSE of each region; empty regions are 0, as on the CPU, and launch
 /// nothing.
-pub fn sse_regions_dev<L: TwinLane>(lane: &mut L, regions: &[SseRegion]) -> Result<Vec<u64>> {
+pub(crate) fn sse_regions_dev<L: TwinLane>(lane: &mut L, regions: &[SseRegion]) -> Result<Vec<u64>> {
     lane.with_scratch(|lane, s: &mut PsnrScratch<L::Buffer>| regions_on(lane, s, regions))
 }
 

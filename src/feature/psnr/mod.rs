@@ -10,7 +10,7 @@
 //! libvmaf's chroma planes are (w >> ss_x) x (h >> ss_y); ours round up, so
 //! only that top-left region is read.
 
-pub mod gpu;
+pub(crate) mod gpu;
 mod scalar;
 
 use super::options::{OptionKind, OptionSpec};

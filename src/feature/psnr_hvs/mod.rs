@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 const NAMES: [&str; 4] = ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"];
 
-pub static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
+pub(crate) static DESCRIPTOR: ExtractorDescriptor = ExtractorDescriptor {
     name: "psnr_hvs",
     provided_features: &NAMES,
     options: &[],

@@ -9,7 +9,7 @@
 //! (a double constant, `sqrt`), so does this code.
 
 /// libvmaf's `EIGENVALUE_EPS`.
-pub const EPS: f64 = 1e-6;
+pub(crate) const EPS: f64 = 1e-6;
 const MAX_ITERS: usize = 500;
 
 /// A row-major square matrix of `n` x `n` floats.
@@ -37,7 +37,7 @@ fn sqrt_f(x: f32) -> f32 {
 
 /// The eigenvalues of the symmetric `n` x `n` matrix `a` (not modified),
 /// in the order libvmaf's QR iteration leaves them.
-pub fn eigenvalues(a_in: &[f32], n: usize, out: &mut [f32]) {
+pub(crate) fn eigenvalues(a_in: &[f32], n: usize, out: &mut [f32]) {
     if n == 1 {
         out[0] = a_in[0];
         return;
@@ -275,7 +275,7 @@ fn vector_norm(v: &[f32]) -> f32 {
 
 /// Scratch for [`solve`], kept between frames.
 #[derive(Default)]
-pub struct SolveScratch {
+pub(crate) struct SolveScratch {
     a: Vec<f32>,
     q: Vec<f32>,
     r: Vec<f32>,
@@ -334,7 +334,7 @@ fn qr_decompose(s: &mut SolveScratch, n: usize) {
 /// `solve_linear_system`: X (n x cols) with K X = Y, by K = Q R and back
 /// substitution. `Err(())` where R has a diagonal element under 1e-6 in
 /// magnitude (X is then partly written, as libvmaf leaves it).
-pub fn solve(k: &[f32], n: usize, y: &[f32], cols: usize, x: &mut [f32], s: &mut SolveScratch) -> Result<(), ()> {
+pub(crate) fn solve(k: &[f32], n: usize, y: &[f32], cols: usize, x: &mut [f32], s: &mut SolveScratch) -> Result<(), ()> {
     for m in [&mut s.a, &mut s.q, &mut s.r, &mut s.tmp_q, &mut s.tmp_z] {
         m.clear();
         m.resize(n * n, 0.0);

@@ -17,8 +17,8 @@
 
 pub mod filter;
 pub(crate) mod gpu;
-pub mod linalg;
-pub mod scalar;
+pub(crate) mod linalg;
+pub(crate) mod scalar;
 
 use super::options::{OptionKind, OptionSpec};
 use super::{DeviceFrameInput, Extractor, ExtractorConfig, ExtractorDescriptor, FeatureOptions, FrameInput, FrameScores};

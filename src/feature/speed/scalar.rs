@@ -13,14 +13,14 @@ use super::filter::{self, Resize};
 use super::linalg::{self, SolveScratch};
 
 /// libvmaf's `DEFAULT_BLOCK_SIZE`.
-pub const BLOCK: usize = 5;
+pub(crate) const BLOCK: usize = 5;
 const ELEMENTS: usize = BLOCK * BLOCK;
 /// Decimation by 2^4.
 const NUM_SCALES: i32 = 4;
 
 /// SpEED's options as `speed_extract_score` takes them (`SpeedOptions`).
 #[derive(Clone, Debug)]
-pub struct SpeedParams {
+pub(crate) struct SpeedParams {
     pub kernelscale: f32,
     /// `None`: libvmaf's prescale is within 1e-3 of 1 (no resize).
     pub resize: Option<Resize>,
@@ -31,7 +31,7 @@ pub struct SpeedParams {
 
 /// The sizes SpEED works at (`SpeedDimensions`).
 #[derive(Clone, Copy, Debug)]
-pub struct Dimensions {
+pub(crate) struct Dimensions {
     pub width: usize,
     pub height: usize,
     pub scaled_width: usize,
@@ -49,7 +49,7 @@ impl Dimensions {
     /// libvmaf's `speed_init_dimensions`; `None` where a side of the
     /// decimated picture holds no whole 5x5 block (libvmaf logs "image too
     /// small" there and goes on to read outside its buffers).
-    pub fn new(width: usize, height: usize, prescale: f64) -> Option<Self> {
+    pub(crate) fn new(width: usize, height: usize, prescale: f64) -> Option<Self> {
         let scaled_height = (height as f64 * prescale + 0.5) as i32 as usize;
         let scaled_width = (width as f64 * prescale + 0.5) as i32 as usize;
         let alloc_width = width.max(scaled_width);
@@ -74,12 +74,12 @@ impl Dimensions {
         })
     }
 
-    pub fn num_blocks(&self) -> usize {
+    pub(crate) fn num_blocks(&self) -> usize {
         self.blocks_wide * self.blocks_high
     }
 
     /// Floats in one picture buffer.
-    pub fn frame_len(&self) -> usize {
+    pub(crate) fn frame_len(&self) -> usize {
         self.stride * self.alloc_height
     }
 
@@ -96,7 +96,7 @@ struct BlockStats {
 }
 
 /// Per-instance working memory (`SpeedState` without the options).
-pub struct SpeedState {
+pub(crate) struct SpeedState {
     pub dim: Dimensions,
     antialias: Vec<f32>,
     local_mean: Vec<f32>,
@@ -118,7 +118,7 @@ pub struct SpeedState {
 type Regular = bool;
 
 impl SpeedState {
-    pub fn new(dim: Dimensions, params: &SpeedParams) -> Self {
+    pub(crate) fn new(dim: Dimensions, params: &SpeedParams) -> Self {
         let blocks = dim.num_blocks();
         SpeedState {
             dim,
@@ -142,7 +142,7 @@ impl SpeedState {
     /// `speed_extract_score`: both buffers (`frame_len` floats at `stride`)
     /// are filtered in place. Returns the score and whether either
     /// covariance matrix was singular (libvmaf's error return).
-    pub fn score(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
+    pub(crate) fn score(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
         self.downscale(params, reference);
         self.downscale(params, distorted);
         self.score_downscaled(params, reference, distorted)
@@ -151,7 +151,7 @@ impl SpeedState {
     /// [`Self::score`] of two buffers already prescaled, blurred and
     /// decimated by 16 (the decimated picture at the buffer's top left, at
     /// `stride`): what a device twin hands back (speed/gpu.rs).
-    pub fn score_downscaled(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
+    pub(crate) fn score_downscaled(&mut self, params: &SpeedParams, reference: &mut [f32], distorted: &mut [f32]) -> (f32, bool) {
         self.remove_local_mean(reference);
         let ref_ok = self.est_params(reference, params.sigma_nn, true);
         self.remove_local_mean(distorted);
@@ -193,7 +193,7 @@ impl SpeedState {
     }
 
     /// The anti-alias taps (`speed_get_antialias_filter`).
-    pub fn antialias(&self) -> &[f32] {
+    pub(crate) fn antialias(&self) -> &[f32] {
         &self.antialias
     }
 
@@ -334,7 +334,7 @@ impl SpeedState {
 }
 
 /// `subtract_image`: `a -= b` over `w` x `h`.
-pub fn subtract(a: &mut [f32], b: &[f32], w: usize, h: usize, stride: usize) {
+pub(crate) fn subtract(a: &mut [f32], b: &[f32], w: usize, h: usize, stride: usize) {
     for i in 0..h {
         for j in 0..w {
             a[i * stride + j] -= b[i * stride + j];

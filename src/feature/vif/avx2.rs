@@ -36,7 +36,7 @@ use super::{
     MAX_HALF, SIGMA_NSQ,
 };
 
-pub const KERNELS: Kernels =
+pub(super) const KERNELS: Kernels =
     Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
 
 fn available() -> bool {

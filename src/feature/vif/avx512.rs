@@ -24,7 +24,7 @@ use super::avx2::{
 use super::scalar;
 use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
 
-pub const KERNELS: Kernels =
+pub(super) const KERNELS: Kernels =
     Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: avx2::KERNELS.statistic };
 
 fn available() -> bool {

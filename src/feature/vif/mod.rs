@@ -23,8 +23,8 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
-pub mod gpu;
-pub mod scalar;
+pub(crate) mod gpu;
+pub(crate) mod scalar;
 
 use std::sync::OnceLock;
 
@@ -53,7 +53,7 @@ const DEBUG_DEN_SCALE: [&str; 4] =
     ["integer_vif_den_scale0", "integer_vif_den_scale1", "integer_vif_den_scale2", "integer_vif_den_scale3"];
 
 /// libvmaf's `DEFAULT_VIF_ENHN_GAIN_LIMIT`.
-pub const DEFAULT_ENHN_GAIN_LIMIT: f64 = 100.0;
+pub(crate) const DEFAULT_ENHN_GAIN_LIMIT: f64 = 100.0;
 
 static OPTIONS: [OptionSpec; 3] = [
     DEBUG_OPTION,
@@ -111,13 +111,13 @@ pub const FILTERS: [&[u16]; 4] = [
 ];
 
 /// Widest half filter: the padding the row buffers keep on each side.
-pub const MAX_HALF: usize = 8;
+pub(crate) const MAX_HALF: usize = 8;
 
 /// Smallest luma libvmaf scores from the picture alone: below 16 pixels
 /// (wide or high) scale 3 is a single row or column, and libvmaf's mirror
 /// then reads rows and columns of its buffers that the current scale never
 /// wrote (left over from the previous scale or frame).
-pub const MIN_SIZE: usize = 16;
+pub(crate) const MIN_SIZE: usize = 16;
 
 /// `sigma_nsq`: the noise variance, 2.0 in Q16.
 pub const SIGMA_NSQ: i32 = 65536 << 1;
@@ -165,7 +165,7 @@ impl<'a, T> Plane<'a, T> {
 }
 
 /// A sample type the kernels read: u8 (8-bit input) or u16.
-pub trait Sample: Copy + Send + Sync + 'static {
+pub(crate) trait Sample: Copy + Send + Sync + 'static {
     fn widen(self) -> u32;
 }
 impl Sample for u8 {
@@ -338,19 +338,19 @@ pub fn accumulate(
 }
 
 /// The statistic of one scale over 8-bit samples.
-pub type StatU8Fn = fn(&Plane<u8>, &Plane<u8>, &StatParams, &mut Scratch) -> VifSums;
+pub(crate) type StatU8Fn = fn(&Plane<u8>, &Plane<u8>, &StatParams, &mut Scratch) -> VifSums;
 /// The statistic of one scale over 16-bit samples.
-pub type StatU16Fn = fn(&Plane<u16>, &Plane<u16>, &StatParams, &mut Scratch) -> VifSums;
+pub(crate) type StatU16Fn = fn(&Plane<u16>, &Plane<u16>, &StatParams, &mut Scratch) -> VifSums;
 /// Filter and decimate 8-bit planes into (w/2) x (h/2) u16 planes, rows
 /// packed (stride w/2).
-pub type SubsampleU8Fn = fn(&Plane<u8>, &Plane<u8>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
+pub(crate) type SubsampleU8Fn = fn(&Plane<u8>, &Plane<u8>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
 /// Filter and decimate 16-bit planes.
-pub type SubsampleU16Fn =
+pub(crate) type SubsampleU16Fn =
     fn(&Plane<u16>, &Plane<u16>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]);
 
 /// The per-pixel statistic alone over (sigma1², sigma2², sigma12) triples
 /// (equal lengths), with an enhancement gain limit.
-pub type StatisticFn = fn(&[i32], &[i32], &[i32], f64) -> VifSums;
+pub(crate) type StatisticFn = fn(&[i32], &[i32], &[i32], f64) -> VifSums;
 
 /// The kernels of one CPU level.
 #[derive(Clone, Copy)]
@@ -501,7 +501,7 @@ pub fn sums_scalar(
 }
 
 /// Refuses luma below [`MIN_SIZE`] (see there).
-pub fn check_size(w: usize, h: usize) -> Result<()> {
+pub(crate) fn check_size(w: usize, h: usize) -> Result<()> {
     if w < MIN_SIZE || h < MIN_SIZE {
         return Err(Error::NotSupported(format!(
             "vif on {w}x{h} luma: below {MIN_SIZE}x{MIN_SIZE}, libvmaf's result depends on stale buffer contents"

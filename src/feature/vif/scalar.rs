@@ -11,7 +11,7 @@ use super::{
     FILTERS, MAX_HALF,
 };
 
-pub const KERNELS: Kernels = Kernels {
+pub(crate) const KERNELS: Kernels = Kernels {
     stat_u8: stat::<u8>,
     stat_u16: stat::<u16>,
     subsample_u8: subsample::<u8>,
@@ -20,7 +20,7 @@ pub const KERNELS: Kernels = Kernels {
 };
 
 /// The per-pixel statistic over triples (`accumulate` in a loop).
-pub fn statistic(s1: &[i32], s2: &[i32], s12: &[i32], enhn_gain_limit: f64) -> VifSums {
+pub(crate) fn statistic(s1: &[i32], s2: &[i32], s12: &[i32], enhn_gain_limit: f64) -> VifSums {
     let table = log2_table();
     let mut sums = VifSums::default();
     for ((&a, &b), &c) in s1.iter().zip(s2).zip(s12) {
@@ -53,7 +53,7 @@ pub(crate) fn tap_rows(i: usize, half: usize, h: usize) -> [usize; 17] {
 }
 
 /// `vif_statistic_8` (T = u8 at scale 0) and `vif_statistic_16`.
-pub fn stat<T: Sample>(r: &Plane<T>, d: &Plane<T>, p: &StatParams, scratch: &mut Scratch) -> VifSums {
+pub(crate) fn stat<T: Sample>(r: &Plane<T>, d: &Plane<T>, p: &StatParams, scratch: &mut Scratch) -> VifSums {
     let filt = FILTERS[p.scale];
     let half = filt.len() / 2;
     let (w, h) = (r.width, r.height);
@@ -120,7 +120,7 @@ pub fn stat<T: Sample>(r: &Plane<T>, d: &Plane<T>, p: &StatParams, scratch: &mut
 /// The horizontal pass's last step: means squared (Q32 → Q16 with
 /// rounding), filtered squares (Q16 rounding), differences as int32.
 #[inline(always)]
-pub fn sigmas(mu1: u32, mu2: u32, rr: u64, dd: u64, rd: u64) -> (i32, i32, i32) {
+pub(crate) fn sigmas(mu1: u32, mu2: u32, rr: u64, dd: u64, rd: u64) -> (i32, i32, i32) {
     let q32 = |a: u32, b: u32| ((a as u64 * b as u64).wrapping_add(1 << 31) >> 32) as u32;
     let q16 = |x: u64| (x.wrapping_add(32768) >> 16) as u32;
     let sigma1_sq = q16(rr).wrapping_sub(q32(mu1, mu1)) as i32;
@@ -132,7 +132,7 @@ pub fn sigmas(mu1: u32, mu2: u32, rr: u64, dd: u64, rd: u64) -> (i32, i32, i32) 
 /// `subsample_rd_8` (T = u8) and `subsample_rd_16`, with the decimation of
 /// `decimate_and_pad`: only the even rows and columns are computed, as
 /// only they are kept.
-pub fn subsample<T: Sample>(
+pub(crate) fn subsample<T: Sample>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &SubsampleParams,

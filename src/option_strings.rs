@@ -1,7 +1,8 @@
 //! The `vmafx` command's option strings (`--model`, `--feature`,
 //! `--device`, `--cpumask`), parsed as libvmaf's `tools/cli_parse.c` parses
 //! them. Here rather than in the binary so the fuzz targets (src/fuzz.rs)
-//! reach the same code.
+//! and the Python module reach the same code; plain string parsing, so it
+//! is built without feature `cli` (clap stays with the binary).
 
 use std::path::PathBuf;
 
