@@ -163,7 +163,8 @@ pub mod internals {
         }
         pub mod cambi {
             pub use crate::feature::cambi::{
-                c_value_row_fn, c_values_fn, luminance, picture_passes, scalar, PicturePasses, CONTRAST_WEIGHTS, DESCRIPTOR,
+                c_value_row_fn, c_values_fn, luminance, picture_passes, scalar, scales_pooled_on_host, PicturePasses, CONTRAST_WEIGHTS,
+                DESCRIPTOR,
             };
         }
         pub mod motion {

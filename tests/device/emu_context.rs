@@ -422,7 +422,7 @@ fn emulated_context_scores_cambi_as_the_cpu() {
     use vmafx::internals::feature::cambi::DESCRIPTOR;
     let Some(world) = emulated_world() else { return };
     let started = std::time::Instant::now();
-    let pooled_on_host = vmafx::feature::cambi::scales_pooled_on_host();
+    let pooled_on_host = vmafx::internals::feature::cambi::scales_pooled_on_host();
     let cases: [(Chroma, u8, usize, usize, &[(&str, &str)]); 6] = [
         (Chroma::Yuv420, 8, 241, 223, &[]),
         (Chroma::Yuv400, 10, 251, 219, &[("full_ref", "true"), ("max_log_contrast", "3"), ("topk", "0.2")]),
@@ -457,7 +457,7 @@ fn emulated_context_scores_cambi_as_the_cpu() {
     }
     // Every scale pooled on the device (the exact sum, no c-values read
     // back): a wrong selection falls back to the host and shows here.
-    assert_eq!(vmafx::feature::cambi::scales_pooled_on_host(), pooled_on_host, "scales pooled on the host");
+    assert_eq!(vmafx::internals::feature::cambi::scales_pooled_on_host(), pooled_on_host, "scales pooled on the host");
 }
 
 /// cambi on the lane reads the device luma itself (no read-back), so it

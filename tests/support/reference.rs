@@ -262,9 +262,7 @@ mod stored {
     use std::path::PathBuf;
 
     use serde::{Deserialize, Serialize};
-    use vmafx::picture::OwnedPicture;
-
-    use super::{RefScores, RefSpec};
+    use super::{OwnedPicture, RefScores, RefSpec};
 
     #[derive(Serialize, Deserialize)]
     struct Stored {

@@ -129,7 +129,7 @@ fn units_of(v: f32) -> Option<u64> {
 /// order is such a multiple below the total, so a double holds it exactly:
 /// libvmaf's sum never rounds and equals the exact total. `None` where
 /// that does not hold (the caller pools on the host).
-pub fn exact_pool(k: usize, t_bits: u32, above_t: u32, sum_units: u64, low_bit: u32, inexact: bool) -> Option<f64> {
+pub(crate) fn exact_pool(k: usize, t_bits: u32, above_t: u32, sum_units: u64, low_bit: u32, inexact: bool) -> Option<f64> {
     if inexact {
         return None;
     }
