@@ -184,7 +184,11 @@ fn pix_fmt(c: Chroma) -> sys::VmafPixelFormat {
 
 fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
     let f = p.format();
+    // SAFETY: VmafPicture is a C struct of integers and pointers, for which
+    // all zeroes is a valid (empty) value.
     let mut pic: sys::VmafPicture = unsafe { std::mem::zeroed() };
+    // SAFETY: `pic` is an empty picture vmaf_picture_alloc fills for this size
+    // and format (return code checked).
     let err = unsafe {
         sys::vmaf_picture_alloc(&mut pic, pix_fmt(f.chroma), f.bits as u32, p.width() as u32, p.height() as u32)
     };
@@ -197,6 +201,8 @@ fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
         let (cw, ch) = (pic.w[i] as usize, pic.h[i] as usize);
         for y in 0..ch.min(plane.height()) {
             let src = &plane.data()[y * plane.stride()..y * plane.stride() + cw.min(plane.width()) * bps];
+            // SAFETY: row `y` < pic.h[i] of plane `i`, which vmaf_picture_alloc
+            // made `stride[i]` bytes apart; `src` holds at most pic.w[i] samples.
             unsafe {
                 let dst = (pic.data[i] as *mut u8).offset(y as isize * pic.stride[i]);
                 ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
@@ -360,6 +366,11 @@ fn run_libvmaf(
     query: &[String],
 ) -> Result<RefScores, String> {
     let _libvmaf = libvmaf_lock();
+    // SAFETY: libvmaf's C API under its lock: every return code is checked;
+    // names are CStrings alive for the calls that read them; pictures from
+    // to_vmaf_picture go to vmaf_read_pictures, which takes them; models,
+    // collections and the context are destroyed once (at the end, or on
+    // the error path before returning).
     unsafe {
         let mut ctx = ptr::null_mut();
         assert_eq!(sys::vmaf_init(&mut ctx, config(spec.threads, spec.subsample, spec.path)), 0);
@@ -519,6 +530,7 @@ fn run_libvmaf(
 
 /// libvmaf's version string.
 pub fn version() -> String {
+    // SAFETY: vmaf_version returns a static NUL-terminated string.
     unsafe { CStr::from_ptr(sys::vmaf_version()).to_string_lossy().into_owned() }
 }
 
