@@ -257,7 +257,7 @@ pub fn try_run(
 
 /// libvmaf's results kept between test runs, in the target directory
 /// (`target/tmp/libvmaf-results/`, so a fresh clone starts empty), one file
-/// per question. The key is a 128-bit hash of everything the answer depends
+/// per question. The key is a 64-bit hash of everything the answer depends
 /// on: the vendored libvmaf (`vmaf-head-sys`'s checksum in Cargo.lock), this
 /// file's source (how the question is put to libvmaf), the spec, the names
 /// queried and every sample of every frame. Values are kept as their bits.
@@ -284,42 +284,43 @@ mod stored {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("libvmaf-results")
     }
 
-    /// The vendored libvmaf's identity: its package checksum in Cargo.lock.
-    fn libvmaf_checksum() -> Option<String> {
-        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).ok()?;
-        let entry = lock.split("[[package]]").find(|p| p.contains("name = \"vmaf-head-sys\""))?;
-        let line = entry.lines().find(|l| l.starts_with("checksum = "))?;
-        Some(line.to_owned())
+    /// What every answer depends on besides its question: the vendored
+    /// libvmaf (its package checksum in Cargo.lock) and how this file puts
+    /// the question. Read once per test process; `None` without Cargo.lock.
+    fn identity() -> Option<&'static str> {
+        static IDENTITY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        IDENTITY
+            .get_or_init(|| {
+                let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).ok()?;
+                let entry = lock.split("[[package]]").find(|p| p.contains("name = \"vmaf-head-sys\""))?;
+                let checksum = entry.lines().find(|l| l.starts_with("checksum = "))?;
+                Some(format!("{checksum}\n{}", include_str!("reference.rs")))
+            })
+            .as_deref()
     }
 
     pub(super) fn key(frames: &[(OwnedPicture, OwnedPicture)], spec: &RefSpec, query: &[String]) -> Option<String> {
         if std::env::var("VMAFX_LIBVMAF_RESULTS").is_ok_and(|v| v == "off") {
             return None;
         }
-        let checksum = libvmaf_checksum()?;
-        // Two SipHashes seeded apart: 128 bits, so two questions never share a file.
-        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
-        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
-        for h in &mut halves {
-            checksum.hash(h);
-            include_str!("reference.rs").hash(h);
-            format!("{spec:?}").hash(h);
-            query.hash(h);
-            frames.len().hash(h);
-            for picture in frames.iter().flat_map(|(r, d)| [r, d]) {
-                let f = picture.format();
-                (format!("{:?}", f.chroma), f.bits, picture.width(), picture.height()).hash(h);
-                let view = picture.view();
-                for i in 0..f.chroma.plane_count() {
-                    let plane = view.plane(i);
-                    let row = plane.width() * plane.bytes_per_sample();
-                    for y in 0..plane.height() {
-                        h.write(&plane.data()[y * plane.stride()..y * plane.stride() + row]);
-                    }
+        let mut h = DefaultHasher::new();
+        identity()?.hash(&mut h);
+        format!("{spec:?}").hash(&mut h);
+        query.hash(&mut h);
+        frames.len().hash(&mut h);
+        for picture in frames.iter().flat_map(|(r, d)| [r, d]) {
+            let f = picture.format();
+            (format!("{:?}", f.chroma), f.bits, picture.width(), picture.height()).hash(&mut h);
+            let view = picture.view();
+            for i in 0..f.chroma.plane_count() {
+                let plane = view.plane(i);
+                let row = plane.width() * plane.bytes_per_sample();
+                for y in 0..plane.height() {
+                    h.write(&plane.data()[y * plane.stride()..y * plane.stride() + row]);
                 }
             }
         }
-        Some(format!("{:016x}{:016x}.json", halves[0].finish(), halves[1].finish()))
+        Some(format!("{:016x}.json", h.finish()))
     }
 
     pub(super) fn read(key: &str) -> Option<RefScores> {
