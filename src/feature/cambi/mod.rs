@@ -253,6 +253,30 @@ pub fn c_value_row_fn(cpu: CpuLevel) -> CValueRowFn {
     scalar::c_value_row
 }
 
+/// The contrast steps and their visibility thresholds, fixed per
+/// extractor; the c-value passes read them as [`ContrastTables`].
+struct Contrast {
+    num_diffs: usize,
+    tvi_for_diff: Vec<u16>,
+    diff_weights: Vec<i32>,
+    vlt_luma: u16,
+    band_base: u16,
+    band_size: u16,
+}
+
+impl Contrast {
+    fn tables(&self) -> ContrastTables<'_> {
+        ContrastTables {
+            num_diffs: self.num_diffs,
+            tvi_for_diff: &self.tvi_for_diff,
+            vlt_luma: self.vlt_luma,
+            diff_weights: &self.diff_weights,
+            band_base: self.band_base,
+            band_size: self.band_size,
+        }
+    }
+}
+
 struct Cambi {
     bits: u32,
     enc_bitdepth: u32,
@@ -263,12 +287,7 @@ struct Cambi {
     topk: f64,
     max_val: f64,
     name: String,
-    num_diffs: usize,
-    tvi_for_diff: Vec<u16>,
-    diff_weights: Vec<i32>,
-    vlt_luma: u16,
-    band_base: u16,
-    band_size: u16,
+    contrast: Contrast,
     /// No pixel can have a c-value (the visible band is empty): every
     /// c-value is 0.
     band_empty: bool,
@@ -506,12 +525,7 @@ fn create(cfg: &ExtractorConfig) -> Result<Box<dyn Extractor>> {
         topk,
         max_val: o.get_double(&OPTIONS, "cambi_max_val"),
         name: DESCRIPTOR.feature_name(CAMBI_NAME, o),
-        num_diffs,
-        tvi_for_diff,
-        diff_weights,
-        vlt_luma,
-        band_base,
-        band_size,
+        contrast: Contrast { num_diffs, tvi_for_diff, diff_weights, vlt_luma, band_base, band_size },
         band_empty,
         image: Plane16::new(alloc_w, alloc_h),
         mask: Plane16::new(alloc_w, alloc_h),
@@ -553,14 +567,6 @@ impl Cambi {
         }
         (self.passes.spatial_mask)(&self.image, &mut self.mask, w, h, &mut self.mask_scratch);
 
-        let tables = ContrastTables {
-            num_diffs: self.num_diffs,
-            tvi_for_diff: &self.tvi_for_diff,
-            vlt_luma: self.vlt_luma,
-            diff_weights: &self.diff_weights,
-            band_base: self.band_base,
-            band_size: self.band_size,
-        };
         let mut per_scale = [0.0f64; NUM_SCALES];
         for (scale, (sw, sh)) in scale_sizes(w, h, self.high_res_speedup).into_iter().enumerate() {
             if scale > 0 || self.high_res_speedup {
@@ -578,7 +584,7 @@ impl Cambi {
                     c_values,
                     &mut self.c_scratch,
                     side.window,
-                    &tables,
+                    &self.contrast.tables(),
                     sw,
                     sh,
                 );
@@ -592,14 +598,6 @@ impl Cambi {
     /// pass on the device, the pooled values read back (gpu.rs).
     fn score_device(&self, plane: DevPlane, src: bool, lane: &mut ErasedRunner) -> Result<f64> {
         let side = if src { self.src.as_ref().expect("full_ref has a source side") } else { &self.dist };
-        let tables = ContrastTables {
-            num_diffs: self.num_diffs,
-            tvi_for_diff: &self.tvi_for_diff,
-            vlt_luma: self.vlt_luma,
-            diff_weights: &self.diff_weights,
-            band_base: self.band_base,
-            band_size: self.band_size,
-        };
         let job = gpu::SideJob {
             plane,
             bits: self.bits,
@@ -613,7 +611,7 @@ impl Cambi {
             topk: self.topk,
             band_empty: self.band_empty,
         };
-        let per_scale = gpu::score_dev(lane, &job, &tables)?;
+        let per_scale = gpu::score_dev(lane, &job, &self.contrast.tables())?;
         Ok(weighted(&per_scale, side.window))
     }
 }
