@@ -210,6 +210,9 @@ pub mod internals {
         pub mod gpu {
             pub use crate::import::gpu::{wait_ready, GpuImporter};
         }
+        pub mod sys {
+            pub use crate::import::sys::sync_file_status;
+        }
     }
     pub mod model {
         pub use crate::model::definition::ModelDefinition;

@@ -4,13 +4,15 @@
 //! real one), and poll the frame's host-side acquire fences — the caller's
 //! host fences and sync_files, then each dma-buf's implicit writer fences
 //! (DMA_BUF_IOCTL_EXPORT_SYNC_FILE, READ) — answering BUSY, naming the
-//! fence, while one is pending. Nothing waits here: `wait_and_import`
-//! retries (the BUSY / `fence_timeout` rule of docs/drm-prime.md).
+//! fence, while one is pending, and a final error (DEVICE) for one that
+//! signalled with an error (a failed producer). Nothing waits here:
+//! `wait_and_import` retries BUSY only (the BUSY / `fence_timeout` rule of
+//! docs/drm-prime.md).
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use super::layout::err;
-use super::sys;
+use super::sys::{self, FenceState};
 use super::{AcquireFence, FrameDescriptor, ImportError, ImportErrorKind as Kind, Memory};
 
 /// The real size of dma-buf object `oi` (`lseek` to its end), refused when
@@ -61,9 +63,15 @@ pub(super) fn poll_acquire(
         let pending = match f {
             AcquireFence::None => false,
             AcquireFence::Host(h) => !h.is_signalled(),
-            AcquireFence::SyncFile(fd) => !sys::poll_signalled(fd.as_fd(), 0).map_err(|e| {
-                err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))
-            })?,
+            AcquireFence::SyncFile(fd) => match sys::fence_state(fd.as_fd(), 0) {
+                Ok(FenceState::Pending) => true,
+                Ok(FenceState::Signalled) => false,
+                // Final: the producer failed, so waiting longer cannot help.
+                Ok(FenceState::Failed(why)) => {
+                    return Err(err(Kind::Device, format!("{label}: acquire fence {i} ({}) signalled an error: {why}", f.describe())));
+                }
+                Err(e) => return Err(err(Kind::Invalid, format!("{label}: acquire fence {i} ({}): {e}", f.describe()))),
+            },
             AcquireFence::DeviceEvent(_) | AcquireFence::GlSync(_) => {
                 device_fence(i, f)?;
                 false
@@ -74,13 +82,12 @@ pub(super) fn poll_acquire(
         }
     }
     for (oi, sf) in &implicit {
-        let signalled = sys::poll_signalled(sf.as_fd(), 0)
-            .map_err(|e| err(Kind::Device, format!("{label}: implicit fence of object {oi}: {e}")))?;
-        if !signalled {
-            return Err(err(
-                Kind::Busy,
-                format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file) has not signalled"),
-            ));
+        let what = format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file)");
+        match sys::fence_state(sf.as_fd(), 0) {
+            Ok(FenceState::Signalled) => {}
+            Ok(FenceState::Pending) => return Err(err(Kind::Busy, format!("{what} has not signalled"))),
+            Ok(FenceState::Failed(why)) => return Err(err(Kind::Device, format!("{what} signalled an error: {why}"))),
+            Err(e) => return Err(err(Kind::Device, format!("{what}: {e}"))),
         }
     }
     Ok(())

@@ -20,7 +20,7 @@ pub(crate) mod gpu;
 mod dmabuf;
 mod external;
 mod layout;
-mod sys;
+pub(crate) mod sys;
 
 use std::fmt;
 use std::os::fd::OwnedFd;

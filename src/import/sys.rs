@@ -1,6 +1,7 @@
 //! The only unsafe code of the import layer: read-only mappings of dma-bufs,
 //! the dma-buf ioctls (DMA_BUF_IOCTL_SYNC, DMA_BUF_IOCTL_EXPORT_SYNC_FILE),
-//! sync_file polling and the size of an object (lseek to its end).
+//! sync_file polling and status (SYNC_IOC_FILE_INFO) and the size of an
+//! object (lseek to its end).
 //!
 //! Invariants kept here:
 //! - A [`Mapping`] is created from a valid fd and a length equal to the
@@ -89,10 +90,88 @@ pub(super) fn export_read_sync_file(fd: BorrowedFd<'_>) -> std::io::Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(arg.fd) })
 }
 
-/// Whether the fence behind a sync_file (or any pollable fd) has signalled:
-/// `poll(POLLIN)` with `timeout_ms` (0: do not wait). An fd in error
-/// (POLLERR, a fence signalled with an error) is an error.
-pub(super) fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<bool> {
+/// `struct sync_file_info` (linux/sync_file.h).
+#[repr(C)]
+struct SyncFileInfo {
+    name: [u8; 32],
+    status: i32,
+    flags: u32,
+    num_fences: u32,
+    pad: u32,
+    sync_fence_info: u64,
+}
+
+/// `_IOWR('>', 4, struct sync_file_info)`.
+const SYNC_IOC_FILE_INFO: libc::c_ulong = 0xc038_3e04;
+// The ioctl number carries the struct's size (0x38).
+const _: () = assert!(std::mem::size_of::<SyncFileInfo>() == 0x38);
+
+/// Where a fence's fd stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FenceState {
+    Pending,
+    Signalled,
+    /// Signalled with an error: the producer failed, the content is not
+    /// to be read.
+    Failed(FenceError),
+}
+
+/// How a signalled fence said it failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FenceError {
+    /// A sync_file's status (`SYNC_IOC_FILE_INFO`): the fence's errno.
+    Status(i32),
+    /// An fd that is no sync_file polled POLLERR (a sync_file never does).
+    PollErr,
+}
+
+impl std::fmt::Display for FenceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            FenceError::Status(errno) => {
+                let e = nix::errno::Errno::from_raw(errno);
+                write!(f, "{e:?} ({})", e.desc())
+            }
+            FenceError::PollErr => f.write_str("POLLERR"),
+        }
+    }
+}
+
+/// Where the fence behind a sync_file (or any pollable fd) stands:
+/// `poll(POLLIN)` with `timeout_ms` (0: do not wait), then, once readable,
+/// the sync_file's status. A sync_file whose fence failed polls readable
+/// like a good one (drivers/dma-buf/sync_file.c, `sync_file_poll`): only
+/// `SYNC_IOC_FILE_INFO` tells them apart. An fd that is no sync_file keeps
+/// the poll's answer.
+pub(super) fn fence_state(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<FenceState> {
+    match poll_readable(fd, timeout_ms)? {
+        Readiness::Pending => return Ok(FenceState::Pending),
+        Readiness::Error => return Ok(FenceState::Failed(FenceError::PollErr)),
+        Readiness::Readable => {}
+    }
+    Ok(readable_state(sync_file_status(fd)?))
+}
+
+/// A readable fd's state from its sync_file status (None: no sync_file).
+fn readable_state(status: Option<i32>) -> FenceState {
+    match status {
+        None | Some(1..) => FenceState::Signalled,
+        // Readable yet active cannot happen (signalled is final); wait on.
+        Some(0) => FenceState::Pending,
+        Some(status) => FenceState::Failed(FenceError::Status(-status)),
+    }
+}
+
+/// What `poll(POLLIN)` answered.
+enum Readiness {
+    Pending,
+    Readable,
+    /// POLLERR.
+    Error,
+}
+
+/// `poll(POLLIN)` of one fd, restarted on EINTR; POLLNVAL is EBADF.
+fn poll_readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Result<Readiness> {
     let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     loop {
         // SAFETY: one pollfd on the stack, count 1.
@@ -108,9 +187,30 @@ pub(super) fn poll_signalled(fd: BorrowedFd<'_>, timeout_ms: i32) -> std::io::Re
             return Err(std::io::Error::from_raw_os_error(libc::EBADF));
         }
         if pfd.revents & libc::POLLERR != 0 {
-            return Err(std::io::Error::other("the fence signalled an error"));
+            return Ok(Readiness::Error);
         }
-        return Ok(rc > 0 && pfd.revents & libc::POLLIN != 0);
+        return Ok(if rc > 0 && pfd.revents & libc::POLLIN != 0 { Readiness::Readable } else { Readiness::Pending });
+    }
+}
+
+/// A sync_file's status (1 signalled, 0 active, < 0 the fence's error), or
+/// None for an fd that is no sync_file (ENOTTY, or EINVAL from a driver
+/// that reads the number as its own ioctl). Public for the VM tests, which
+/// ask it of real sync_files (through `internals`).
+pub fn sync_file_status(fd: BorrowedFd<'_>) -> std::io::Result<Option<i32>> {
+    // num_fences 0: the kernel fills in the status and writes no fence array.
+    let mut info = SyncFileInfo { name: [0; 32], status: 0, flags: 0, num_fences: 0, pad: 0, sync_fence_info: 0 };
+    // SAFETY: the ioctl reads and writes one `struct sync_file_info` in
+    // `info`, on the stack for the call; with num_fences 0 it follows no
+    // pointer in it.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), SYNC_IOC_FILE_INFO, &mut info) };
+    if rc == 0 {
+        return Ok(Some(info.status));
+    }
+    let e = last_error();
+    match e.raw_os_error() {
+        Some(libc::ENOTTY) | Some(libc::EINVAL) => Ok(None),
+        _ => Err(e),
     }
 }
 
@@ -198,4 +298,51 @@ pub(super) fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
     // SAFETY: fstat succeeded, so it initialised the struct.
     let st = unsafe { st.assume_init() };
     Ok((st.st_dev, st.st_ino))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let mut ends = [0; 2];
+        // SAFETY: two ints to write; both fds are new and ours.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+        // SAFETY: as above.
+        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) }
+    }
+
+    /// Pipes and eventfds (what callers and tests hand over as fences) answer
+    /// SYNC_IOC_FILE_INFO with ENOTTY: the poll's answer stands.
+    #[test]
+    fn an_fd_that_is_no_sync_file_keeps_the_poll_answer() {
+        let (reader, writer) = pipe();
+        assert_eq!(sync_file_status(reader.as_fd()).unwrap(), None);
+        assert_eq!(fence_state(reader.as_fd(), 0).unwrap(), FenceState::Pending);
+        // SAFETY: one byte from a live buffer to an open fd.
+        assert_eq!(unsafe { libc::write(writer.as_raw_fd(), b"x".as_ptr().cast(), 1) }, 1);
+        assert_eq!(fence_state(reader.as_fd(), 0).unwrap(), FenceState::Signalled);
+        // SAFETY: a new fd, ours.
+        let event = unsafe { OwnedFd::from_raw_fd(libc::eventfd(1, libc::EFD_CLOEXEC)) };
+        assert_eq!(sync_file_status(event.as_fd()).unwrap(), None);
+        assert_eq!(fence_state(event.as_fd(), 0).unwrap(), FenceState::Signalled);
+        // A pipe's write end whose reader is gone polls POLLERR.
+        drop(reader);
+        assert_eq!(fence_state(writer.as_fd(), 0).unwrap(), FenceState::Failed(FenceError::PollErr));
+    }
+
+    /// A sync_file that polls readable is signalled only with status 1; a
+    /// status below 0 is the fence's error (what the kernel's sw_sync sets,
+    /// -ENOENT, when a timeline closes under a pending fence).
+    #[test]
+    fn a_negative_sync_file_status_is_the_fence_error() {
+        assert_eq!(readable_state(Some(1)), FenceState::Signalled);
+        assert_eq!(readable_state(Some(0)), FenceState::Pending);
+        let failed = readable_state(Some(-libc::ENOENT));
+        assert_eq!(failed, FenceState::Failed(FenceError::Status(libc::ENOENT)));
+        let FenceState::Failed(why) = failed else { unreachable!() };
+        assert_eq!(why.to_string(), "ENOENT (No such file or directory)");
+        assert_eq!(FenceError::PollErr.to_string(), "POLLERR");
+    }
 }

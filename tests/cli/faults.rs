@@ -10,7 +10,7 @@
 //!   the frames scored before, equal to a CPU run on those frames alone;
 //! - a GPU library that loads but lacks a call vmafx needs (too old);
 //! - a log path that cannot be written, refused before any frame is read;
-//! - a dma-buf fd closed under the reader and a sync_file whose wait fails,
+//! - a dma-buf fd closed under the reader and a fence fd that polls POLLERR,
 //!   through the DRM descriptor and the CPU lane's import on memfd objects
 //!   (what needs a real dma-buf, the mapping and the SYNC bracket, is
 //!   tests/import/dmabuf_vm.rs's, in the VM); a closed fd mid-run through
@@ -197,13 +197,14 @@ fn a_dma_buf_fd_closed_by_its_producer() {
 }
 
 #[test]
-fn a_sync_file_whose_wait_fails_is_an_error_not_a_wait() {
+fn a_fence_fd_that_polls_pollerr_is_an_error_not_a_wait() {
     let object = memfd(64 * 96);
     let mut desc = FrameDescriptor::from_av_drm(&nv12(object.as_raw_fd()), "frame 3", 64, 64, 8).unwrap();
     desc.implicit_sync = false;
-    // A fence that signalled with an error, as a sync_file whose fence
-    // failed polls: POLLERR. A pipe's write end whose reader is gone polls
-    // the same way.
+    // An fd handed over as a fence that polls POLLERR: a pipe's write end
+    // whose reader is gone. (A real sync_file never polls POLLERR: a failed
+    // fence polls readable and shows its error only through
+    // SYNC_IOC_FILE_INFO; src/import/sys.rs asks for it.)
     let mut ends = [0; 2];
     // SAFETY: two ints to write; both fds are new and ours.
     assert_eq!(unsafe { nix::libc::pipe(ends.as_mut_ptr()) }, 0);
@@ -215,7 +216,7 @@ fn a_sync_file_whose_wait_fails_is_an_error_not_a_wait() {
     let refusal = HostImporter::new(false).wait_and_import(desc, std::time::Duration::from_secs(30)).unwrap_err();
     let m = refusal.error.to_string();
     assert_ne!(refusal.error.kind, ImportErrorKind::Busy, "a failed wait taken for a pending fence: {m}");
-    assert!(m.contains("frame 3") && m.contains("acquire fence 0") && m.contains("signalled an error"), "{m}");
+    assert!(m.contains("frame 3") && m.contains("acquire fence 0") && m.contains("signalled an error: POLLERR"), "{m}");
     // Not retried until the 30 s timeout: an error is final.
     assert!(start.elapsed() < std::time::Duration::from_secs(25), "the failed wait was retried: {m}");
 }

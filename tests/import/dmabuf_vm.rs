@@ -26,6 +26,7 @@ use std::time::Duration;
 use filter_capi::*;
 use vm_bed::*;
 use vmafx::{Chroma, Context, ContextConfig, FeatureOptions, FrameDescriptor, HostImporter, Model, ModelConfig, OwnedPicture, PixelFormat};
+use vmafx::internals::import::sys::sync_file_status;
 use vmafx::internals::import::{AcquireFence, DrmFourcc, DrmModifier, ImportErrorKind, Layer, Memory, Object, PlaneRef, ReleaseFence};
 
 /// True inside the VM (vgem and udmabuf present there).
@@ -184,6 +185,14 @@ fn vm_nv12_vaapi_layout_with_caller_sync_file() {
     let want_luma = software_values(&luma_frames, false);
     let want_full = software_values(&frames, true);
     let vgem = Vgem::open();
+    // SYNC_IOC_FILE_INFO (the status that tells a failed fence from a good
+    // one) as a real sync_file answers it: active, then signalled.
+    let gate = Buffer::vgem(&vgem, 4096);
+    let fence = gate.attach_fence();
+    let sync_file = export_sync_file(&gate);
+    assert_eq!(sync_file_status(sync_file.as_fd()).expect("SYNC_IOC_FILE_INFO"), Some(0), "pending: active");
+    fence.signal();
+    assert_eq!(sync_file_status(sync_file.as_fd()).expect("SYNC_IOC_FILE_INFO"), Some(1), "signalled");
     let (ypitch, cpitch) = (w + 47, 2 * cw + 16);
     let coff = 128 + ypitch * h;
     let len = coff + cpitch * ch;
