@@ -12,12 +12,12 @@
 use std::ffi::{CStr, CString};
 use std::ptr;
 
+use crate::sink::{drain_vmafx, VmafxMetadata, EAGAIN};
 use crate::support::synth;
 use crate::support::ffmpeg::{assert_same_bits, Scores, Spec};
 use ffmpeg_sys_next as ff;
 use vmafx::{Chroma, OwnedPicture};
 
-const EAGAIN: i32 = -11;
 
 /// How the test lays a synth picture out in an AVFrame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -189,46 +189,13 @@ unsafe fn build_graph(
 }
 
 /// Output frames: (pts, metadata under lavfi.vmafx.).
-type Output = Vec<(i64, Vec<(String, String)>)>;
+type Output = Vec<(i64, VmafxMetadata)>;
 
 /// Pulls every frame `sink` has ready into `out`; Ok(true) at EOF.
 /// Safety: `sink` is the buffersink of a configured graph.
 unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
-    // SAFETY: the caller gives the buffersink of a configured graph (this
-    // fn's contract); each frame `f` is freed exactly once, on every path, and its
-    // metadata entries are read (and copied into owned Strings) while `f` holds them.
-    unsafe {
-        loop {
-            let f = ff::av_frame_alloc();
-            let r = ff::av_buffersink_get_frame(sink, f);
-            if r == EAGAIN {
-                ff::av_frame_free(&mut { f });
-                return Ok(false);
-            }
-            if r == ff::AVERROR_EOF {
-                ff::av_frame_free(&mut { f });
-                return Ok(true);
-            }
-            if r < 0 {
-                ff::av_frame_free(&mut { f });
-                return Err(r);
-            }
-            let mut meta = Vec::new();
-            let mut e: *const ff::AVDictionaryEntry = ptr::null();
-            loop {
-                e = ff::av_dict_iterate((*f).metadata, e);
-                if e.is_null() {
-                    break;
-                }
-                let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
-                if let Some(name) = k.strip_prefix("lavfi.vmafx.") {
-                    meta.push((name.to_owned(), CStr::from_ptr((*e).value).to_string_lossy().into_owned()));
-                }
-            }
-            out.push(((*f).pts, meta));
-            ff::av_frame_free(&mut { f });
-        }
-    }
+    // SAFETY: this fn's contract is drain_vmafx's.
+    unsafe { drain_vmafx(sink, |pts, meta| out.push((pts, meta))) }
 }
 
 /// Feeds `main_pics` and `ref_pics` (equal counts unless testing that) and

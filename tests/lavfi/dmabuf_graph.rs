@@ -33,6 +33,7 @@
 //!   FFMPEG_DIR=build/ffmpeg-9.0/install LD_LIBRARY_PATH=build/ffmpeg-9.0/install/lib \
 //!     VMAFX_REQUIRE_VM=1 cargo test --features lavfi-api-tests --test lavfi dmabuf_graph::
 
+use crate::sink::{drain_vmafx, EAGAIN};
 use crate::support::rerun;
 use crate::support::synth;
 use crate::support::vm_bed;
@@ -52,7 +53,6 @@ use vm_bed::*;
 use vmafx::{Chroma, OwnedPicture};
 use vmafx::internals::import::DrmFourcc;
 
-const EAGAIN: i32 = -11;
 /// How long after a push the producer writes, then signals again as long.
 const PRODUCER_DELAY: Duration = Duration::from_millis(50);
 
@@ -372,6 +372,17 @@ struct Case {
 /// Output frames: (pts, metadata under lavfi.vmafx. as f64 bits).
 type Output = Vec<(i64, Vec<(String, u64)>)>;
 
+/// Pulls every frame `sink` has ready into `out`; Ok(true) at EOF.
+/// Safety: `sink` is the buffersink of a configured graph.
+unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
+    let as_bits = |(name, v): (String, String)| {
+        let value: f64 = v.parse().unwrap_or_else(|_| panic!("metadata {name}={v}"));
+        (name, value.to_bits())
+    };
+    // SAFETY: this fn's contract is drain_vmafx's.
+    unsafe { drain_vmafx(sink, |pts, meta| out.push((pts, meta.into_iter().map(as_bits).collect()))) }
+}
+
 struct RunResult {
     out: Output,
     /// The error the graph returned, and when (frame index).
@@ -387,44 +398,6 @@ struct RunResult {
     waited_pulls: usize,
     /// DRM buffers the pool made.
     allocated: usize,
-}
-
-/// Pulls every frame `sink` has ready into `out`; Ok(true) at EOF.
-/// Safety: `sink` is the buffersink of a configured graph.
-unsafe fn drain(sink: *mut ff::AVFilterContext, out: &mut Output) -> Result<bool, i32> {
-    // SAFETY: the caller gives the buffersink of a configured graph (this
-    // fn's contract); each frame `f` is freed exactly once, on every path, and its
-    // metadata entries are read (and copied into owned Strings) while `f` holds them.
-    unsafe {
-        loop {
-            let mut f = ff::av_frame_alloc();
-            let r = ff::av_buffersink_get_frame(sink, f);
-            if r < 0 {
-                ff::av_frame_free(&mut f);
-                return match r {
-                    EAGAIN => Ok(false),
-                    ff::AVERROR_EOF => Ok(true),
-                    _ => Err(r),
-                };
-            }
-            let mut meta = Vec::new();
-            let mut e: *const ff::AVDictionaryEntry = ptr::null();
-            loop {
-                e = ff::av_dict_iterate((*f).metadata, e);
-                if e.is_null() {
-                    break;
-                }
-                let k = CStr::from_ptr((*e).key).to_string_lossy().into_owned();
-                let v = CStr::from_ptr((*e).value).to_string_lossy().into_owned();
-                if k.starts_with("lavfi.vmafx.") {
-                    let value: f64 = v.parse().unwrap_or_else(|_| panic!("metadata {k}={v}"));
-                    meta.push((k, value.to_bits()));
-                }
-            }
-            out.push(((*f).pts, meta));
-            ff::av_frame_free(&mut f);
-        }
-    }
 }
 
 /// A buffersrc of `fmt` (with `frames` as its hw_frames_ctx when DRM).
@@ -695,7 +668,7 @@ fn vm_graph_drm_prime_frames_score_like_software() {
         let want = run(&base, &frames);
         assert!(want.error.is_none(), "{sw:?} software run failed: {:?}", want.log);
         assert_eq!(want.out.iter().map(|(p, _)| *p).collect::<Vec<_>>(), (0..n as i64).collect::<Vec<_>>(), "{sw:?}: every frame, in order");
-        assert!(want.out[0].1.iter().any(|(k, _)| k == "lavfi.vmafx.vmaf"), "{:?}", want.out[0]);
+        assert!(want.out[0].1.iter().any(|(k, _)| k == "vmaf"), "{:?}", want.out[0]);
         assert!(want.out[0].1.iter().any(|(k, _)| k.contains("motion")));
         let sw_copies = want.scored_and_copies.expect("vmafx's counters line").1;
         let mut variants = vec![(true, true)];
