@@ -62,6 +62,10 @@
 mod bench_gpu;
 mod compare;
 mod defects;
+mod ffmpeg_logs;
+mod gpu_ffmpeg;
+mod gpu_ffmpeg_libvmaf;
+mod gpu_ffmpeg_run;
 mod hip_nvidia;
 mod hip_standin;
 mod host;
@@ -144,6 +148,7 @@ fn main_result() -> Result<bool, String> {
     std::env::set_current_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let words: Vec<&str> = args.iter().take(2).map(String::as_str).collect();
     let mut flags = Flags(args.iter().skip(words.len().min(2)).cloned().collect());
+    let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> { v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number"))) };
     match words.as_slice() {
         ["twins", "pack"] => {
             let o = twins::PackOptions { defects: flags.take_value("--defects")?.unwrap_or_else(|| "none".into()), dry_run: flags.take_switch("--dry-run") };
@@ -194,9 +199,6 @@ fn main_result() -> Result<bool, String> {
             bench_gpu::patch_nvh_dir(std::path::Path::new(&dir)).map(|_| true)
         }
         ["bench-gpu", "run"] => {
-            let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> {
-                v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number")))
-            };
             let o = bench_gpu::RunOptions {
                 configs: bench_gpu::parse_configs(&flags.take_value("--configs")?.unwrap_or_else(|| bench_gpu::DEFAULT_CONFIGS.into()))?,
                 repeat: number(flags.take_value("--repeat")?, "--repeat", 3)?.max(1) as u32,
@@ -209,6 +211,60 @@ fn main_result() -> Result<bool, String> {
             };
             flags.done()?;
             bench_gpu::run(&root, &o)
+        }
+        ["gpu-ffmpeg", "pack"] => {
+            let o = gpu_ffmpeg::PackOptions {
+                ffmpeg: flags.take_value("--ffmpeg")?.map(PathBuf::from),
+                frames: number(flags.take_value("--frames")?, "--frames", 48)? as u32,
+                hip_standin: !flags.take_switch("--no-hip-standin"),
+            };
+            flags.done()?;
+            gpu_ffmpeg::pack(&root, &o).map(|_| true)
+        }
+        ["gpu-ffmpeg", "run" | "run-hip"] => {
+            let list = |v: Option<String>, sep: char| v.map(|v| v.split(sep).filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>());
+            let o = gpu_ffmpeg_run::RunOptions {
+                runs: number(flags.take_value("--runs")?, "--runs", 2)?.max(1) as u32,
+                psnr: !flags.take_switch("--no-psnr"),
+                cuda_opts: flags.take_value("--cuda-opts")?.unwrap_or_default(),
+                cpu_opts: flags.take_value("--cpu-opts")?,
+                pairs: list(flags.take_value("--pairs")?, ','),
+                loops: number(flags.take_value("--loop")?, "--loop", 0)? as u32,
+                variants: list(flags.take_value("--cuda-variants")?, ';').unwrap_or_default(),
+                skip: list(flags.take_value("--skip")?, ',').unwrap_or_default(),
+            };
+            flags.done()?;
+            if words[1] == "run" {
+                gpu_ffmpeg_run::run(&root, &o)
+            } else {
+                gpu_ffmpeg_run::run_hip(&root, &o)
+            }
+        }
+        ["gpu-ffmpeg", "soak"] => {
+            let frames = number(flags.take_value("--frames")?, "--frames", 10_000)?;
+            let size = flags.take_value("--size")?.unwrap_or_else(|| "320x180".into());
+            flags.done()?;
+            gpu_ffmpeg_run::soak(&root, frames, &size)
+        }
+        ["gpu-ffmpeg-libvmaf", "pack"] => {
+            let tarball = flags.take_value("--tarball")?.map(PathBuf::from);
+            flags.done()?;
+            gpu_ffmpeg_libvmaf::pack(&root, tarball.as_deref()).map(|_| true)
+        }
+        ["gpu-ffmpeg-libvmaf", "run"] => {
+            let o = gpu_ffmpeg_libvmaf::RunOptions {
+                arch: flags.take_value("--arch")?,
+                jobs: flags.take_value("--jobs")?.map(|j| number(Some(j), "--jobs", 0)).transpose()?.map(|j| j as u32),
+                deadline_s: number(flags.take_value("--deadline")?, "--deadline", 300)?,
+                runs: number(flags.take_value("--runs")?, "--runs", 2)?.max(1) as u32,
+                pairs: flags.take_value("--pairs")?.map(|p| p.split(',').map(str::to_string).collect()),
+                vmafx: !flags.take_switch("--no-vmafx"),
+                nvcc: flags.take_value("--nvcc")?.unwrap_or_else(|| "nvcc".into()),
+                build_only: flags.take_switch("--build-only"),
+                pkg_config_shim: flags.take_switch("--pkg-config-shim"),
+            };
+            flags.done()?;
+            gpu_ffmpeg_libvmaf::run(&root, &o)
         }
         ["env", ..] => {
             let mut flags = Flags(args[1..].to_vec());
