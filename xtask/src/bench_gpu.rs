@@ -137,7 +137,7 @@ pub fn patch_nvh(cuda_h: &str, loader_h: &str) -> Result<(String, String), Strin
 }
 
 /// Patches the headers in `dir` (an `include/ffnvcodec` folder) in place:
-/// `xtask bench-gpu patch-nvh DIR` (scripts/gpu-ffmpeg-libvmaf's pack).
+/// `xtask bench-gpu patch-nvh DIR`; gpu-ffmpeg-libvmaf's pack.
 pub fn patch_nvh_dir(dir: &Path) -> Result<(), String> {
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{}: {e}", dir.join(f).display()));
     let (cuda_h, loader_h) = patch_nvh(&read("dynlink_cuda.h")?, &read("dynlink_loader.h")?)?;

@@ -23,13 +23,19 @@
 //!   bench-gpu patch-nvh DIR
 //!       the driver calls libvmaf's CUDA code needs added to the
 //!       nv-codec-headers in DIR (include/ffnvcodec), in place.
+//!   gpu-ffmpeg pack [--ffmpeg PATH] [--frames 48] [--no-hip-standin]
+//!       FFmpeg 7.1-cuda with vmafx (scripts/ffmpeg-build, or PATH),
+//!       checked for the host's glibc and libraries, and the NVDEC clips
+//!       (/usr/bin/ffmpeg) into build/xtask/gpu-ffmpeg/; the HIP stand-in.
+//!   gpu-ffmpeg-libvmaf pack [--tarball FFMPEG-7.1.orig.tar.xz]
+//!       FFmpeg 7.1's and libvmaf 3.2.0's sources and the patched
+//!       nv-codec-headers into build/xtask/gpu-ffmpeg-libvmaf/.
 //!   bin pack
-//!       this xtask alone into build/xtask/bin/ (what the scripts not
-//!       ported yet carry for `pkg-config`).
+//!       this xtask alone into build/xtask/bin/.
 //! Anywhere:
 //!   pkg-config ARGS (or the xtask through a link named pkg-config)
 //!       a pkg-config for FFmpeg's configure on a host without one
-//!       (pkg_config.rs; scripts/gpu-ffmpeg-libvmaf).
+//!       (pkg_config.rs; gpu-ffmpeg-libvmaf run).
 //!   compare CPU.json GPU.json
 //!       two vmafx JSON logs, every number as f64 bits ("fps" skipped).
 //! There (the GPU host, build/xtask carried; no Rust: the packed binary,
@@ -54,6 +60,21 @@
 //!       memory, and ncu's roofline of one 4K frame's kernels; results.jsonl
 //!       and table.md in build/xtask/logs and $OUT. Exit 1 when a GPU value
 //!       differs from the CPU's.
+//!   gpu-ffmpeg run [--runs 2] [--pairs P,P] [--no-psnr] [--loop N]
+//!             [--cuda-opts O] [--cpu-opts O] [--cuda-variants "O;O"] [--skip mixed,dl]
+//!       per clip pair NVDEC -> vmafx on the GPU, mixed, downloaded and
+//!       PSNR runs against software -> vmafx on the CPU, every per-frame
+//!       value as doubles, host copies, timings; a table (gpu_ffmpeg_run.rs).
+//!   gpu-ffmpeg run-hip [--runs 2] [--pairs P,P] [--cpu-opts O]
+//!       hwupload to HIP (the stand-in) and to CUDA -> vmafx against the CPU.
+//!   gpu-ffmpeg soak [--frames 10000] [--size 320x180]
+//!       four vmafx on CUDA frames and one on the CPU in one graph: GPU
+//!       memory and fds flat after the warm-up, every value equal.
+//!   gpu-ffmpeg-libvmaf run [--arch 90] [--jobs N] [--deadline 300] [--runs 2]
+//!             [--pairs P,P] [--no-vmafx] [--nvcc nvcc] [--build-only] [--pkg-config-shim]
+//!       libvmaf with CUDA and a minimal FFmpeg 7.1 built there, then per
+//!       pair NVDEC decode, NVDEC -> scale_cuda -> libvmaf_cuda and NVDEC ->
+//!       vmafx timed, pooled VMAF shown (gpu_ffmpeg_libvmaf.rs).
 //!   env [--lane cuda|hip]
 //!       the lanes' environment as `export` lines (eval it), for programs
 //!       run outside xtask there: scripts/bench-gpu's HIP row, FFmpeg.
@@ -87,6 +108,12 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask bench-gpu pack [--dry-run]
        xtask bench-gpu patch-nvh INCLUDE/ffnvcodec
        xtask bench-gpu run [--configs C|none] [--repeat N] [--threads N] [--libvmaf-threads N] [--deadline S] [--devices \"cuda hip\"] [--no-roofline] [--dry-run]
+       xtask gpu-ffmpeg pack [--ffmpeg PATH] [--frames 48] [--no-hip-standin]
+       xtask gpu-ffmpeg run [--runs N] [--pairs P,P] [--no-psnr] [--loop N] [--cuda-opts O] [--cpu-opts O] [--cuda-variants \"O;O\"] [--skip mixed,dl]
+       xtask gpu-ffmpeg run-hip [--runs N] [--pairs P,P] [--cpu-opts O]
+       xtask gpu-ffmpeg soak [--frames 10000] [--size 320x180]
+       xtask gpu-ffmpeg-libvmaf pack [--tarball T]
+       xtask gpu-ffmpeg-libvmaf run [--arch 90] [--jobs N] [--deadline 300] [--runs N] [--pairs P,P] [--no-vmafx] [--nvcc nvcc] [--build-only] [--pkg-config-shim]
        xtask env [--lane cuda|hip]
        xtask parts
        xtask bin pack
