@@ -39,17 +39,26 @@ fn log(line: &str) {
     eprintln!("[gpu-ffmpeg-libvmaf] {line}");
 }
 
-fn sh(script: &str) -> Command {
-    let mut c = Command::new("sh");
-    c.args(["-c", script]);
-    c
+/// nv-codec-headers as scripts/ffmpeg-build takes them (the ffmpeg-src
+/// crate's, cached beside the FFmpeg tarballs), else from cargo's registry.
+fn nv_codec_headers(root: &Path) -> Result<PathBuf, String> {
+    let out = Command::new("bash").args(["-c", "source scripts/ffmpeg-common.sh && fetch_nv_codec_headers"]).current_dir(root).output().map_err(|e| e.to_string())?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if out.status.success() && path.is_file() {
+        return Ok(path);
+    }
+    bench_gpu::nv_codec_tarball()
 }
 
 pub fn pack(root: &Path, tarball: Option<&Path>) -> Result<(), String> {
     let tarball = match tarball {
         Some(t) => t.to_path_buf(),
         None => {
-            let out = sh(". scripts/ffmpeg-common.sh && fetch_ffmpeg_71").current_dir(root).output().map_err(|e| e.to_string())?;
+            // The tarball scripts/ffmpeg-build uses (fetched once, cached).
+            let out = Command::new("bash").args(["-c", "source scripts/ffmpeg-common.sh && fetch_ffmpeg_71"]).current_dir(root).output().map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(format!("fetch_ffmpeg_71 (scripts/ffmpeg-common.sh) failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+            }
             PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
         }
     };
@@ -71,7 +80,7 @@ pub fn pack(root: &Path, tarball: Option<&Path>) -> Result<(), String> {
     }
     let name = top.file_name().unwrap_or_default().to_string_lossy().into_owned();
     let script = format!("tar -cf - -C '{}' --exclude='{name}/tests/ref' '{name}' | gzip -9n > '{}'", tmp.display(), dir.join("ffmpeg-7.1.tar.gz").display());
-    run_ok(&mut sh(&format!("set -o pipefail 2>/dev/null; {script}")), "repacking FFmpeg")?;
+    run_ok(Command::new("bash").args(["-c", &format!("set -o pipefail; {script}")]), "repacking FFmpeg")?;
     let sha = String::from_utf8_lossy(&Command::new("sha256sum").arg(&tarball).output().map_err(|e| e.to_string())?.stdout).chars().take(16).collect::<String>();
     std::fs::write(dir.join("ffmpeg-source"), format!("{name} {} {sha}\n", tarball.file_name().unwrap_or_default().to_string_lossy())).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_dir_all(top);
@@ -79,7 +88,7 @@ pub fn pack(root: &Path, tarball: Option<&Path>) -> Result<(), String> {
     log("libvmaf 3.2.0 source and patched nv-codec-headers");
     let vmaf = bench_gpu::vendored_vmaf(root)?;
     run_ok(Command::new("tar").arg("-czf").arg(dir.join("libvmaf-3.2.0.tar.gz")).arg("-C").arg(&vmaf).args(LIBVMAF_FILES), "tar libvmaf")?;
-    run_ok(Command::new("tar").arg("-xJf").arg(bench_gpu::nv_codec_tarball()?).arg("-C").arg(&tmp), "tar -xJf nv-codec-headers")?;
+    run_ok(Command::new("tar").arg("-xJf").arg(nv_codec_headers(root)?).arg("-C").arg(&tmp), "tar -xJf nv-codec-headers")?;
     let nvh = std::fs::read_dir(&tmp).map_err(|e| e.to_string())?.flatten().map(|e| e.path()).find(|p| p.join("include/ffnvcodec").is_dir()).ok_or("nv-codec-headers: no include/ffnvcodec")?;
     bench_gpu::patch_nvh_dir(&nvh.join("include/ffnvcodec"))?;
     // FFmpeg's configure asks pkg-config for ffnvcodec by version: keep it.
