@@ -47,12 +47,14 @@ pub fn read_json_log(text: &str) -> Result<(Vec<Frame>, Json), String> {
     Ok((frames, j.get("pooled_metrics").cloned().unwrap_or(Json::Obj(Vec::new()))))
 }
 
-/// Two JSON values equal, numbers as bits.
+/// Two JSON values equal, numbers as bits, an object's members in any
+/// order (vmafx lists pooled features in the order its extractors
+/// registered, which the thread count changes).
 pub fn same_bits(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Num(x), Json::Num(y)) => x.to_bits() == y.to_bits(),
         (Json::Arr(x), Json::Arr(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_bits(p, q)),
-        (Json::Obj(x), Json::Obj(y)) => x.len() == y.len() && x.iter().zip(y).all(|((k, p), (l, q))| k == l && same_bits(p, q)),
+        (Json::Obj(x), Json::Obj(y)) => x.len() == y.len() && x.iter().all(|(k, p)| b.get(k).is_some_and(|q| same_bits(p, q))),
         (x, y) => x == y,
     }
 }
@@ -215,6 +217,11 @@ mod tests {
         assert!(same_bits(&pooled, &pooled));
         let other = Json::parse(r#"{"vmaf": {"min": 76.5, "mean": 76.50000000000001}}"#).unwrap();
         assert!(!same_bits(&pooled, &other));
+        let reordered = Json::parse(r#"{"psnr_y": {"mean": 34.5}, "vmaf": {"mean": 76.5}}"#).unwrap();
+        let in_order = Json::parse(r#"{"vmaf": {"mean": 76.5}, "psnr_y": {"mean": 34.5}}"#).unwrap();
+        assert!(same_bits(&reordered, &in_order));
+        assert!(!same_bits(&reordered, &Json::parse(r#"{"psnr_y": {"mean": 34.5}, "vmaf": {"mean": 76.5}, "x": 1}"#).unwrap()));
+        assert!(!same_bits(&reordered, &Json::parse(r#"{"psnr_y": {"mean": 34.5}, "vmafx": {"mean": 76.5}}"#).unwrap()));
         assert_eq!(pooled_vmaf(text), (Some(1), Some(76.5)));
         assert_eq!(pooled_vmaf("{\"frames\": [], \"pooled_metrics\": {\"vmaf_hd\": {\"mean\": 9}}}"), (Some(0), Some(9.0)));
         assert_eq!(pooled_vmaf("not json"), (None, None));
