@@ -204,9 +204,10 @@ struct Host {
 }
 
 impl Host {
-    /// `argv` in `cwd`, logged to work/NAME.log, killed after `limit` s.
+    /// `argv` in `cwd`, its stdout and stderr (meson reports on stdout)
+    /// logged to work/NAME.log, killed after `limit` s.
     fn step(&self, name: &str, cwd: &Path, argv: &[&str], limit: u64) -> Ran {
-        let mut full: Vec<String> = vec!["sh".into(), "-c".into(), format!("cd '{}' && exec \"$@\"", cwd.display()), "sh".into()];
+        let mut full: Vec<String> = vec!["sh".into(), "-c".into(), format!("cd '{}' && exec \"$@\" 1>&2", cwd.display()), "sh".into()];
         full.extend(argv.iter().map(|s| s.to_string()));
         run_logged(&full, &self.env, &self.work.join(format!("{name}.log")), Some(Duration::from_secs(limit)), false)
     }
