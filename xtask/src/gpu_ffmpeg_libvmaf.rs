@@ -348,6 +348,12 @@ pub enum Timed {
     Ran(Ran),
 }
 
+/// A pair fails the run when one of its libvmaf_cuda runs failed or was
+/// skipped (the decode and vmafx columns only inform): (run, ok) each.
+pub fn pair_failed<'a>(runs: impl Iterator<Item = (&'a str, bool)>) -> bool {
+    runs.filter(|(k, _)| k.starts_with("libvmaf")).any(|(_, ok)| !ok)
+}
+
 pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let start = Instant::now();
     let packed = pack::part_dir(root, PART);
@@ -511,7 +517,7 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
         if !built {
             status.push("libvmaf_cuda not built".into());
         }
-        failed |= res.iter().any(|(k, (t, ..))| k.starts_with("libvmaf") && !matches!(t, Timed::Ran(r) if r.ok()));
+        failed |= pair_failed(res.iter().map(|(k, (t, ..))| (k.as_str(), matches!(t, Timed::Ran(r) if r.ok()))));
         table.row(&[
             name.clone(),
             frames.map_or("?".into(), |f| f.to_string()),
@@ -590,6 +596,13 @@ mod tests {
         assert!(libvmaf.contains("Libs: -L/w/vmaf/libvmaf/build/src -lvmaf -lstdc++"));
         assert!(nvh.contains("Version: 12.1.14.0\n"));
         assert!(nvh.contains("prefix=/w/nvh\nincludedir=${prefix}/include\n"));
+    }
+
+    #[test]
+    fn a_failed_or_skipped_libvmaf_cuda_run_fails_the_pair() {
+        assert!(!pair_failed([("decode", false), ("libvmaf-yuv420p", true), ("vmafx", false)].into_iter()));
+        assert!(pair_failed([("libvmaf-yuv444p16", true), ("libvmaf-yuv420p", false)].into_iter()));
+        assert!(!pair_failed(std::iter::empty()));
     }
 
     #[test]
