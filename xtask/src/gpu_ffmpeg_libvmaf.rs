@@ -371,8 +371,7 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let gpu = smi.as_ref().map_or("(nvidia-smi failed)".to_string(), |o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     let _ = std::fs::write(work.join("gpu.txt"), format!("{gpu}\n"));
     eprintln!("{gpu}");
-    let versions = h.step("toolchain", root, &["sh", "-c", &format!("{} --version | tail -n1; echo meson $(meson --version), ninja $(ninja --version), $(gcc --version | head -n1)", o.nvcc)], 30);
-    let _ = versions;
+    h.step("toolchain", root, &["sh", "-c", &format!("{} --version | tail -n1; echo meson $(meson --version), ninja $(ninja --version), $(gcc --version | head -n1)", o.nvcc)], 30);
     eprint!("{}", h.log_text("toolchain"));
     let arch = o.arch.clone().unwrap_or_else(|| gpu.lines().next().and_then(|l| l.rsplit(',').next()).map(|c| c.trim().replace('.', "")).unwrap_or_default());
     let arch = if !arch.is_empty() && arch.chars().all(|c| c.is_ascii_digit()) { arch } else { "90".to_string() };
