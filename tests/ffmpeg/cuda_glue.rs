@@ -9,7 +9,7 @@
 //! mixed CUDA + software pair, and two contexts refused; p010 and nv12 /
 //! p016 with a chroma reader (PSNR) accepted, with the importer's library
 //! stream made in the frames' context (the fake driver traces it). Scoring
-//! itself needs a real GPU (scripts/gpu-ffmpeg run): the fake driver runs
+//! itself needs a real GPU (xtask gpu-ffmpeg run): the fake driver runs
 //! no kernels and the tests point NVRTC nowhere, so a run ends in the
 //! device error of the scoring context on the frames' CUDA context.
 //!

@@ -137,7 +137,7 @@ pub fn patch_nvh(cuda_h: &str, loader_h: &str) -> Result<(String, String), Strin
 }
 
 /// Patches the headers in `dir` (an `include/ffnvcodec` folder) in place:
-/// `xtask bench-gpu patch-nvh DIR` (scripts/gpu-ffmpeg-libvmaf's pack).
+/// `xtask bench-gpu patch-nvh DIR`; gpu-ffmpeg-libvmaf's pack.
 pub fn patch_nvh_dir(dir: &Path) -> Result<(), String> {
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{}: {e}", dir.join(f).display()));
     let (cuda_h, loader_h) = patch_nvh(&read("dynlink_cuda.h")?, &read("dynlink_loader.h")?)?;
@@ -145,7 +145,7 @@ pub fn patch_nvh_dir(dir: &Path) -> Result<(), String> {
     std::fs::write(dir.join("dynlink_loader.h"), loader_h).map_err(|e| e.to_string())
 }
 
-fn run_ok(cmd: &mut Command, what: &str) -> Result<(), String> {
+pub fn run_ok(cmd: &mut Command, what: &str) -> Result<(), String> {
     let st = cmd.status().map_err(|e| format!("{what}: {e}"))?;
     if st.success() {
         Ok(())
@@ -155,7 +155,7 @@ fn run_ok(cmd: &mut Command, what: &str) -> Result<(), String> {
 }
 
 /// libvmaf 3.2.0's source as vmaf-head-sys vendors it (cargo metadata).
-fn vendored_vmaf(root: &Path) -> Result<PathBuf, String> {
+pub fn vendored_vmaf(root: &Path) -> Result<PathBuf, String> {
     let out = Command::new("cargo").args(["metadata", "--format-version", "1"]).current_dir(root).output().map_err(|e| format!("cargo metadata: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
     let manifest = text
@@ -168,7 +168,7 @@ fn vendored_vmaf(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// The ffmpeg-src crate's nv-codec-headers tarball in cargo's registry.
-fn nv_codec_tarball() -> Result<PathBuf, String> {
+pub fn nv_codec_tarball() -> Result<PathBuf, String> {
     let home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"));
     let mut found = Vec::new();
     for reg in std::fs::read_dir(home.join("registry/src")).map_err(|e| format!("cargo registry: {e}"))?.flatten() {
@@ -262,7 +262,7 @@ pub fn pack(root: &Path, dry_run: bool) -> Result<(), String> {
 
 const C_FLAGS: &[&str] = &["-std=c11", "-D_GNU_SOURCE", "-O2", "-Wall"];
 
-fn which(name: &str) -> Option<PathBuf> {
+pub fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
 }
 

@@ -23,13 +23,19 @@
 //!   bench-gpu patch-nvh DIR
 //!       the driver calls libvmaf's CUDA code needs added to the
 //!       nv-codec-headers in DIR (include/ffnvcodec), in place.
+//!   gpu-ffmpeg pack [--ffmpeg PATH] [--frames 48] [--no-hip-standin]
+//!       FFmpeg 7.1-cuda with vmafx (scripts/ffmpeg-build, or PATH),
+//!       checked for the host's glibc and libraries, and the NVDEC clips
+//!       (/usr/bin/ffmpeg) into build/xtask/gpu-ffmpeg/; the HIP stand-in.
+//!   gpu-ffmpeg-libvmaf pack [--tarball FFMPEG-7.1.orig.tar.xz]
+//!       FFmpeg 7.1's and libvmaf 3.2.0's sources and the patched
+//!       nv-codec-headers into build/xtask/gpu-ffmpeg-libvmaf/.
 //!   bin pack
-//!       this xtask alone into build/xtask/bin/ (what the scripts not
-//!       ported yet carry for `pkg-config`).
+//!       this xtask alone into build/xtask/bin/.
 //! Anywhere:
 //!   pkg-config ARGS (or the xtask through a link named pkg-config)
 //!       a pkg-config for FFmpeg's configure on a host without one
-//!       (pkg_config.rs; scripts/gpu-ffmpeg-libvmaf).
+//!       (pkg_config.rs; gpu-ffmpeg-libvmaf run).
 //!   compare CPU.json GPU.json
 //!       two vmafx JSON logs, every number as f64 bits ("fps" skipped).
 //! There (the GPU host, build/xtask carried; no Rust: the packed binary,
@@ -54,6 +60,21 @@
 //!       memory, and ncu's roofline of one 4K frame's kernels; results.jsonl
 //!       and table.md in build/xtask/logs and $OUT. Exit 1 when a GPU value
 //!       differs from the CPU's.
+//!   gpu-ffmpeg run [--runs 2] [--pairs P,P] [--no-psnr] [--loop N]
+//!             [--cuda-opts O] [--cpu-opts O] [--cuda-variants "O;O"] [--skip mixed,dl]
+//!       per clip pair NVDEC -> vmafx on the GPU, mixed, downloaded and
+//!       PSNR runs against software -> vmafx on the CPU, every per-frame
+//!       value as doubles, host copies, timings; a table (gpu_ffmpeg_run.rs).
+//!   gpu-ffmpeg run-hip [--runs 2] [--pairs P,P] [--cpu-opts O]
+//!       hwupload to HIP (the stand-in) and to CUDA -> vmafx against the CPU.
+//!   gpu-ffmpeg soak [--frames 10000] [--size 320x180]
+//!       four vmafx on CUDA frames and one on the CPU in one graph: GPU
+//!       memory and fds flat after the warm-up, every value equal.
+//!   gpu-ffmpeg-libvmaf run [--arch 90] [--jobs N] [--deadline 300] [--runs 2]
+//!             [--pairs P,P] [--no-vmafx] [--nvcc nvcc] [--build-only] [--pkg-config-shim]
+//!       libvmaf with CUDA and a minimal FFmpeg 7.1 built there, then per
+//!       pair NVDEC decode, NVDEC -> scale_cuda -> libvmaf_cuda and NVDEC ->
+//!       vmafx timed, pooled VMAF shown (gpu_ffmpeg_libvmaf.rs).
 //!   env [--lane cuda|hip]
 //!       the lanes' environment as `export` lines (eval it), for programs
 //!       run outside xtask there: scripts/bench-gpu's HIP row, FFmpeg.
@@ -62,6 +83,10 @@
 mod bench_gpu;
 mod compare;
 mod defects;
+mod ffmpeg_logs;
+mod gpu_ffmpeg;
+mod gpu_ffmpeg_libvmaf;
+mod gpu_ffmpeg_run;
 mod hip_nvidia;
 mod hip_standin;
 mod host;
@@ -83,6 +108,12 @@ const USAGE: &str = "usage: xtask twins pack [--defects all|none|N,M] [--dry-run
        xtask bench-gpu pack [--dry-run]
        xtask bench-gpu patch-nvh INCLUDE/ffnvcodec
        xtask bench-gpu run [--configs C|none] [--repeat N] [--threads N] [--libvmaf-threads N] [--deadline S] [--devices \"cuda hip\"] [--no-roofline] [--dry-run]
+       xtask gpu-ffmpeg pack [--ffmpeg PATH] [--frames 48] [--no-hip-standin]
+       xtask gpu-ffmpeg run [--runs N] [--pairs P,P] [--no-psnr] [--loop N] [--cuda-opts O] [--cpu-opts O] [--cuda-variants \"O;O\"] [--skip mixed,dl]
+       xtask gpu-ffmpeg run-hip [--runs N] [--pairs P,P] [--cpu-opts O]
+       xtask gpu-ffmpeg soak [--frames 10000] [--size 320x180]
+       xtask gpu-ffmpeg-libvmaf pack [--tarball T]
+       xtask gpu-ffmpeg-libvmaf run [--arch 90] [--jobs N] [--deadline 300] [--runs N] [--pairs P,P] [--no-vmafx] [--nvcc nvcc] [--build-only] [--pkg-config-shim]
        xtask env [--lane cuda|hip]
        xtask parts
        xtask bin pack
@@ -144,6 +175,7 @@ fn main_result() -> Result<bool, String> {
     std::env::set_current_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let words: Vec<&str> = args.iter().take(2).map(String::as_str).collect();
     let mut flags = Flags(args.iter().skip(words.len().min(2)).cloned().collect());
+    let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> { v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number"))) };
     match words.as_slice() {
         ["twins", "pack"] => {
             let o = twins::PackOptions { defects: flags.take_value("--defects")?.unwrap_or_else(|| "none".into()), dry_run: flags.take_switch("--dry-run") };
@@ -194,9 +226,6 @@ fn main_result() -> Result<bool, String> {
             bench_gpu::patch_nvh_dir(std::path::Path::new(&dir)).map(|_| true)
         }
         ["bench-gpu", "run"] => {
-            let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> {
-                v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number")))
-            };
             let o = bench_gpu::RunOptions {
                 configs: bench_gpu::parse_configs(&flags.take_value("--configs")?.unwrap_or_else(|| bench_gpu::DEFAULT_CONFIGS.into()))?,
                 repeat: number(flags.take_value("--repeat")?, "--repeat", 3)?.max(1) as u32,
@@ -209,6 +238,60 @@ fn main_result() -> Result<bool, String> {
             };
             flags.done()?;
             bench_gpu::run(&root, &o)
+        }
+        ["gpu-ffmpeg", "pack"] => {
+            let o = gpu_ffmpeg::PackOptions {
+                ffmpeg: flags.take_value("--ffmpeg")?.map(PathBuf::from),
+                frames: number(flags.take_value("--frames")?, "--frames", 48)? as u32,
+                hip_standin: !flags.take_switch("--no-hip-standin"),
+            };
+            flags.done()?;
+            gpu_ffmpeg::pack(&root, &o).map(|_| true)
+        }
+        ["gpu-ffmpeg", "run" | "run-hip"] => {
+            let list = |v: Option<String>, sep: char| v.map(|v| v.split(sep).filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>());
+            let o = gpu_ffmpeg_run::RunOptions {
+                runs: number(flags.take_value("--runs")?, "--runs", 2)?.max(1) as u32,
+                psnr: !flags.take_switch("--no-psnr"),
+                cuda_opts: flags.take_value("--cuda-opts")?.unwrap_or_default(),
+                cpu_opts: flags.take_value("--cpu-opts")?,
+                pairs: list(flags.take_value("--pairs")?, ','),
+                loops: number(flags.take_value("--loop")?, "--loop", 0)? as u32,
+                variants: list(flags.take_value("--cuda-variants")?, ';').unwrap_or_default(),
+                skip: list(flags.take_value("--skip")?, ',').unwrap_or_default(),
+            };
+            flags.done()?;
+            if words[1] == "run" {
+                gpu_ffmpeg_run::run(&root, &o)
+            } else {
+                gpu_ffmpeg_run::run_hip(&root, &o)
+            }
+        }
+        ["gpu-ffmpeg", "soak"] => {
+            let frames = number(flags.take_value("--frames")?, "--frames", 10_000)?;
+            let size = flags.take_value("--size")?.unwrap_or_else(|| "320x180".into());
+            flags.done()?;
+            gpu_ffmpeg_run::soak(&root, frames, &size)
+        }
+        ["gpu-ffmpeg-libvmaf", "pack"] => {
+            let tarball = flags.take_value("--tarball")?.map(PathBuf::from);
+            flags.done()?;
+            gpu_ffmpeg_libvmaf::pack(&root, tarball.as_deref()).map(|_| true)
+        }
+        ["gpu-ffmpeg-libvmaf", "run"] => {
+            let o = gpu_ffmpeg_libvmaf::RunOptions {
+                arch: flags.take_value("--arch")?,
+                jobs: flags.take_value("--jobs")?.map(|j| number(Some(j), "--jobs", 0)).transpose()?.map(|j| j as u32),
+                deadline_s: number(flags.take_value("--deadline")?, "--deadline", 300)?,
+                runs: number(flags.take_value("--runs")?, "--runs", 2)?.max(1) as u32,
+                pairs: flags.take_value("--pairs")?.map(|p| p.split(',').map(str::to_string).collect()),
+                vmafx: !flags.take_switch("--no-vmafx"),
+                nvcc: flags.take_value("--nvcc")?.unwrap_or_else(|| "nvcc".into()),
+                build_only: flags.take_switch("--build-only"),
+                pkg_config_shim: flags.take_switch("--pkg-config-shim"),
+            };
+            flags.done()?;
+            gpu_ffmpeg_libvmaf::run(&root, &o)
         }
         ["env", ..] => {
             let mut flags = Flags(args[1..].to_vec());

@@ -1,5 +1,5 @@
 //! A stand-in for pkg-config, enough for FFmpeg's configure in
-//! scripts/gpu-ffmpeg-libvmaf on a GPU host without pkg-config: the xtask
+//! `xtask gpu-ffmpeg-libvmaf run` on a GPU host without pkg-config: the xtask
 //! answers as pkg-config when called by that name (a link named
 //! `pkg-config`) or as `xtask pkg-config …`. Reads NAME.pc from
 //! $PKG_CONFIG_PATH and answers --version, --exists (with constraints such
