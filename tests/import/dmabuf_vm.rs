@@ -677,6 +677,191 @@ fn vm_filter_drm_fence_timeout_is_a_clear_error() {
     drop(buf);
 }
 
+// ------------------------------------- failed fences (tests/vm/fence_error)
+
+/// The fence test module's device (tests/vm/fence_error, loaded by
+/// scripts/dmabuf-vm): Debian's kernel has no SW_SYNC and vgem's fences
+/// never fail, so this is where a fence that signals an error comes from.
+const FENCE_TEST_DEVICE: &str = "/dev/vmafx_fence_test";
+/// `_IOR('v', 0xf0, struct vmafx_fence_create)`.
+const VMAFX_FENCE_CREATE: nix::libc::c_ulong = 0x8008_76f0;
+/// `_IOW('v', 0xf1, struct vmafx_fence_signal)`.
+const VMAFX_FENCE_SIGNAL: nix::libc::c_ulong = 0x4008_76f1;
+/// `_IOW('b', 3, struct dma_buf_import_sync_file)`.
+const DMA_BUF_IOCTL_IMPORT_SYNC_FILE: nix::libc::c_ulong = 0x4008_6203;
+const DMA_BUF_SYNC_WRITE: u32 = 2;
+const EIO: i32 = nix::libc::EIO;
+
+/// True inside the VM, where the fence test module must be loaded too.
+fn in_vm_with_test_fences() -> bool {
+    vm_bed::in_vm(&["/dev/dri/card0", "/dev/udmabuf", FENCE_TEST_DEVICE])
+}
+
+/// One open file of the module: its fences still pending at close signal
+/// with ENOENT.
+struct TestFences(OwnedFd);
+
+impl TestFences {
+    fn open() -> Arc<TestFences> {
+        let dev = std::fs::OpenOptions::new().read(true).write(true).open(FENCE_TEST_DEVICE).expect(FENCE_TEST_DEVICE);
+        Arc::new(TestFences(dev.into()))
+    }
+
+    /// A new pending fence with its sync_file.
+    fn create(self: &Arc<Self>) -> TestFence {
+        #[repr(C)]
+        struct Create {
+            fd: i32,
+            handle: u32,
+        }
+        let mut c = Create { fd: -1, handle: 0 };
+        ioctl(self.0.as_raw_fd(), VMAFX_FENCE_CREATE, &mut c).expect("VMAFX_FENCE_CREATE");
+        // SAFETY: a fresh fd we own.
+        TestFence { fences: self.clone(), handle: c.handle, sync_file: unsafe { OwnedFd::from_raw_fd(c.fd) } }
+    }
+}
+
+struct TestFence {
+    fences: Arc<TestFences>,
+    handle: u32,
+    sync_file: OwnedFd,
+}
+
+impl TestFence {
+    fn sync_file(&self) -> OwnedFd {
+        self.sync_file.try_clone().unwrap()
+    }
+
+    /// Signals, with `errno` as the fence's error unless 0.
+    fn signal(&self, errno: i32) {
+        #[repr(C)]
+        struct Signal {
+            handle: u32,
+            error: i32,
+        }
+        ioctl(self.fences.0.as_raw_fd(), VMAFX_FENCE_SIGNAL, &mut Signal { handle: self.handle, error: -errno }).expect("VMAFX_FENCE_SIGNAL");
+    }
+
+    fn signal_later(self, delay: Duration, errno: i32) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            self.signal(errno);
+        })
+    }
+
+    /// Adds the fence to `buf`'s dma-buf as a writer's (the implicit fence
+    /// an import waits for).
+    fn attach_to(&self, buf: &Buffer) {
+        #[repr(C)]
+        struct Import {
+            flags: u32,
+            fd: i32,
+        }
+        let mut i = Import { flags: DMA_BUF_SYNC_WRITE, fd: self.sync_file.as_raw_fd() };
+        ioctl(buf.fd.as_raw_fd(), DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &mut i).expect("DMA_BUF_IOCTL_IMPORT_SYNC_FILE");
+    }
+}
+
+fn planar_udmabuf(pic: &OwnedPicture, l: &PlanarLayout) -> Buffer {
+    let mut buf = Buffer::udmabuf(l.len);
+    for i in 0..3 {
+        write_plane(buf.bytes_mut(), pic, i, l.offset[i], l.pitch[i], 0);
+    }
+    buf
+}
+
+/// Real sync_files from the fence test module as the caller's acquire
+/// fence. Signalled without error: BUSY until then, and the frames score
+/// bit-exact. Signalled with EIO: the import refuses the frame naming frame,
+/// fence and errno, as soon as the fence fails (not at the timeout), and
+/// again on every retry (final). As the dma-buf's implicit fence: seen while
+/// pending, and what the kernel shows once it has failed.
+#[test]
+fn vm_failed_fences_are_refused_at_once_and_good_ones_score() {
+    if !in_vm_with_test_fences() {
+        return;
+    }
+    let (w, h, n) = (64, 48, 3);
+    let frames = synth::clip(Chroma::Yuv420, 8, w, h, n, 17);
+    let want = software_values(&frames, false);
+    let layout = planar_layout(w, h);
+    let device = HostImporter::new(false);
+    let fences = TestFences::open();
+
+    // The status vmafx reads (SYNC_IOC_FILE_INFO): active, then the error;
+    // a fence left pending at close fails with ENOENT.
+    let fence = fences.create();
+    assert_eq!(sync_file_status(fence.sync_file.as_fd()).expect("SYNC_IOC_FILE_INFO"), Some(0), "pending: active");
+    fence.signal(EIO);
+    assert_eq!(sync_file_status(fence.sync_file.as_fd()).expect("SYNC_IOC_FILE_INFO"), Some(-EIO), "failed: its error");
+    let other = TestFences::open();
+    let abandoned = other.create().sync_file();
+    drop(other);
+    assert_eq!(sync_file_status(abandoned.as_fd()).unwrap(), Some(-nix::libc::ENOENT), "pending at close");
+
+    let mut ctx = context(false);
+    let mut buffers = Vec::new();
+    for (t, (r, d)) in frames.iter().enumerate() {
+        let (rbuf, dbuf) = (planar_udmabuf(r, &layout), planar_udmabuf(d, &layout));
+        let fence = fences.create();
+        let mut desc = planar_descriptor(format!("distorted frame {t}"), dbuf.dup_fd(), &layout, w, h);
+        desc.acquire.push(AcquireFence::SyncFile(fence.sync_file()));
+        let refusal = device.import(desc).expect_err("caller's sync_file pending: BUSY");
+        assert_eq!(refusal.error.kind, ImportErrorKind::Busy, "{}", refusal.error);
+        assert!(refusal.error.message.contains("acquire fence 0 (sync_file"), "{}", refusal.error);
+        let s = fence.signal_later(Duration::from_millis(50), 0);
+        let dist = device.wait_and_import(*refusal.descriptor, Duration::from_secs(10)).expect("a fence signalled without error");
+        s.join().unwrap();
+        let refd = device.import(planar_descriptor(format!("reference frame {t}"), rbuf.dup_fd(), &layout, w, h)).expect("unfenced");
+        ctx.push(Arc::new(refd), Arc::new(dist)).unwrap();
+        buffers.push((rbuf, dbuf));
+    }
+    assert_same(&all_values(&mut ctx), &want);
+
+    // Far past how long a failure takes to be seen, even scaled.
+    let timeout = Duration::from_secs(60) * time_scale();
+    let expect_failed = |r: &vmafx::Refusal, words: &[&str]| {
+        assert_eq!(r.error.kind, ImportErrorKind::Device, "{}", r.error);
+        for word in words.iter().chain(&["signalled an error", "EIO"]) {
+            assert!(r.error.message.contains(word), "no {word:?} in: {}", r.error);
+        }
+        assert!(!r.error.message.contains("gave up"), "{}", r.error);
+    };
+    // A caller's fence pending when the wait starts: the wait ends when it
+    // fails, not at the timeout; a retry is refused the same way.
+    let dbuf = planar_udmabuf(&frames[0].1, &layout);
+    let fence = fences.create();
+    let mut desc = planar_descriptor("distorted frame 7".into(), dbuf.dup_fd(), &layout, w, h);
+    desc.acquire.push(AcquireFence::SyncFile(fence.sync_file()));
+    let t0 = std::time::Instant::now();
+    let s = fence.signal_later(Duration::from_millis(100), EIO);
+    let refusal = device.wait_and_import(desc, timeout).expect_err("a failed fence must not import");
+    let waited = t0.elapsed();
+    s.join().unwrap();
+    eprintln!("failed caller fence after {waited:?}: {}", refusal.error);
+    expect_failed(&refusal, &["distorted frame 7", "acquire fence 0 (sync_file"]);
+    assert!(waited < timeout / 4, "waited {waited:?}: the failure was not seen when it happened");
+    let again = device.import(*refusal.descriptor).expect_err("a failed fence stays failed");
+    expect_failed(&again, &["distorted frame 7", "acquire fence 0 (sync_file"]);
+
+    // The failed fence as the dma-buf's own write fence (the implicit
+    // path). Pending, the import sees it. Failed, the kernel no longer
+    // shows it: EXPORT_SYNC_FILE leaves signalled fences out
+    // (dma_resv_get_fences), so a sync_file exported after the failure
+    // reads signalled; only one exported while it was pending carries the
+    // error (docs/reliability.md, "Not yet").
+    let ibuf = planar_udmabuf(&frames[0].1, &layout);
+    let fence = fences.create();
+    fence.attach_to(&ibuf);
+    let refusal = device.import(planar_descriptor("distorted frame 8".into(), ibuf.dup_fd(), &layout, w, h)).expect_err("BUSY");
+    assert_eq!(refusal.error.kind, ImportErrorKind::Busy, "{}", refusal.error);
+    assert!(refusal.error.message.contains("distorted frame 8: the implicit write fence of object 0"), "{}", refusal.error);
+    let exported_while_pending = export_sync_file(&ibuf);
+    fence.signal(EIO);
+    assert_eq!(sync_file_status(exported_while_pending.as_fd()).unwrap(), Some(-EIO));
+    assert_eq!(sync_file_status(export_sync_file(&ibuf).as_fd()).unwrap(), Some(1), "the kernel now keeps a failed implicit fence visible");
+}
+
 /// The process's resident set (KiB), open fds, dma-buf mappings and all
 /// mappings. Only the dma-buf ones are a fixed count: malloc's arenas grow
 /// and shrink by changing the protection of parts of a reserved region,
@@ -851,7 +1036,7 @@ fn soak_drm_prime() {
 /// this is the test that stands for them.
 #[test]
 fn runs_the_dmabuf_tests_in_a_vm() {
-    vm_bed::run_in_vm(vm_bed::VmRun { filter: &rerun::filter(module_path!(), "vm_"), threads: 2, expected: 9, env: vec![] });
+    vm_bed::run_in_vm(vm_bed::VmRun { filter: &rerun::filter(module_path!(), "vm_"), threads: 2, expected: 10, env: vec![] });
 }
 
 // Unused-import guard for AsFd on some toolchains.
