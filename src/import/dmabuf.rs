@@ -81,14 +81,39 @@ pub(super) fn poll_acquire(
             return Err(err(Kind::Busy, format!("{label}: acquire fence {i} ({}) has not signalled", f.describe())));
         }
     }
-    for (oi, sf) in &implicit {
-        let what = format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file)");
-        match sys::fence_state(sf.as_fd(), 0) {
-            Ok(FenceState::Signalled) => {}
-            Ok(FenceState::Pending) => return Err(err(Kind::Busy, format!("{what} has not signalled"))),
-            Ok(FenceState::Failed(why)) => return Err(err(Kind::Device, format!("{what} signalled an error: {why}"))),
-            Err(e) => return Err(err(Kind::Device, format!("{what}: {e}"))),
+    // The fences an earlier poll found pending first (a fresh export no
+    // longer shows one that has failed), then the fresh export. An object
+    // whose held fence is still pending keeps that one: the writers the
+    // fresh export adds are exported again once it has signalled.
+    let mut held = desc.implicit_pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut pending = Vec::new();
+    for (oi, sf) in std::mem::take(&mut *held) {
+        if implicit_state(label, oi, &sf)? != FenceState::Signalled {
+            pending.push((oi, sf));
         }
     }
-    Ok(())
+    for (oi, sf) in implicit {
+        if !pending.iter().any(|(held_oi, _)| *held_oi == oi) && implicit_state(label, oi, &sf)? != FenceState::Signalled {
+            pending.push((oi, sf));
+        }
+    }
+    let first_pending = pending.iter().map(|(oi, _)| *oi).min();
+    *held = pending;
+    match first_pending {
+        Some(oi) => Err(err(Kind::Busy, format!("{} has not signalled", implicit_fence(label, oi)))),
+        None => Ok(()),
+    }
+}
+
+fn implicit_fence(label: &str, oi: usize) -> String {
+    format!("{label}: the implicit write fence of object {oi} (dma-buf sync_file)")
+}
+
+/// Where one implicit fence stands; a failed one is a final error.
+fn implicit_state(label: &str, oi: usize, sf: &OwnedFd) -> Result<FenceState, ImportError> {
+    match sys::fence_state(sf.as_fd(), 0) {
+        Ok(FenceState::Failed(why)) => Err(err(Kind::Device, format!("{} signalled an error: {why}", implicit_fence(label, oi)))),
+        Ok(state) => Ok(state),
+        Err(e) => Err(err(Kind::Device, format!("{}: {e}", implicit_fence(label, oi)))),
+    }
 }

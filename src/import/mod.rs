@@ -189,6 +189,11 @@ pub struct FrameDescriptor {
     pub implicit_sync: bool,
     pub acquire: Vec<AcquireFence>,
     pub release: Vec<ReleaseFence>,
+    /// The implicit fences a poll found pending, as exported then (object,
+    /// sync_file), held across BUSY retries: the kernel's export leaves a
+    /// fence out once it has signalled, failed or not, so only a sync_file
+    /// taken while it was pending can still tell a failure (dmabuf.rs).
+    implicit_pending: std::sync::Mutex<Vec<(usize, std::os::fd::OwnedFd)>>,
 }
 
 impl FrameDescriptor {
@@ -205,6 +210,7 @@ impl FrameDescriptor {
             implicit_sync: true,
             acquire: Vec::new(),
             release: Vec::new(),
+            implicit_pending: Default::default(),
         }
     }
 }

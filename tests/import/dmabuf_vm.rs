@@ -18,6 +18,7 @@ use crate::support::rerun;
 use crate::support::synth;
 use crate::support::vm_bed;
 use crate::support::filter_capi;
+use crate::support::partial_log;
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -774,8 +775,7 @@ fn planar_udmabuf(pic: &OwnedPicture, l: &PlanarLayout) -> Buffer {
 /// fence. Signalled without error: BUSY until then, and the frames score
 /// bit-exact. Signalled with EIO: the import refuses the frame naming frame,
 /// fence and errno, as soon as the fence fails (not at the timeout), and
-/// again on every retry (final). As the dma-buf's implicit fence: seen while
-/// pending, and what the kernel shows once it has failed.
+/// again on every retry (final); as the dma-buf's implicit fence the same.
 #[test]
 fn vm_failed_fences_are_refused_at_once_and_good_ones_score() {
     if !in_vm_with_test_fences() {
@@ -845,21 +845,110 @@ fn vm_failed_fences_are_refused_at_once_and_good_ones_score() {
     expect_failed(&again, &["distorted frame 7", "acquire fence 0 (sync_file"]);
 
     // The failed fence as the dma-buf's own write fence (the implicit
-    // path). Pending, the import sees it. Failed, the kernel no longer
-    // shows it: EXPORT_SYNC_FILE leaves signalled fences out
-    // (dma_resv_get_fences), so a sync_file exported after the failure
-    // reads signalled; only one exported while it was pending carries the
-    // error (docs/reliability.md, "Not yet").
+    // path), failing while the wait runs: refused the same way. The kernel
+    // no longer shows a fence once it has signalled: EXPORT_SYNC_FILE
+    // leaves it out (dma_resv_get_fences), so a fresh export reads
+    // signalled and only the sync_file exported while it was pending (the
+    // one the import holds across its retries) carries the error.
     let ibuf = planar_udmabuf(&frames[0].1, &layout);
     let fence = fences.create();
     fence.attach_to(&ibuf);
-    let refusal = device.import(planar_descriptor("distorted frame 8".into(), ibuf.dup_fd(), &layout, w, h)).expect_err("BUSY");
-    assert_eq!(refusal.error.kind, ImportErrorKind::Busy, "{}", refusal.error);
-    assert!(refusal.error.message.contains("distorted frame 8: the implicit write fence of object 0"), "{}", refusal.error);
+    let desc = planar_descriptor("distorted frame 8".into(), ibuf.dup_fd(), &layout, w, h);
     let exported_while_pending = export_sync_file(&ibuf);
-    fence.signal(EIO);
+    let t0 = std::time::Instant::now();
+    let s = fence.signal_later(Duration::from_millis(100), EIO);
+    let refusal = device.wait_and_import(desc, timeout).expect_err("a failed implicit fence must not import");
+    let waited = t0.elapsed();
+    s.join().unwrap();
+    eprintln!("failed implicit fence after {waited:?}: {}", refusal.error);
+    expect_failed(&refusal, &["distorted frame 8: the implicit write fence of object 0"]);
+    assert!(waited < timeout / 4, "waited {waited:?}: the failure was not seen when it happened");
     assert_eq!(sync_file_status(exported_while_pending.as_fd()).unwrap(), Some(-EIO));
-    assert_eq!(sync_file_status(export_sync_file(&ibuf).as_fd()).unwrap(), Some(1), "the kernel now keeps a failed implicit fence visible");
+    assert_eq!(sync_file_status(export_sync_file(&ibuf).as_fd()).unwrap(), Some(1), "a fresh export shows no failed fence");
+}
+
+/// The filter's C interface (the glue's route) with DRM_PRIME main frames
+/// (vgem) and software references; at pair `fault_at` the main frame's
+/// buffer carries a module fence that fails with EIO 100 ms into the push.
+/// JSON log at `log`. Returns the failed push's error, how long it took and
+/// the error of the summary uninit asks for.
+fn filter_run_with_failed_fence(frames: &[(OwnedPicture, OwnedPicture)], log: &std::path::Path, fault_at: Option<usize>) -> Option<(String, Duration, String)> {
+    use vmafx::internals::avfilter::ffi::*;
+    let (w, h) = (frames[0].0.width(), frames[0].0.height());
+    let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let vgem = Vgem::open();
+    let fences = TestFences::open();
+    let path = std::ffi::CString::new(log.to_str().unwrap()).unwrap();
+    // A timeout far past the failure: a push that waits it out is no pass.
+    let timeout_us = 60_000_000 * time_scale() as i64;
+    let f = new_filter_logging(c"version=vmaf_v0.6.1", 2, timeout_us, None, Some((&path, c"json"))).expect("vmafx_filter_new");
+    // SAFETY: a live filter, NUL-terminated names.
+    assert_eq!(unsafe { vmafx_filter_configure(f, w as i32, h as i32, c"yuv420p".as_ptr(), w as i32, h as i32, c"yuv420p".as_ptr()) }, 0, "{}", last_error(f));
+    let mut buffers = Vec::new();
+    let mut failed = None;
+    for (i, (r, d)) in frames.iter().enumerate() {
+        let (buf, desc, fd) = drm_frame(&vgem, d, "yuv420p");
+        let signaller = (fault_at == Some(i)).then(|| {
+            let fence = fences.create();
+            fence.attach_to(&buf);
+            fence.signal_later(Duration::from_millis(100), EIO)
+        });
+        buffers.push(buf);
+        let main = host_frame(&live, None, Some((desc, fd)));
+        let reference = host_frame(&live, Some(r.clone()), None);
+        let out = host_frame(&live, None, None);
+        let (mf, rf) = (vmafx_frame(main, w, h, c"yuv420p"), vmafx_frame(reference, w, h, c"yuv420p"));
+        let t0 = std::time::Instant::now();
+        // SAFETY: filled frames whose planes live as long as their handles.
+        let ret = unsafe { vmafx_filter_push(f, &mf, &rf, out as *mut _) };
+        let waited = t0.elapsed();
+        if let Some(s) = signaller {
+            s.join().unwrap();
+        }
+        if ret < 0 {
+            failed = Some((last_error(f), waited));
+            break;
+        }
+    }
+    // What the glue's uninit does: the summary (which writes the log), then free.
+    // SAFETY: a live filter.
+    let summary = unsafe { vmafx_filter_summary(f) };
+    let summary_error = summary.is_null().then(|| last_error(f));
+    // SAFETY: freed once.
+    unsafe { vmafx_filter_free(f) };
+    assert_eq!(live.load(std::sync::atomic::Ordering::SeqCst), 0, "every frame handed over was released");
+    assert_eq!(failed.is_some(), summary_error.is_some(), "{failed:?} / {summary_error:?}");
+    failed.zip(summary_error).map(|((e, waited), s)| (e, waited, s))
+}
+
+/// A fence that fails mid-run, through the filter's C interface: the push
+/// fails as soon as it does, naming the frame, the fence and EIO; the log
+/// uninit writes holds the frames before it, marked incomplete, equal to a
+/// run on those frames alone.
+#[test]
+fn vm_filter_failed_fence_keeps_the_frames_scored() {
+    if !in_vm_with_test_fences() {
+        return;
+    }
+    let frames = synth::clip(Chroma::Yuv420, 8, 48, 40, 6, 23);
+    let kept = 4;
+    let dir = std::env::temp_dir();
+    let (clean_log, cut_log) = (dir.join("vmafx-fence-clean.json"), dir.join("vmafx-fence-cut.json"));
+    assert!(filter_run_with_failed_fence(&frames[..kept], &clean_log, None).is_none());
+    let (push_error, waited, summary_error) = filter_run_with_failed_fence(&frames, &cut_log, Some(kept)).expect("the failed fence was not refused");
+    eprintln!("failed fence through the filter after {waited:?}: {push_error}");
+    for word in ["main frame 4", "implicit write fence of object 0", "signalled an error", "EIO"] {
+        assert!(push_error.contains(word), "no {word:?} in: {push_error}");
+    }
+    assert!(waited < Duration::from_secs(15) * time_scale(), "the push waited {waited:?}: not ended by the failure");
+    assert!(summary_error.contains("incomplete"), "{summary_error}");
+    let (cut, clean) = (partial_log::read_json(&cut_log), partial_log::read_json(&clean_log));
+    let why = cut["incomplete"].as_str().unwrap_or_else(|| panic!("no incomplete mark in {cut}"));
+    assert!(why.contains("main frame 4") && why.contains("EIO"), "incomplete = {why:?}");
+    assert!(clean.get("incomplete").is_none(), "{clean}");
+    assert_eq!(partial_log::frames_by_number(&cut).len(), kept, "{cut}");
+    assert_eq!(cut["frames"], clean["frames"], "the frames kept differ from a run on them alone");
+    assert_eq!(cut["pooled_metrics"], clean["pooled_metrics"], "pooled values differ");
 }
 
 /// The process's resident set (KiB), open fds, dma-buf mappings and all
@@ -1036,7 +1125,7 @@ fn soak_drm_prime() {
 /// this is the test that stands for them.
 #[test]
 fn runs_the_dmabuf_tests_in_a_vm() {
-    vm_bed::run_in_vm(vm_bed::VmRun { filter: &rerun::filter(module_path!(), "vm_"), threads: 2, expected: 10, env: vec![] });
+    vm_bed::run_in_vm(vm_bed::VmRun { filter: &rerun::filter(module_path!(), "vm_"), threads: 2, expected: 11, env: vec![] });
 }
 
 // Unused-import guard for AsFd on some toolchains.
