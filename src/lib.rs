@@ -48,10 +48,6 @@ mod cfmt;
 mod device;
 mod engine;
 mod error;
-// The SIMD kernels (feature/*/avx2.rs, avx512.rs) still do bare unsafe
-// operations inside their `unsafe fn`s (docs/architecture.md, "Unsafe
-// code"): the last room the deny below does not reach yet.
-#[allow(unsafe_op_in_unsafe_fn)]
 mod feature;
 #[cfg(feature = "capi")]
 mod fuzz;

@@ -37,14 +37,14 @@ pub(crate) const KERNELS: Kernels = Kernels {
 /// Two i16 coefficients side by side, for `_mm256_madd_epi16`.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn pair(c0: i32, c1: i32) -> __m256i {
+fn pair(c0: i32, c1: i32) -> __m256i {
     _mm256_set1_epi32(((c1 as u32) << 16 | (c0 as u16 as u32)) as i32)
 }
 
 /// Narrows 16 i32 (a: 0..8, b: 8..16) to i16 by truncation, in order.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn narrow_trunc(a: __m256i, b: __m256i) -> __m256i {
+fn narrow_trunc(a: __m256i, b: __m256i) -> __m256i {
     let m = _mm256_set1_epi32(0xFFFF);
     let p = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
     _mm256_permute4x64_epi64::<0b11_01_10_00>(p)
@@ -53,38 +53,56 @@ unsafe fn narrow_trunc(a: __m256i, b: __m256i) -> __m256i {
 /// Sign-extends the low 16 bits of each i32 lane (C's `(int16_t)` cast).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn as_i16(x: __m256i) -> __m256i {
+fn as_i16(x: __m256i) -> __m256i {
     _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(x))
 }
 
+// The loads and stores of 8 or 16 elements at `j` below leave the bound
+// to their callers (a checked slice would cost a compare in every loop).
+
+/// s[j..j + 8] widened to i32. Safety: j + 8 <= s.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn load8_i16(s: &[i16], j: usize) -> __m256i {
-    _mm256_cvtepi16_epi32(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
+    debug_assert!(j + 8 <= s.len());
+    // SAFETY: the caller's bound.
+    _mm256_cvtepi16_epi32(unsafe { _mm_loadu_si128(s.as_ptr().add(j) as *const __m128i) })
 }
 
+/// s[j..j + 8]. Safety: j + 8 <= s.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn load8_i32(s: &[i32], j: usize) -> __m256i {
-    _mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i)
+    debug_assert!(j + 8 <= s.len());
+    // SAFETY: the caller's bound.
+    unsafe { _mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i) }
 }
 
+/// Writes s[j..j + 8]. Safety: j + 8 <= s.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn store8_i32(s: &mut [i32], j: usize, v: __m256i) {
-    _mm256_storeu_si256(s.as_mut_ptr().add(j) as *mut __m256i, v)
+    debug_assert!(j + 8 <= s.len());
+    // SAFETY: the caller's bound.
+    unsafe { _mm256_storeu_si256(s.as_mut_ptr().add(j) as *mut __m256i, v) }
 }
 
+/// s[j..j + 16] widened to i16. Safety: j + 16 <= s.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn load16_u8(s: &[u8], j: usize) -> __m256i {
-    _mm256_cvtepu8_epi16(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
+    debug_assert!(j + 16 <= s.len());
+    // SAFETY: the caller's bound.
+    _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(s.as_ptr().add(j) as *const __m128i) })
 }
 
+/// s[j..j + 8] widened to i32. Safety: j + 8 <= s.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn load8_u16(s: &[u16], j: usize) -> __m256i {
-    _mm256_cvtepu16_epi32(_mm_loadu_si128(s.as_ptr().add(j) as *const __m128i))
+    debug_assert!(j + 8 <= s.len());
+    // SAFETY: the caller's bound.
+    _mm256_cvtepu16_epi32(unsafe { _mm_loadu_si128(s.as_ptr().add(j) as *const __m128i) })
 }
 
 // ---------------------------------------------------------------- DWT
@@ -95,7 +113,7 @@ pub(crate) fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
+fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let w = lo.len();
     let hi = &mut hi[..w];
     let r = rows.map(|x| &x[..w]);
@@ -110,15 +128,18 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     while j0 < w {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(w - 16);
-        // SAFETY: j + 16 <= w, the length of every row and output.
-        let s = [load16_u8(r[0], j), load16_u8(r[1], j), load16_u8(r[2], j), load16_u8(r[3], j)];
+        // SAFETY: j + 16 <= w, the length of every row.
+        let s = unsafe { [load16_u8(r[0], j), load16_u8(r[1], j), load16_u8(r[2], j), load16_u8(r[3], j)] };
         let (a_lo, a_hi) = (_mm256_unpacklo_epi16(s[0], s[1]), _mm256_unpackhi_epi16(s[0], s[1]));
         let (b_lo, b_hi) = (_mm256_unpacklo_epi16(s[2], s[3]), _mm256_unpackhi_epi16(s[2], s[3]));
         // unpacklo/hi then packs undo each other's lane order.
         let l = _mm256_packs_epi32(vfilt8(lo01, lo23, lo_bias, a_lo, b_lo), vfilt8(lo01, lo23, lo_bias, a_hi, b_hi));
         let h = _mm256_packs_epi32(vfilt8(hi01, hi23, hi_bias, a_lo, b_lo), vfilt8(hi01, hi23, hi_bias, a_hi, b_hi));
-        _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, l);
-        _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, h);
+        // SAFETY: j + 16 <= w, the length of both outputs.
+        unsafe {
+            _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, l);
+            _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, h);
+        }
         j0 += 16;
     }
 }
@@ -126,7 +147,7 @@ unsafe fn vertical_u8_avx2(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
 /// 4-tap filter of interleaved row pairs, Q8 output.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn vfilt8(c01: __m256i, c23: __m256i, bias: __m256i, x: __m256i, y: __m256i) -> __m256i {
+fn vfilt8(c01: __m256i, c23: __m256i, bias: __m256i, x: __m256i, y: __m256i) -> __m256i {
     let acc = _mm256_add_epi32(_mm256_madd_epi16(x, c01), _mm256_madd_epi16(y, c23));
     _mm256_srai_epi32::<8>(_mm256_add_epi32(acc, bias))
 }
@@ -137,7 +158,7 @@ pub(crate) fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mu
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
+fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
     let w = lo.len();
     let hi = &mut hi[..w];
     let r = rows.map(|x| &x[..w]);
@@ -157,9 +178,9 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
         let mut out_l = [_mm256_setzero_si256(); 2];
         let mut out_h = [_mm256_setzero_si256(); 2];
         for half in 0..2 {
-            // SAFETY: j + 8 * half + 8 <= w.
             let jj = j + 8 * half;
-            let s = [load8_u16(r[0], jj), load8_u16(r[1], jj), load8_u16(r[2], jj), load8_u16(r[3], jj)];
+            // SAFETY: jj + 8 = j + 8 * half + 8 <= w, every row's length.
+            let s = unsafe { [load8_u16(r[0], jj), load8_u16(r[1], jj), load8_u16(r[2], jj), load8_u16(r[3], jj)] };
             let mut al = _mm256_mullo_epi32(lc[0], s[0]);
             let mut ah = _mm256_mullo_epi32(hc[0], s[0]);
             for k in 1..4 {
@@ -169,8 +190,12 @@ unsafe fn vertical_u16_avx2(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &m
             out_l[half] = _mm256_sra_epi32(_mm256_add_epi32(al, lo_bias), cnt);
             out_h[half] = _mm256_sra_epi32(_mm256_add_epi32(ah, hi_bias), cnt);
         }
-        _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(out_l[0], out_l[1]));
-        _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(out_h[0], out_h[1]));
+        let (l, h) = (narrow_trunc(out_l[0], out_l[1]), narrow_trunc(out_h[0], out_h[1]));
+        // SAFETY: j + 16 <= w, the length of both outputs.
+        unsafe {
+            _mm256_storeu_si256(lo.as_mut_ptr().add(j) as *mut __m256i, l);
+            _mm256_storeu_si256(hi.as_mut_ptr().add(j) as *mut __m256i, h);
+        }
         j0 += 16;
     }
 }
@@ -181,7 +206,7 @@ pub(crate) fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16]
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
@@ -194,35 +219,45 @@ unsafe fn horizontal_s0_avx2(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16
     while j0 < n {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
-        // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
         // The low band stays i32 (its values fit i16, so no narrowing).
-        store8_i32(a, j, hfilt8(lo, j, lo01, lo23));
-        store8_i32(a, j + 8, hfilt8(lo, j + 8, lo01, lo23));
-        store16(v, j, hfilt8(lo, j, hi01, hi23), hfilt8(lo, j + 8, hi01, hi23));
-        store16(h, j, hfilt8(hi, j, lo01, lo23), hfilt8(hi, j + 8, lo01, lo23));
-        store16(d, j, hfilt8(hi, j, hi01, hi23), hfilt8(hi, j + 8, hi01, hi23));
+        // SAFETY: j + 16 <= n, the length of every output; the reads are
+        // e[2j .. 2j + 34], inside e[..2n + 2].
+        unsafe {
+            store8_i32(a, j, hfilt8(lo, j, lo01, lo23));
+            store8_i32(a, j + 8, hfilt8(lo, j + 8, lo01, lo23));
+            store16(v, j, hfilt8(lo, j, hi01, hi23), hfilt8(lo, j + 8, hi01, hi23));
+            store16(h, j, hfilt8(hi, j, lo01, lo23), hfilt8(hi, j + 8, lo01, lo23));
+            store16(d, j, hfilt8(hi, j, hi01, hi23), hfilt8(hi, j + 8, hi01, hi23));
+        }
         j0 += 16;
     }
 }
 
 /// Output j..j + 8 of the horizontal pass: f0 * e[2j] + f1 * e[2j+1] +
 /// f2 * e[2j+2] + f3 * e[2j+3], as madds of the pairs at 2j and 2j + 2.
-/// Reads e[2j..2j + 18].
+/// Reads e[2j..2j + 18]. Safety: 2j + 18 <= e.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn hfilt8(e: &[i16], j: usize, c01: __m256i, c23: __m256i) -> __m256i {
-    let p = e.as_ptr().add(2 * j);
-    let x0 = _mm256_loadu_si256(p as *const __m256i);
-    let x1 = _mm256_loadu_si256(p.add(2) as *const __m256i);
+    debug_assert!(2 * j + 18 <= e.len());
+    // SAFETY: the caller's bound: both 16-element reads end by 2j + 18.
+    let (x0, x1) = unsafe {
+        let p = e.as_ptr().add(2 * j);
+        (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(2) as *const __m256i))
+    };
     let acc = _mm256_add_epi32(_mm256_madd_epi16(x0, c01), _mm256_madd_epi16(x1, c23));
     _mm256_srai_epi32::<16>(_mm256_add_epi32(acc, _mm256_set1_epi32(32768)))
 }
 
-/// Stores 16 i32 (x0: first 8) as i16 at out[j..j + 16].
+/// Stores 16 i32 (x0: first 8) as i16 at out[j..j + 16]. Safety:
+/// j + 16 <= out.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn store16(out: &mut [i16], j: usize, x0: __m256i, x1: __m256i) {
-    _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, narrow_trunc(x0, x1))
+    debug_assert!(j + 16 <= out.len());
+    let v = narrow_trunc(x0, x1);
+    // SAFETY: the caller's bound.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, v) }
 }
 
 // ---------------------------------------------------------------- decouple
@@ -241,7 +276,7 @@ pub(crate) fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3]
 /// wraps in i32) becomes +2^31.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn sum_to_f32(x: __m256i) -> __m256 {
+fn sum_to_f32(x: __m256i) -> __m256 {
     let wrapped = _mm256_castsi256_ps(_mm256_cmpeq_epi32(x, _mm256_set1_epi32(i32::MIN)));
     _mm256_blendv_ps(_mm256_cvtepi32_ps(x), _mm256_set1_ps(2147483648.0), wrapped)
 }
@@ -249,7 +284,7 @@ unsafe fn sum_to_f32(x: __m256i) -> __m256 {
 /// `angle_flag` of 4 lanes in double.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
+fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
     // x / 4096 as x * 2^-12: the same double, these being integers' floats.
     let k = _mm256_set1_pd(1.0 / 4096.0);
     let dp = _mm256_mul_pd(_mm256_cvtps_pd(dp), k);
@@ -265,10 +300,12 @@ unsafe fn angle_mask_pd(dp: __m128, om: __m128, tm: __m128) -> i32 {
 /// k, restored and additive values of one band, 8 lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn decouple_band(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
+fn decouple_band(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
     let zero = _mm256_setzero_si256();
     let c32768 = _mm256_set1_epi32(32768);
-    let q = _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(o, c32768));
+    // SAFETY: o holds i16 values, so o + 32768 lies in 0..65536, inside
+    // div's 65537 entries.
+    let q = unsafe { _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(o, c32768)) };
     let round = _mm256_set1_epi64x(16384);
     // (q * t + 16384) >> 15 in 64 bits; the low 32 bits of the logical
     // shift are those of the arithmetic one.
@@ -292,7 +329,7 @@ unsafe fn decouple_band(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, di
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: i32) {
+fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: i32) {
     let div = decouple::div_lookup();
     let n = o[0].len();
     let o = o.map(|x| &x[..n]);
@@ -314,8 +351,12 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
         for half in 0..2 {
             let jj = j + 8 * half;
             // SAFETY: jj + 8 <= n for every slice.
-            let ov = [load8_i16(o[0], jj), load8_i16(o[1], jj), load8_i16(o[2], jj)];
-            let tv = [load8_i16(t[0], jj), load8_i16(t[1], jj), load8_i16(t[2], jj)];
+            let (ov, tv) = unsafe {
+                (
+                    [load8_i16(o[0], jj), load8_i16(o[1], jj), load8_i16(o[2], jj)],
+                    [load8_i16(t[0], jj), load8_i16(t[1], jj), load8_i16(t[2], jj)],
+                )
+            };
             let ot_dp = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], tv[0]), _mm256_mullo_epi32(ov[1], tv[1]));
             let o_mag = _mm256_add_epi32(_mm256_mullo_epi32(ov[0], ov[0]), _mm256_mullo_epi32(ov[1], ov[1]));
             let t_mag = _mm256_add_epi32(_mm256_mullo_epi32(tv[0], tv[0]), _mm256_mullo_epi32(tv[1], tv[1]));
@@ -334,12 +375,15 @@ unsafe fn decouple_s0_avx2(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a
                 as_[b][half] = aa;
             }
         }
-        store16(rh, j, rs[0][0], rs[0][1]);
-        store16(rv, j, rs[1][0], rs[1][1]);
-        store16(rd, j, rs[2][0], rs[2][1]);
-        store16(ah, j, as_[0][0], as_[0][1]);
-        store16(av, j, as_[1][0], as_[1][1]);
-        store16(ad, j, as_[2][0], as_[2][1]);
+        // SAFETY: j + 16 <= n, every output's length.
+        unsafe {
+            store16(rh, j, rs[0][0], rs[0][1]);
+            store16(rv, j, rs[1][0], rs[1][1]);
+            store16(rd, j, rs[2][0], rs[2][1]);
+            store16(ah, j, as_[0][0], as_[0][1]);
+            store16(av, j, as_[1][0], as_[1][1]);
+            store16(ad, j, as_[2][0], as_[2][1]);
+        }
         j0 += 16;
     }
 }
@@ -354,7 +398,7 @@ pub(crate) fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32]
 /// Filtered value and threshold centre of 8 CSF outputs (C's int16 casts).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn flt_centre(dst: __m256i) -> (__m256i, __m256i) {
+fn flt_centre(dst: __m256i) -> (__m256i, __m256i) {
     let m = _mm256_abs_epi32(dst);
     let r = _mm256_set1_epi32(2048);
     let f = _mm256_srai_epi32::<12>(_mm256_add_epi32(_mm256_mullo_epi32(m, _mm256_set1_epi32(4369)), r));
@@ -363,7 +407,7 @@ unsafe fn flt_centre(dst: __m256i) -> (__m256i, __m256i) {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
+fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
     let n = fsum.len();
     let s = src.map(|x| &x[..n]);
     let c = &mut csum[..n];
@@ -377,15 +421,19 @@ unsafe fn csf_s0_avx2(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], c
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 8);
         // SAFETY: j + 8 <= n for every slice.
-        let x = [load8_i16(s[0], j), load8_i16(s[1], j), load8_i16(s[2], j)];
+        let x = unsafe { [load8_i16(s[0], j), load8_i16(s[1], j), load8_i16(s[2], j)] };
         let dh = as_i16(_mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(rf[0], x[0]), add_hv)));
         let dv = as_i16(_mm256_srai_epi32::<15>(_mm256_add_epi32(_mm256_mullo_epi32(rf[1], x[1]), add_hv)));
         let dd = as_i16(_mm256_srai_epi32::<17>(_mm256_add_epi32(_mm256_mullo_epi32(rf[2], x[2]), add_d)));
         let (fh, ch) = flt_centre(dh);
         let (fv, cv) = flt_centre(dv);
         let (fd, cd) = flt_centre(dd);
-        store8_i32(fsum, j, _mm256_add_epi32(_mm256_add_epi32(fh, fv), fd));
-        store8_i32(c, j, _mm256_add_epi32(_mm256_add_epi32(ch, cv), cd));
+        let (f, cs) = (_mm256_add_epi32(_mm256_add_epi32(fh, fv), fd), _mm256_add_epi32(_mm256_add_epi32(ch, cv), cd));
+        // SAFETY: j + 8 <= n = fsum.len() = c.len().
+        unsafe {
+            store8_i32(fsum, j, f);
+            store8_i32(c, j, cs);
+        }
         j0 += 8;
     }
 }
@@ -398,7 +446,7 @@ pub(crate) fn thresholds_row(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32]
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
+fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
     let w = mid.len();
     let (up, down, csum, vsum) = (&up[..w], &down[..w], &csum[..w], &mut vsum[..w]);
     let right = left + thr.len();
@@ -408,9 +456,11 @@ unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], l
         let mut x0_ = x0;
         while x0_ < x1 {
             let x = x0_.min(x1 - 8);
-            // SAFETY: x + 8 <= x1 <= w.
-            let s = _mm256_add_epi32(_mm256_add_epi32(load8_i32(up, x), load8_i32(mid, x)), load8_i32(down, x));
-            store8_i32(vsum, x, s);
+            // SAFETY: x + 8 <= x1 <= w, the length of up, mid, down and vsum.
+            unsafe {
+                let s = _mm256_add_epi32(_mm256_add_epi32(load8_i32(up, x), load8_i32(mid, x)), load8_i32(down, x));
+                store8_i32(vsum, x, s);
+            }
             x0_ += 8;
         }
     } else {
@@ -437,13 +487,17 @@ unsafe fn thresholds_avx2(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], l
         while j0 < inner_end {
             // The last block overlaps the one before: outputs are per element.
             let j = j0.min(inner_end - 8);
-            // SAFETY: j >= 1 and j + 8 <= w - 1, so j - 1 .. j + 9 lies in vsum.
-            let s = _mm256_add_epi32(
-                _mm256_add_epi32(load8_i32(vsum, j - 1), load8_i32(vsum, j)),
-                load8_i32(vsum, j + 1),
-            );
-            let t = _mm256_add_epi32(_mm256_sub_epi32(s, load8_i32(mid, j)), load8_i32(csum, j));
-            store8_i32(thr, j - left, t);
+            // SAFETY: j >= 1 and j + 8 <= w - 1, so j - 1 .. j + 9 lies in
+            // vsum (and j .. j + 8 in mid, csum: length w); j - left + 8 <=
+            // right - left = thr.len().
+            unsafe {
+                let s = _mm256_add_epi32(
+                    _mm256_add_epi32(load8_i32(vsum, j - 1), load8_i32(vsum, j)),
+                    load8_i32(vsum, j + 1),
+                );
+                let t = _mm256_add_epi32(_mm256_sub_epi32(s, load8_i32(mid, j)), load8_i32(csum, j));
+                store8_i32(thr, j - left, t);
+            }
             j0 += 8;
         }
         j = inner_end;
@@ -461,7 +515,7 @@ pub(crate) fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: 
 /// Arithmetic right shift of i64 lanes by `cnt` (< 64).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn sra_epi64(v: __m256i, cnt: __m128i) -> __m256i {
+fn sra_epi64(v: __m256i, cnt: __m128i) -> __m256i {
     let m = _mm256_srl_epi64(_mm256_set1_epi64x(i64::MIN), cnt);
     _mm256_sub_epi64(_mm256_xor_si256(_mm256_srl_epi64(v, cnt), m), m)
 }
@@ -469,7 +523,7 @@ unsafe fn sra_epi64(v: __m256i, cnt: __m128i) -> __m256i {
 /// `ADM_CM_ACCUM_ROUND` of 8 lanes, summed into 4 i64 lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn accum8<const SUB: i32>(
+fn accum8<const SUB: i32>(
     x: __m256i,
     thr: __m256i,
     sq_add: __m256i,
@@ -487,7 +541,7 @@ unsafe fn accum8<const SUB: i32>(
 /// summed.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn tail_mask(skip: usize) -> __m256i {
+fn tail_mask(skip: usize) -> __m256i {
     _mm256_cmpgt_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(skip as i32 - 1))
 }
 
@@ -496,7 +550,7 @@ unsafe fn tail_mask(skip: usize) -> __m256i {
 /// shift).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn accum8_masked<const SUB: i32>(
+fn accum8_masked<const SUB: i32>(
     x: __m256i,
     thr: __m256i,
     keep: __m256i,
@@ -515,7 +569,7 @@ unsafe fn accum8_masked<const SUB: i32>(
 /// The rounded cube of the even i32 lanes of x (>= 0), as i64 lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn cube4(x: __m256i, sq_add: __m256i, sq_cnt: __m128i, cub_add: __m256i, cub_cnt: __m128i) -> __m256i {
+fn cube4(x: __m256i, sq_add: __m256i, sq_cnt: __m128i, cub_add: __m256i, cub_cnt: __m128i) -> __m256i {
     // x >= 0: its square is non-negative, a logical shift will do.
     let sq = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, x), sq_add), sq_cnt);
     sra_epi64(_mm256_add_epi64(_mm256_mul_epi32(sq, x), cub_add), cub_cnt)
@@ -523,14 +577,15 @@ unsafe fn cube4(x: __m256i, sq_add: __m256i, sq_cnt: __m128i, cub_add: __m256i, 
 
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn hsum_epi64(v: __m256i) -> i64 {
+fn hsum_epi64(v: __m256i) -> i64 {
     let mut l = [0i64; 4];
-    _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, v);
+    // SAFETY: `l` is 32 bytes.
+    unsafe { _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, v) };
     l[0].wrapping_add(l[1]).wrapping_add(l[2]).wrapping_add(l[3])
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
     let n = thr.len();
     let s = src.map(|x| &x[..n]);
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
@@ -542,11 +597,11 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
     let mut j = 0;
     while j + 8 <= n {
         // SAFETY: j + 8 <= n for every slice.
-        let t = load8_i32(thr, j);
+        let (t, x) = unsafe { (load8_i32(thr, j), [load8_i16(s[0], j), load8_i16(s[1], j), load8_i16(s[2], j)]) };
         let x = [
-            _mm256_mullo_epi32(load8_i16(s[0], j), rf[0]),
-            _mm256_mullo_epi32(load8_i16(s[1], j), rf[1]),
-            _mm256_mullo_epi32(load8_i16(s[2], j), rf[2]),
+            _mm256_mullo_epi32(x[0], rf[0]),
+            _mm256_mullo_epi32(x[1], rf[1]),
+            _mm256_mullo_epi32(x[2], rf[2]),
         ];
         acc[0] = _mm256_add_epi64(acc[0], accum8::<10>(x[0], t, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
         acc[1] = _mm256_add_epi64(acc[1], accum8::<10>(x[1], t, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
@@ -557,11 +612,14 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
         // The rest as the last 8, with the lanes already summed masked off.
         let last = n - 8;
         let keep = tail_mask(j - last);
-        let t = load8_i32(thr, last);
+        // SAFETY: last + 8 = n for every slice.
+        let (t, x) = unsafe {
+            (load8_i32(thr, last), [load8_i16(s[0], last), load8_i16(s[1], last), load8_i16(s[2], last)])
+        };
         let x = [
-            _mm256_mullo_epi32(load8_i16(s[0], last), rf[0]),
-            _mm256_mullo_epi32(load8_i16(s[1], last), rf[1]),
-            _mm256_mullo_epi32(load8_i16(s[2], last), rf[2]),
+            _mm256_mullo_epi32(x[0], rf[0]),
+            _mm256_mullo_epi32(x[1], rf[1]),
+            _mm256_mullo_epi32(x[2], rf[2]),
         ];
         acc[0] = _mm256_add_epi64(acc[0], accum8_masked::<10>(x[0], t, keep, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
         acc[1] = _mm256_add_epi64(acc[1], accum8_masked::<10>(x[1], t, keep, sq_hv.0, sq_hv.1, cub_hv.0, cub_hv.1));
@@ -584,7 +642,7 @@ unsafe fn cm_s0_avx2(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmS
 /// arithmetic shift when cnt <= 32.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn round_shift_lo32(v: __m256i, add: __m256i, cnt: __m128i) -> __m256i {
+fn round_shift_lo32(v: __m256i, add: __m256i, cnt: __m128i) -> __m256i {
     _mm256_srl_epi64(_mm256_add_epi64(v, add), cnt)
 }
 
@@ -592,7 +650,7 @@ unsafe fn round_shift_lo32(v: __m256i, add: __m256i, cnt: __m128i) -> __m256i {
 /// back into 8 i32 lanes in order.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn merge_even_odd(e: __m256i, o: __m256i) -> __m256i {
+fn merge_even_odd(e: __m256i, o: __m256i) -> __m256i {
     _mm256_blend_epi32::<0b1010_1010>(e, _mm256_slli_epi64::<32>(o))
 }
 
@@ -602,7 +660,7 @@ pub(crate) fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
     let w = lo.len();
     let hi = &mut hi[..w];
     let r = [&rows[0][..w], &rows[1][..w], &rows[2][..w], &rows[3][..w]];
@@ -617,8 +675,8 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
     while j0 < w {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(w - 8);
-        // SAFETY: j + 8 <= w for every row and output.
-        let s = [load8_i32(r[0], j), load8_i32(r[1], j), load8_i32(r[2], j), load8_i32(r[3], j)];
+        // SAFETY: j + 8 <= w for every row.
+        let s = unsafe { [load8_i32(r[0], j), load8_i32(r[1], j), load8_i32(r[2], j), load8_i32(r[3], j)] };
         let so = [
             _mm256_srli_epi64::<32>(s[0]),
             _mm256_srli_epi64::<32>(s[1]),
@@ -637,8 +695,11 @@ unsafe fn vertical_s123_avx2(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [
         }
         let l = merge_even_odd(round_shift_lo32(le, addv, cnt), round_shift_lo32(lo_, addv, cnt));
         let h = merge_even_odd(round_shift_lo32(he, addv, cnt), round_shift_lo32(ho, addv, cnt));
-        store8_i32(lo, j, l);
-        store8_i32(hi, j, h);
+        // SAFETY: j + 8 <= w for both outputs.
+        unsafe {
+            store8_i32(lo, j, l);
+            store8_i32(hi, j, h);
+        }
         j0 += 8;
     }
 }
@@ -652,12 +713,14 @@ pub(crate) fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &
 /// Outputs j..j + 8 of a scales 1-3 horizontal filter as 8 i32.
 /// mul_epi32 reads the even i32 lanes, which for a load at 2j + k are tap
 /// k of outputs j..j + 4; a second set of loads 8 further gives j + 4..j + 8.
-/// Reads e[2j..2j + 19].
+/// Reads e[2j..2j + 19]. Safety: 2j + 19 <= e.len().
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn hfilt8_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: __m128i) -> __m256i {
-    let p = e.as_ptr().add(2 * j);
-    let ld = |k: usize| _mm256_loadu_si256(p.add(k) as *const __m256i);
+    debug_assert!(2 * j + 19 <= e.len());
+    let p = e.as_ptr();
+    // SAFETY: k <= 11: the read of 8 ends by 2j + 19, the caller's bound.
+    let ld = |k: usize| unsafe { _mm256_loadu_si256(p.add(2 * j + k) as *const __m256i) };
     let a0 = _mm256_add_epi64(_mm256_mul_epi32(ld(0), c[0]), _mm256_mul_epi32(ld(1), c[1]));
     let a1 = _mm256_add_epi64(_mm256_mul_epi32(ld(2), c[2]), _mm256_mul_epi32(ld(3), c[3]));
     let b0 = _mm256_add_epi64(_mm256_mul_epi32(ld(8), c[0]), _mm256_mul_epi32(ld(9), c[1]));
@@ -673,7 +736,7 @@ unsafe fn hfilt8_s123(e: &[i32], j: usize, c: &[__m256i; 4], add: __m256i, cnt: 
 
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
     let len = lo.len().min(hi.len());
@@ -684,22 +747,28 @@ unsafe fn horizontal_s123_avx2(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: 
     let cnt = _mm_cvtsi32_si128(shift as i32);
     let mut j = 0;
     let block = |j: usize| j + 8 <= n && 2 * j + 19 <= len;
-    // SAFETY: outputs j..j + 8 read e[2j..2j + 19], inside e[..len].
     while block(j) {
-        store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
-        store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
-        store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
-        store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        // SAFETY: block(j): outputs j..j + 8 lie in every output (length n)
+        // and read e[2j..2j + 19], inside e[..len].
+        unsafe {
+            store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
+            store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
+            store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
+            store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        }
         j += 8;
     }
     // The rest as one block overlapping the last, where the row's padding
     // allows its read.
     if j < n && n >= 8 && block(n - 8) {
         let j = n - 8;
-        store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
-        store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
-        store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
-        store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        // SAFETY: block(j), as in the loop.
+        unsafe {
+            store8_i32(a, j, hfilt8_s123(lo, j, &lc, addv, cnt));
+            store8_i32(v, j, hfilt8_s123(lo, j, &hc, addv, cnt));
+            store8_i32(h, j, hfilt8_s123(hi, j, &lc, addv, cnt));
+            store8_i32(d, j, hfilt8_s123(hi, j, &hc, addv, cnt));
+        }
         return;
     }
     if j < n {
@@ -720,7 +789,7 @@ pub(crate) fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i3
 /// ((x * rf + 2^27) >> 28) as i32 of 8 lanes (rf < 2^31).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn weigh_s123(x: __m256i, rf: __m256i) -> __m256i {
+fn weigh_s123(x: __m256i, rf: __m256i) -> __m256i {
     let add = _mm256_set1_epi64x(1 << 27);
     let e = _mm256_srli_epi64::<28>(_mm256_add_epi64(_mm256_mul_epi32(x, rf), add));
     let o = _mm256_srli_epi64::<28>(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(x), rf), add));
@@ -730,7 +799,7 @@ unsafe fn weigh_s123(x: __m256i, rf: __m256i) -> __m256i {
 /// ((m * k - 2^31) >> 32) as i32 of 8 lanes, m = |dst| as C's abs gives it.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn scaled_hi32(m: __m256i, k: __m256i) -> __m256i {
+fn scaled_hi32(m: __m256i, k: __m256i) -> __m256i {
     let add = _mm256_set1_epi64x(i32::MIN as i64);
     let e = _mm256_add_epi64(_mm256_mul_epi32(m, k), add);
     let o = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(m), k), add);
@@ -739,7 +808,7 @@ unsafe fn scaled_hi32(m: __m256i, k: __m256i) -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
     let n = fsum.len();
     let s = [&src[0][..n], &src[1][..n], &src[2][..n]];
     let c = &mut csum[..n];
@@ -752,16 +821,20 @@ unsafe fn csf_s123_avx2(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32],
     while j0 < n {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 8);
-        // SAFETY: j + 8 <= n for every slice.
         let mut fs = _mm256_setzero_si256();
         let mut cs = _mm256_setzero_si256();
         for b in 0..3 {
-            let m = _mm256_abs_epi32(weigh_s123(load8_i32(s[b], j), rf[b]));
+            // SAFETY: j + 8 <= n, the length of s[b].
+            let x = unsafe { load8_i32(s[b], j) };
+            let m = _mm256_abs_epi32(weigh_s123(x, rf[b]));
             fs = _mm256_add_epi32(fs, scaled_hi32(m, k30));
             cs = _mm256_add_epi32(cs, scaled_hi32(m, k15));
         }
-        store8_i32(fsum, j, fs);
-        store8_i32(c, j, cs);
+        // SAFETY: j + 8 <= n = fsum.len() = c.len().
+        unsafe {
+            store8_i32(fsum, j, fs);
+            store8_i32(c, j, cs);
+        }
         j0 += 8;
     }
 }
@@ -775,7 +848,7 @@ pub(crate) fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
     let n = thr.len();
     let s = [&src[0][..n], &src[1][..n], &src[2][..n]];
     let rf = [_mm256_set1_epi32(i_rfactor[0] as i32), _mm256_set1_epi32(i_rfactor[1] as i32), _mm256_set1_epi32(i_rfactor[2] as i32)];
@@ -785,9 +858,9 @@ unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: C
     let mut j = 0;
     while j + 8 <= n {
         // SAFETY: j + 8 <= n for every slice.
-        let t = load8_i32(thr, j);
+        let (t, x) = unsafe { (load8_i32(thr, j), [load8_i32(s[0], j), load8_i32(s[1], j), load8_i32(s[2], j)]) };
         for b in 0..3 {
-            let x = weigh_s123(load8_i32(s[b], j), rf[b]);
+            let x = weigh_s123(x[b], rf[b]);
             acc[b] = _mm256_add_epi64(acc[b], accum8::<0>(x, t, sq.0, sq.1, cub.0, cub.1));
         }
         j += 8;
@@ -796,9 +869,12 @@ unsafe fn cm_s123_avx2(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: C
         // The rest as the last 8, with the lanes already summed masked off.
         let last = n - 8;
         let keep = tail_mask(j - last);
-        let t = load8_i32(thr, last);
+        // SAFETY: last + 8 = n for every slice.
+        let (t, x) = unsafe {
+            (load8_i32(thr, last), [load8_i32(s[0], last), load8_i32(s[1], last), load8_i32(s[2], last)])
+        };
         for b in 0..3 {
-            let x = weigh_s123(load8_i32(s[b], last), rf[b]);
+            let x = weigh_s123(x[b], rf[b]);
             acc[b] = _mm256_add_epi64(acc[b], accum8_masked::<0>(x, t, keep, sq.0, sq.1, cub.0, cub.1));
         }
         j = n;
@@ -827,7 +903,7 @@ pub(crate) fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 
 /// bit (round to odd), which a single rounding to float then honours.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn i64_to_f32(x: __m256i) -> __m128 {
+fn i64_to_f32(x: __m256i) -> __m128 {
     let zero = _mm256_setzero_si256();
     let neg = _mm256_cmpgt_epi64(zero, x);
     let a = _mm256_blendv_epi8(x, _mm256_sub_epi64(zero, x), neg);
@@ -851,7 +927,7 @@ unsafe fn i64_to_f32(x: __m256i) -> __m128 {
 /// lanes of the h and v bands: a 4-bit mask.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn angle_bits_s123(oh: __m256i, ov: __m256i, th: __m256i, tv: __m256i) -> i32 {
+fn angle_bits_s123(oh: __m256i, ov: __m256i, th: __m256i, tv: __m256i) -> i32 {
     let dot = |a: __m256i, b: __m256i, c: __m256i, d: __m256i| {
         // Wrapping like libvmaf's int64 sum (only all-MIN inputs wrap).
         _mm256_add_epi64(_mm256_mul_epi32(a, b), _mm256_mul_epi32(c, d))
@@ -865,7 +941,7 @@ unsafe fn angle_bits_s123(oh: __m256i, ov: __m256i, th: __m256i, tv: __m256i) ->
 /// Variable arithmetic right shift of i64 lanes (counts < 64).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn srav_epi64(v: __m256i, cnt: __m256i) -> __m256i {
+fn srav_epi64(v: __m256i, cnt: __m256i) -> __m256i {
     let m = _mm256_srlv_epi64(_mm256_set1_epi64x(i64::MIN), cnt);
     _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(v, cnt), m), m)
 }
@@ -873,7 +949,7 @@ unsafe fn srav_epi64(v: __m256i, cnt: __m256i) -> __m256i {
 /// Sign-extends the low i32 of each i64 lane.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn sext_lo32(x: __m256i) -> __m256i {
+fn sext_lo32(x: __m256i) -> __m256i {
     let hi = _mm256_srai_epi32::<31>(x);
     _mm256_blend_epi32::<0b1010_1010>(x, _mm256_shuffle_epi32::<0b10_10_00_00>(hi))
 }
@@ -882,7 +958,7 @@ unsafe fn sext_lo32(x: __m256i) -> __m256i {
 /// `div_q`, t, the sign of o and the shift (low i32 of each lane).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m256i) -> __m256i {
+fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m256i) -> __m256i {
     let prod = _mm256_mul_epi32(div_q, t);
     // * sign: negate where o < 0.
     let m = sext_lo32(negative);
@@ -901,7 +977,7 @@ unsafe fn k_s123_lanes(div_q: __m256i, t: __m256i, negative: __m256i, shift: __m
 /// libvmaf compares the exact double product).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn mul_sat_i32(rst: __m256i, egl: __m256i) -> __m256i {
+fn mul_sat_i32(rst: __m256i, egl: __m256i) -> __m256i {
     let p = _mm256_mul_epi32(rst, egl);
     let hi = _mm256_set1_epi64x(i32::MAX as i64);
     let lo = _mm256_set1_epi64x(i32::MIN as i64);
@@ -912,7 +988,7 @@ unsafe fn mul_sat_i32(rst: __m256i, egl: __m256i) -> __m256i {
 /// Restored and additive values of one band at scales 1-3, 8 lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
+fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256i, div: &[i32; 65537]) -> (__m256i, __m256i) {
     let zero = _mm256_setzero_si256();
     let flip = _mm256_set1_epi32(i32::MIN);
     // |o| as unsigned (|i32::MIN| = 2^31), compared unsigned.
@@ -927,7 +1003,9 @@ unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256
     let abs = _mm256_abs_epi32(o);
     let half = _mm256_srli_epi32::<1>(_mm256_sllv_epi32(_mm256_set1_epi32(1), shift));
     let msb = _mm256_srlv_epi32(_mm256_add_epi32(abs, half), shift);
-    let q = _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(msb, _mm256_set1_epi32(32768)));
+    // SAFETY: msb, |o| rounded to its 15 leading bits, is at most 32768
+    // (and >= 0), so msb + 32768 <= 65536 indexes div's 65537 entries.
+    let q = unsafe { _mm256_i32gather_epi32::<4>(div.as_ptr(), _mm256_add_epi32(msb, _mm256_set1_epi32(32768))) };
     let negative = _mm256_cmpgt_epi32(zero, o);
     let ke = k_s123_lanes(q, t, negative, shift);
     let ko = k_s123_lanes(
@@ -956,7 +1034,7 @@ unsafe fn decouple_band_s123(o: __m256i, t: __m256i, angle: __m256i, egl: __m256
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
+fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
     let div = decouple::div_lookup();
     let n = o[0].len();
     let o = [&o[0][..n], &o[1][..n], &o[2][..n]];
@@ -974,8 +1052,12 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 8);
         // SAFETY: j + 8 <= n for every slice.
-        let ov = [load8_i32(o[0], j), load8_i32(o[1], j), load8_i32(o[2], j)];
-        let tv = [load8_i32(t[0], j), load8_i32(t[1], j), load8_i32(t[2], j)];
+        let (ov, tv) = unsafe {
+            (
+                [load8_i32(o[0], j), load8_i32(o[1], j), load8_i32(o[2], j)],
+                [load8_i32(t[0], j), load8_i32(t[1], j), load8_i32(t[2], j)],
+            )
+        };
         let even = angle_bits_s123(ov[0], ov[1], tv[0], tv[1]);
         let odd = angle_bits_s123(
             _mm256_srli_epi64::<32>(ov[0]),
@@ -993,8 +1075,11 @@ unsafe fn decouple_s123_avx2(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3],
         let outs_a: [&mut [i32]; 3] = [&mut *ah, &mut *av, &mut *ad];
         for (b, (rr, aa)) in outs_r.into_iter().zip(outs_a).enumerate() {
             let (x, y) = decouple_band_s123(ov[b], tv[b], angle, eglv, div);
-            store8_i32(rr, j, x);
-            store8_i32(aa, j, y);
+            // SAFETY: j + 8 <= n, the length of every output.
+            unsafe {
+                store8_i32(rr, j, x);
+                store8_i32(aa, j, y);
+            }
         }
         j0 += 8;
     }
@@ -1006,14 +1091,16 @@ pub(crate) fn cube_sum_s0(src: &[i16]) -> u64 {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
+fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
     let n = src.len();
     let mut acc = _mm256_setzero_si256();
     let mut j = 0;
     while j + 8 <= n {
-        // SAFETY: j + 8 <= n. |x| <= 2^15: its square fits 32 bits, the
-        // cube takes the unsigned 32 x 32 -> 64 multiply.
-        let m = _mm256_abs_epi32(load8_i16(src, j));
+        // SAFETY: j + 8 <= n.
+        let x = unsafe { load8_i16(src, j) };
+        // |x| <= 2^15: its square fits 32 bits, the cube takes the unsigned
+        // 32 x 32 -> 64 multiply.
+        let m = _mm256_abs_epi32(x);
         let sq = _mm256_mullo_epi32(m, m);
         let e = _mm256_mul_epu32(sq, m);
         let o = _mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(m));
@@ -1023,7 +1110,9 @@ unsafe fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
     if j < n && n >= 8 {
         // The rest as the last 8, with the lanes already summed zeroed.
         let last = n - 8;
-        let m = _mm256_and_si256(_mm256_abs_epi32(load8_i16(src, last)), tail_mask(j - last));
+        // SAFETY: last + 8 = n.
+        let x = unsafe { load8_i16(src, last) };
+        let m = _mm256_and_si256(_mm256_abs_epi32(x), tail_mask(j - last));
         let sq = _mm256_mullo_epi32(m, m);
         let e = _mm256_mul_epu32(sq, m);
         let o = _mm256_mul_epu32(_mm256_srli_epi64::<32>(sq), _mm256_srli_epi64::<32>(m));
@@ -1031,6 +1120,7 @@ unsafe fn cube_sum_s0_avx2(src: &[i16]) -> u64 {
         j = n;
     }
     let mut l = [0u64; 4];
-    _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, acc);
+    // SAFETY: `l` is 32 bytes.
+    unsafe { _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, acc) };
     l[0] + l[1] + l[2] + l[3] + den::cube_sum_s0_row(&src[j..])
 }

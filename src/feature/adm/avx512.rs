@@ -42,42 +42,57 @@ pub(crate) const KERNELS: Kernels = Kernels {
 /// Two i16 coefficients side by side, for `_mm512_madd_epi16`.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn pair(c0: i32, c1: i32) -> __m512i {
+fn pair(c0: i32, c1: i32) -> __m512i {
     _mm512_set1_epi32(((c1 as u32) << 16 | (c0 as u16 as u32)) as i32)
 }
 
 /// Sign-extends the low 16 bits of each i32 lane (C's `(int16_t)` cast).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn as_i16(x: __m512i) -> __m512i {
+fn as_i16(x: __m512i) -> __m512i {
     _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(x))
 }
 
-/// 16 i16 at s[j..j + 16], sign-extended to i32.
+// The loads and stores at `j` below leave the bound to their callers, as
+// in avx2.rs.
+
+/// 16 i16 at s[j..j + 16], sign-extended to i32. Safety: j + 16 <= s.len().
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 unsafe fn load16_i16(s: &[i16], j: usize) -> __m512i {
-    _mm512_cvtepi16_epi32(_mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i))
+    debug_assert!(j + 16 <= s.len());
+    // SAFETY: the caller's bound.
+    _mm512_cvtepi16_epi32(unsafe { _mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i) })
 }
 
 /// The i16 at s[j..j + 16] that `m` keeps (0 elsewhere, nothing read there).
+/// Safety: j <= s.len() and every lane `m` keeps lies before s.len().
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[inline]
 unsafe fn load16_i16_masked(s: &[i16], j: usize, m: __mmask16) -> __m512i {
-    _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(m, s.as_ptr().add(j)))
+    debug_assert!(j <= s.len() && (m as u32) >> (s.len() - j).min(16) == 0);
+    // SAFETY: the caller's bound.
+    _mm512_cvtepi16_epi32(unsafe { _mm256_maskz_loadu_epi16(m, s.as_ptr().add(j)) })
 }
 
-/// Stores 16 i32 truncated to i16 at out[j..j + 16].
+/// Stores 16 i32 truncated to i16 at out[j..j + 16]. Safety: j + 16 <=
+/// out.len().
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 unsafe fn store16_i16(out: &mut [i16], j: usize, x: __m512i) {
-    _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, _mm512_cvtepi32_epi16(x))
+    debug_assert!(j + 16 <= out.len());
+    let v = _mm512_cvtepi32_epi16(x);
+    // SAFETY: the caller's bound.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, v) }
 }
 
+/// Writes out[j..j + 16]. Safety: j + 16 <= out.len().
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 unsafe fn store16_i32(out: &mut [i32], j: usize, x: __m512i) {
-    _mm512_storeu_si512(out.as_mut_ptr().add(j) as *mut _, x)
+    debug_assert!(j + 16 <= out.len());
+    // SAFETY: the caller's bound.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(j) as *mut _, x) }
 }
 
 // ---------------------------------------------------------------- DWT
@@ -88,7 +103,7 @@ pub(crate) fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn vertical_u8_avx512(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
+fn vertical_u8_avx512(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let w = lo.len();
     let hi = &mut hi[..w];
     let r = rows.map(|x| &x[..w]);
@@ -99,20 +114,26 @@ unsafe fn vertical_u8_avx512(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
     let (hi01, hi23) = (pair(HI[0], HI[1]), pair(HI[2], HI[3]));
     let lo_bias = _mm512_set1_epi32(128 - LO_SUM * 128);
     let hi_bias = _mm512_set1_epi32(128);
-    let load = |row: &[u8], j: usize| _mm512_cvtepu8_epi16(_mm256_loadu_si256(row.as_ptr().add(j) as *const __m256i));
     let mut j0 = 0;
     while j0 < w {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(w - 32);
-        // SAFETY: j + 32 <= w, the length of every row and output.
-        let s = [load(r[0], j), load(r[1], j), load(r[2], j), load(r[3], j)];
+        // SAFETY: j + 32 <= w, the length of every row.
+        let s = unsafe {
+            let load = |row: &[u8]| _mm256_loadu_si256(row.as_ptr().add(j) as *const __m256i);
+            [load(r[0]), load(r[1]), load(r[2]), load(r[3])]
+        };
+        let s = s.map(|x| _mm512_cvtepu8_epi16(x));
         let (a_lo, a_hi) = (_mm512_unpacklo_epi16(s[0], s[1]), _mm512_unpackhi_epi16(s[0], s[1]));
         let (b_lo, b_hi) = (_mm512_unpacklo_epi16(s[2], s[3]), _mm512_unpackhi_epi16(s[2], s[3]));
         // unpacklo/hi then packs undo each other's order in each 128-bit lane.
         let l = _mm512_packs_epi32(vfilt16(lo01, lo23, lo_bias, a_lo, b_lo), vfilt16(lo01, lo23, lo_bias, a_hi, b_hi));
         let h = _mm512_packs_epi32(vfilt16(hi01, hi23, hi_bias, a_lo, b_lo), vfilt16(hi01, hi23, hi_bias, a_hi, b_hi));
-        _mm512_storeu_si512(lo.as_mut_ptr().add(j) as *mut _, l);
-        _mm512_storeu_si512(hi.as_mut_ptr().add(j) as *mut _, h);
+        // SAFETY: j + 32 <= w, the length of both outputs.
+        unsafe {
+            _mm512_storeu_si512(lo.as_mut_ptr().add(j) as *mut _, l);
+            _mm512_storeu_si512(hi.as_mut_ptr().add(j) as *mut _, h);
+        }
         j0 += 32;
     }
 }
@@ -120,7 +141,7 @@ unsafe fn vertical_u8_avx512(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
 /// 4-tap filter of interleaved row pairs, Q8 output.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn vfilt16(c01: __m512i, c23: __m512i, bias: __m512i, x: __m512i, y: __m512i) -> __m512i {
+fn vfilt16(c01: __m512i, c23: __m512i, bias: __m512i, x: __m512i, y: __m512i) -> __m512i {
     let acc = _mm512_add_epi32(_mm512_madd_epi16(x, c01), _mm512_madd_epi16(y, c23));
     _mm512_srai_epi32::<8>(_mm512_add_epi32(acc, bias))
 }
@@ -131,7 +152,7 @@ pub(crate) fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16]
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn horizontal_s0_avx512(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
+fn horizontal_s0_avx512(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
     let n = a.len();
     let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
     let (lo, hi) = (&lo[..2 * n + 2], &hi[..2 * n + 2]);
@@ -144,24 +165,33 @@ unsafe fn horizontal_s0_avx512(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i
     while j0 < n {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
-        // SAFETY: j + 16 <= n reads e[2j .. 2j + 34] <= e[..2n + 2].
         // The low band stays i32 (its values fit i16, so no narrowing).
-        store16_i32(a, j, hfilt16(lo, j, lo01, lo23));
-        store16_i16(v, j, hfilt16(lo, j, hi01, hi23));
-        store16_i16(h, j, hfilt16(hi, j, lo01, lo23));
-        store16_i16(d, j, hfilt16(hi, j, hi01, hi23));
+        // SAFETY: j + 16 <= n, every output's length; the reads are
+        // e[2j .. 2j + 34], inside e[..2n + 2].
+        unsafe {
+            store16_i32(a, j, hfilt16(lo, j, lo01, lo23));
+            store16_i16(v, j, hfilt16(lo, j, hi01, hi23));
+            store16_i16(h, j, hfilt16(hi, j, lo01, lo23));
+            store16_i16(d, j, hfilt16(hi, j, hi01, hi23));
+        }
         j0 += 16;
     }
 }
 
 /// Outputs j..j + 16 of the horizontal pass, as madds of the pairs at 2j
-/// and 2j + 2 (see `avx2::hfilt8`). Reads e[2j..2j + 34].
+/// and 2j + 2 (see `avx2::hfilt8`). Reads e[2j..2j + 34]. Safety:
+/// 2j + 34 <= e.len().
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 unsafe fn hfilt16(e: &[i16], j: usize, c01: __m512i, c23: __m512i) -> __m512i {
-    let p = e.as_ptr().add(2 * j);
-    let x0 = _mm512_loadu_si512(p as *const _);
-    let x1 = _mm512_loadu_si512(p.add(2) as *const _);
+    debug_assert!(2 * j + 34 <= e.len());
+    // SAFETY: the caller's bound: both 32-element reads end by 2j + 34.
+    let (x0, x1) = unsafe {
+        let p = e.as_ptr().add(2 * j);
+        let x0 = _mm512_loadu_si512(p as *const _);
+        let x1 = _mm512_loadu_si512(p.add(2) as *const _);
+        (x0, x1)
+    };
     let acc = _mm512_add_epi32(_mm512_madd_epi16(x0, c01), _mm512_madd_epi16(x1, c23));
     _mm512_srai_epi32::<16>(_mm512_add_epi32(acc, _mm512_set1_epi32(32768)))
 }
@@ -182,7 +212,7 @@ pub(crate) fn decouple_s0_row(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3]
 /// wraps in i32) becomes +2^31.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn sum_to_f32(x: __m512i) -> __m512 {
+fn sum_to_f32(x: __m512i) -> __m512 {
     let wrapped = _mm512_cmpeq_epi32_mask(x, _mm512_set1_epi32(i32::MIN));
     _mm512_mask_blend_ps(wrapped, _mm512_cvtepi32_ps(x), _mm512_set1_ps(2147483648.0))
 }
@@ -190,7 +220,7 @@ unsafe fn sum_to_f32(x: __m512i) -> __m512 {
 /// `angle_flag` of 8 lanes in double.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn angle_mask_pd(dp: __m256, om: __m256, tm: __m256) -> __mmask8 {
+fn angle_mask_pd(dp: __m256, om: __m256, tm: __m256) -> __mmask8 {
     // x / 4096 as x * 2^-12: the same double, these being integers' floats.
     let k = _mm512_set1_pd(1.0 / 4096.0);
     let dp = _mm512_mul_pd(_mm512_cvtps_pd(dp), k);
@@ -206,18 +236,18 @@ unsafe fn angle_mask_pd(dp: __m256, om: __m256, tm: __m256) -> __mmask8 {
 /// The low and high 8 f32 lanes of x.
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
-unsafe fn halves(x: __m512) -> (__m256, __m256) {
+fn halves(x: __m512) -> (__m256, __m256) {
     (_mm512_castps512_ps256(x), _mm512_extractf32x8_ps::<1>(x))
 }
 
 /// Restored and additive values of one band, 16 lanes.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn decouple_band(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, div: &[i32; 65537]) -> (__m512i, __m512i) {
+fn decouple_band(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, div: &[i32; 65537]) -> (__m512i, __m512i) {
     let zero = _mm512_setzero_si512();
     let c32768 = _mm512_set1_epi32(32768);
-    // SAFETY (of the gather): o + 32768 lies in 0..=65535, inside div.
-    let q = _mm512_i32gather_epi32::<4>(_mm512_add_epi32(o, c32768), div.as_ptr() as *const _);
+    // SAFETY: o holds i16 values: o + 32768 lies in 0..=65535, inside div.
+    let q = unsafe { _mm512_i32gather_epi32::<4>(_mm512_add_epi32(o, c32768), div.as_ptr() as *const _) };
     let round = _mm512_set1_epi64(16384);
     // (q * t + 16384) >> 15 in 64 bits; the low 32 bits of the logical
     // shift are those of the arithmetic one.
@@ -241,7 +271,7 @@ unsafe fn decouple_band(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, 
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
-unsafe fn decouple_s0_avx512(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: i32) {
+fn decouple_s0_avx512(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3], a: [&mut [i16]; 3], egl: i32) {
     let n = o[0].len();
     let o = o.map(|x| &x[..n]);
     let t = t.map(|x| &x[..n]);
@@ -258,8 +288,12 @@ unsafe fn decouple_s0_avx512(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3],
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
         // SAFETY: j + 16 <= n for every slice.
-        let ov = [load16_i16(o[0], j), load16_i16(o[1], j), load16_i16(o[2], j)];
-        let tv = [load16_i16(t[0], j), load16_i16(t[1], j), load16_i16(t[2], j)];
+        let (ov, tv) = unsafe {
+            (
+                [load16_i16(o[0], j), load16_i16(o[1], j), load16_i16(o[2], j)],
+                [load16_i16(t[0], j), load16_i16(t[1], j), load16_i16(t[2], j)],
+            )
+        };
         let ot_dp = _mm512_add_epi32(_mm512_mullo_epi32(ov[0], tv[0]), _mm512_mullo_epi32(ov[1], tv[1]));
         let o_mag = _mm512_add_epi32(_mm512_mullo_epi32(ov[0], ov[0]), _mm512_mullo_epi32(ov[1], ov[1]));
         let t_mag = _mm512_add_epi32(_mm512_mullo_epi32(tv[0], tv[0]), _mm512_mullo_epi32(tv[1], tv[1]));
@@ -271,8 +305,11 @@ unsafe fn decouple_s0_avx512(o: [&[i16]; 3], t: [&[i16]; 3], r: [&mut [i16]; 3],
         let outs_a: [&mut [i16]; 3] = [&mut *ah, &mut *av, &mut *ad];
         for (b, (rr, aa)) in outs_r.into_iter().zip(outs_a).enumerate() {
             let (x, y) = decouple_band(ov[b], tv[b], angle, eglv, div);
-            store16_i16(rr, j, x);
-            store16_i16(aa, j, y);
+            // SAFETY: j + 16 <= n, every output's length.
+            unsafe {
+                store16_i16(rr, j, x);
+                store16_i16(aa, j, y);
+            }
         }
         j0 += 16;
     }
@@ -288,7 +325,7 @@ pub(crate) fn csf_s0_row(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32]
 /// Filtered value and threshold centre of 16 CSF outputs (C's int16 casts).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn flt_centre(dst: __m512i) -> (__m512i, __m512i) {
+fn flt_centre(dst: __m512i) -> (__m512i, __m512i) {
     let m = _mm512_abs_epi32(dst);
     let r = _mm512_set1_epi32(2048);
     let f = _mm512_srai_epi32::<12>(_mm512_add_epi32(_mm512_mullo_epi32(m, _mm512_set1_epi32(4369)), r));
@@ -297,7 +334,7 @@ unsafe fn flt_centre(dst: __m512i) -> (__m512i, __m512i) {
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn csf_s0_avx512(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
+fn csf_s0_avx512(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32], csum: &mut [i32]) {
     let n = fsum.len();
     let s = src.map(|x| &x[..n]);
     let c = &mut csum[..n];
@@ -311,15 +348,19 @@ unsafe fn csf_s0_avx512(src: [&[i16]; 3], i_rfactor: [u16; 3], fsum: &mut [i32],
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
         // SAFETY: j + 16 <= n for every slice.
-        let x = [load16_i16(s[0], j), load16_i16(s[1], j), load16_i16(s[2], j)];
+        let x = unsafe { [load16_i16(s[0], j), load16_i16(s[1], j), load16_i16(s[2], j)] };
         let dh = as_i16(_mm512_srai_epi32::<15>(_mm512_add_epi32(_mm512_mullo_epi32(rf[0], x[0]), add_hv)));
         let dv = as_i16(_mm512_srai_epi32::<15>(_mm512_add_epi32(_mm512_mullo_epi32(rf[1], x[1]), add_hv)));
         let dd = as_i16(_mm512_srai_epi32::<17>(_mm512_add_epi32(_mm512_mullo_epi32(rf[2], x[2]), add_d)));
         let (fh, ch) = flt_centre(dh);
         let (fv, cv) = flt_centre(dv);
         let (fd, cd) = flt_centre(dd);
-        store16_i32(fsum, j, _mm512_add_epi32(_mm512_add_epi32(fh, fv), fd));
-        store16_i32(c, j, _mm512_add_epi32(_mm512_add_epi32(ch, cv), cd));
+        let (f, cs) = (_mm512_add_epi32(_mm512_add_epi32(fh, fv), fd), _mm512_add_epi32(_mm512_add_epi32(ch, cv), cd));
+        // SAFETY: j + 16 <= n = fsum.len() = c.len().
+        unsafe {
+            store16_i32(fsum, j, f);
+            store16_i32(c, j, cs);
+        }
         j0 += 16;
     }
 }
@@ -334,7 +375,7 @@ pub(crate) fn cm_s0_row(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: 
 /// `ADM_CM_ACCUM_ROUND` of 16 lanes, summed into 8 i64 lanes.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn accum16<const SUB: u32>(x: __m512i, thr: __m512i, sq: (__m512i, __m128i), cub: (__m512i, __m128i)) -> __m512i {
+fn accum16<const SUB: u32>(x: __m512i, thr: __m512i, sq: (__m512i, __m128i), cub: (__m512i, __m128i)) -> __m512i {
     let x = _mm512_max_epi32(_mm512_sub_epi32(_mm512_abs_epi32(x), _mm512_slli_epi32::<SUB>(thr)), _mm512_setzero_si512());
     _mm512_add_epi64(cube8(x, sq, cub), cube8(_mm512_srli_epi64::<32>(x), sq, cub))
 }
@@ -343,14 +384,14 @@ unsafe fn accum16<const SUB: u32>(x: __m512i, thr: __m512i, sq: (__m512i, __m128
 /// square truncated to i32 as C's `(int32_t)` (mul_epi32 reads its low half).
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn cube8(x: __m512i, sq: (__m512i, __m128i), cub: (__m512i, __m128i)) -> __m512i {
+fn cube8(x: __m512i, sq: (__m512i, __m128i), cub: (__m512i, __m128i)) -> __m512i {
     // x >= 0: its square is non-negative, a logical shift will do.
     let x_sq = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, x), sq.0), sq.1);
     _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(x_sq, x), cub.0), cub.1)
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
+fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShiftsS0) -> [i64; 3] {
     let n = thr.len();
     let s = src.map(|x| &x[..n]);
     let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
@@ -364,11 +405,16 @@ unsafe fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: C
         // The row end: lanes past n read 0 and add 0 (see the module doc).
         let m: __mmask16 = if n - j >= 16 { 0xFFFF } else { (1 << (n - j)) - 1 };
         // SAFETY: the mask keeps every load inside its slice (length n).
-        let t = _mm512_maskz_loadu_epi32(m, thr.as_ptr().add(j));
+        let (t, x) = unsafe {
+            (
+                _mm512_maskz_loadu_epi32(m, thr.as_ptr().add(j)),
+                [load16_i16_masked(s[0], j, m), load16_i16_masked(s[1], j, m), load16_i16_masked(s[2], j, m)],
+            )
+        };
         let x = [
-            _mm512_mullo_epi32(load16_i16_masked(s[0], j, m), rf[0]),
-            _mm512_mullo_epi32(load16_i16_masked(s[1], j, m), rf[1]),
-            _mm512_mullo_epi32(load16_i16_masked(s[2], j, m), rf[2]),
+            _mm512_mullo_epi32(x[0], rf[0]),
+            _mm512_mullo_epi32(x[1], rf[1]),
+            _mm512_mullo_epi32(x[2], rf[2]),
         ];
         acc[0] = _mm512_add_epi64(acc[0], accum16::<10>(x[0], t, sq_hv, cub_hv));
         acc[1] = _mm512_add_epi64(acc[1], accum16::<10>(x[1], t, sq_hv, cub_hv));
@@ -391,14 +437,14 @@ pub(crate) fn decouple_s123_row(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 
 /// The low and high 8 i32 lanes of x, sign-extended to i64 (in order).
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn widen(x: __m512i) -> (__m512i, __m512i) {
+fn widen(x: __m512i) -> (__m512i, __m512i) {
     (_mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(x)))
 }
 
 /// 16 i32 lanes from the low 32 bits of two sets of 8 i64 lanes, in order.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn narrow(lo: __m512i, hi: __m512i) -> __m512i {
+fn narrow(lo: __m512i, hi: __m512i) -> __m512i {
     _mm512_inserti64x4::<1>(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi))
 }
 
@@ -406,7 +452,7 @@ unsafe fn narrow(lo: __m512i, hi: __m512i) -> __m512i {
 /// the int64 sums is `vcvtqq2ps` (round to nearest even, as C converts).
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
-unsafe fn angle_mask_s123(oh: __m512i, ov: __m512i, th: __m512i, tv: __m512i) -> __mmask8 {
+fn angle_mask_s123(oh: __m512i, ov: __m512i, th: __m512i, tv: __m512i) -> __mmask8 {
     // Wrapping like libvmaf's int64 sum (only all-MIN inputs wrap).
     let dot = |a: __m512i, b: __m512i, c: __m512i, d: __m512i| {
         _mm512_add_epi64(_mm512_mul_epi32(a, b), _mm512_mul_epi32(c, d))
@@ -421,7 +467,7 @@ unsafe fn angle_mask_s123(oh: __m512i, ov: __m512i, th: __m512i, tv: __m512i) ->
 /// t, o's sign and the rounding term and shift of its 15 leading bits.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn k_s123(q: __m512i, t: __m512i, negative: __mmask8, round: __m512i, shift: __m512i) -> __m512i {
+fn k_s123(q: __m512i, t: __m512i, negative: __mmask8, round: __m512i, shift: __m512i) -> __m512i {
     let zero = _mm512_setzero_si512();
     let prod = _mm512_mul_epi32(q, t);
     let prod = _mm512_mask_sub_epi64(prod, negative, zero, prod);
@@ -432,7 +478,7 @@ unsafe fn k_s123(q: __m512i, t: __m512i, negative: __mmask8, round: __m512i, shi
 /// Restored and additive values of one band at scales 1-3, 16 lanes.
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
-unsafe fn decouple_band_s123(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, div: &[i32; 65537]) -> (__m512i, __m512i) {
+fn decouple_band_s123(o: __m512i, t: __m512i, angle: __mmask16, egl: __m512i, div: &[i32; 65537]) -> (__m512i, __m512i) {
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
     // |o| as unsigned (|i32::MIN| = 2^31). libvmaf keeps the 15 leading
@@ -446,8 +492,8 @@ unsafe fn decouple_band_s123(o: __m512i, t: __m512i, angle: __mmask16, egl: __m5
     }
     let half = _mm512_srli_epi32::<1>(_mm512_sllv_epi32(one, shift));
     let msb = _mm512_srlv_epi32(_mm512_add_epi32(abs, half), shift);
-    // SAFETY (of the gather): msb <= 2^15, so msb + 32768 lies inside div.
-    let q = _mm512_i32gather_epi32::<4>(_mm512_add_epi32(msb, _mm512_set1_epi32(32768)), div.as_ptr() as *const _);
+    // SAFETY: 0 <= msb <= 2^15, so msb + 32768 lies inside div.
+    let q = unsafe { _mm512_i32gather_epi32::<4>(_mm512_add_epi32(msb, _mm512_set1_epi32(32768)), div.as_ptr() as *const _) };
     // C's (1 << (14 + shift)) is an int: 2^31 wraps to -2^31.
     let round = _mm512_sllv_epi32(one, _mm512_add_epi32(shift, _mm512_set1_epi32(14)));
     let negative = _mm512_cmplt_epi32_mask(o, zero);
@@ -479,7 +525,7 @@ unsafe fn decouple_band_s123(o: __m512i, t: __m512i, angle: __mmask16, egl: __m5
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
-unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
+fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3], a: [&mut [i32]; 3], egl: i32) {
     let n = o[0].len();
     let o = [&o[0][..n], &o[1][..n], &o[2][..n]];
     let t = [&t[0][..n], &t[1][..n], &t[2][..n]];
@@ -491,14 +537,15 @@ unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3
     }
     let div = decouple::div_lookup();
     let eglv = _mm512_set1_epi64(egl as i64);
-    let load = |s: &[i32], j: usize| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
     let mut j0 = 0;
     while j0 < n {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(n - 16);
         // SAFETY: j + 16 <= n for every slice.
-        let ov = [load(o[0], j), load(o[1], j), load(o[2], j)];
-        let tv = [load(t[0], j), load(t[1], j), load(t[2], j)];
+        let (ov, tv) = unsafe {
+            let load = |s: &[i32]| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
+            ([load(o[0]), load(o[1]), load(o[2])], [load(t[0]), load(t[1]), load(t[2])])
+        };
         let (oh, ovv, th, tvv) = (widen(ov[0]), widen(ov[1]), widen(tv[0]), widen(tv[1]));
         let lo8 = angle_mask_s123(oh.0, ovv.0, th.0, tvv.0);
         let hi8 = angle_mask_s123(oh.1, ovv.1, th.1, tvv.1);
@@ -507,8 +554,11 @@ unsafe fn decouple_s123_avx512(o: [&[i32]; 3], t: [&[i32]; 3], r: [&mut [i32]; 3
         let outs_a: [&mut [i32]; 3] = [&mut *ah, &mut *av, &mut *ad];
         for (b, (rr, aa)) in outs_r.into_iter().zip(outs_a).enumerate() {
             let (x, y) = decouple_band_s123(ov[b], tv[b], angle, eglv, div);
-            store16_i32(rr, j, x);
-            store16_i32(aa, j, y);
+            // SAFETY: j + 16 <= n, every output's length.
+            unsafe {
+                store16_i32(rr, j, x);
+                store16_i32(aa, j, y);
+            }
         }
         j0 += 16;
     }
@@ -525,12 +575,12 @@ pub(crate) fn vertical_s123(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i
 /// back into 16 i32 lanes in order.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn merge_even_odd(e: __m512i, o: __m512i) -> __m512i {
+fn merge_even_odd(e: __m512i, o: __m512i) -> __m512i {
     _mm512_mask_blend_epi32(0xAAAA, e, _mm512_slli_epi64::<32>(o))
 }
 
 #[target_feature(enable = "avx512f")]
-unsafe fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
+fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32], hi: &mut [i32]) {
     let w = lo.len();
     let hi = &mut hi[..w];
     let r = [&rows[0][..w], &rows[1][..w], &rows[2][..w], &rows[3][..w]];
@@ -544,13 +594,15 @@ unsafe fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut
     // The low 32 bits of (v + add) >> shift: a logical shift gives those
     // of the arithmetic one (shift <= 16).
     let round_shift = |v: __m512i| _mm512_srl_epi64(_mm512_add_epi64(v, addv), cnt);
-    let load = |s: &[i32], j: usize| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
     let mut j0 = 0;
     while j0 < w {
         // The last block overlaps the one before: outputs are per element.
         let j = j0.min(w - 16);
-        // SAFETY: j + 16 <= w for every row and output.
-        let s = [load(r[0], j), load(r[1], j), load(r[2], j), load(r[3], j)];
+        // SAFETY: j + 16 <= w for every row.
+        let s = unsafe {
+            let load = |s: &[i32]| _mm512_loadu_si512(s.as_ptr().add(j) as *const _);
+            [load(r[0]), load(r[1]), load(r[2]), load(r[3])]
+        };
         let so = s.map(|x| _mm512_srli_epi64::<32>(x));
         let mut le = _mm512_mul_epi32(lc[0], s[0]);
         let mut lo_ = _mm512_mul_epi32(lc[0], so[0]);
@@ -562,8 +614,13 @@ unsafe fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut
             he = _mm512_add_epi64(he, _mm512_mul_epi32(hc[k], s[k]));
             ho = _mm512_add_epi64(ho, _mm512_mul_epi32(hc[k], so[k]));
         }
-        store16_i32(lo, j, merge_even_odd(round_shift(le), round_shift(lo_)));
-        store16_i32(hi, j, merge_even_odd(round_shift(he), round_shift(ho)));
+        let l = merge_even_odd(round_shift(le), round_shift(lo_));
+        let h = merge_even_odd(round_shift(he), round_shift(ho));
+        // SAFETY: j + 16 <= w for both outputs.
+        unsafe {
+            store16_i32(lo, j, l);
+            store16_i32(hi, j, h);
+        }
         j0 += 16;
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn c_values(
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-unsafe fn c_values_avx2(
+fn c_values_avx2(
     image: &Plane16,
     mask: &Plane16,
     c_values: &mut [f32],
@@ -52,25 +52,25 @@ unsafe fn c_values_avx2(
     height: usize,
 ) {
     scalar::c_values_with(image, mask, c_values, scratch, window, t, width, height, |hist, img, msk, out, t, w| {
-        // SAFETY: AVX2 is enabled in this function.
-        unsafe { c_value_row_avx2(hist, img, msk, out, t, w) }
+        c_value_row_avx2(hist, img, msk, out, t, w)
     }, |range, delta| {
-        // SAFETY: AVX2 is enabled in this function.
-        unsafe { add_range_avx2(range, delta) }
+        add_range_avx2(range, delta)
     });
 }
 
 /// [`scalar::add_range`] sixteen counts at a time, the rest one by one.
 #[target_feature(enable = "avx2")]
-unsafe fn add_range_avx2(range: &mut [u16], delta: u16) {
+fn add_range_avx2(range: &mut [u16], delta: u16) {
     let d = _mm256_set1_epi16(delta as i16);
     let n = range.len();
     let ptr = range.as_mut_ptr();
     let mut j = 0;
     while j + 16 <= n {
         // SAFETY: j + 16 <= n, inside `range`.
-        let p = ptr.add(j) as *mut __m256i;
-        _mm256_storeu_si256(p, _mm256_add_epi16(_mm256_loadu_si256(p), d));
+        unsafe {
+            let p = ptr.add(j) as *mut __m256i;
+            _mm256_storeu_si256(p, _mm256_add_epi16(_mm256_loadu_si256(p), d));
+        }
         j += 16;
     }
     scalar::add_range(&mut range[j..], delta);
@@ -87,7 +87,7 @@ pub(crate) fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn c_value_row_avx2(
+fn c_value_row_avx2(
     hist: &[u16],
     img: &[u16],
     msk: &[u16],
@@ -118,10 +118,16 @@ unsafe fn c_value_row_avx2(
 
     let mut col = 0;
     while col + 8 <= width {
-        // SAFETY (of the loads and store): col + 8 <= width, inside each row.
-        let m = _mm256_cvtepu16_epi32(_mm_loadu_si128(msk.as_ptr().add(col) as *const __m128i));
+        // SAFETY: col + 8 <= width <= msk.len(), img.len() (asserted).
+        let (m, code) = unsafe {
+            (
+                _mm_loadu_si128(msk.as_ptr().add(col) as *const __m128i),
+                _mm_loadu_si128(img.as_ptr().add(col) as *const __m128i),
+            )
+        };
+        let m = _mm256_cvtepu16_epi32(m);
         let active = _mm256_cmpgt_epi32(m, zero);
-        let code = _mm256_cvtepu16_epi32(_mm_loadu_si128(img.as_ptr().add(col) as *const __m128i));
+        let code = _mm256_cvtepu16_epi32(code);
         let value = _mm256_and_si256(_mm256_add_epi32(code, num_diffs_v), low16);
         let compact = _mm256_sub_epi32(value, band_offset_v);
         let in_band = _mm256_and_si256(
@@ -129,12 +135,17 @@ unsafe fn c_value_row_avx2(
             _mm256_cmpgt_epi32(band_size_v, compact),
         );
         let live = _mm256_and_si256(active, in_band);
-        let dst = out.as_mut_ptr().add(col);
+        // SAFETY: col + 8 <= width <= out.len() (asserted): the 8 floats at
+        // `dst` lie in `out`.
+        let dst = unsafe { out.as_mut_ptr().add(col) };
         if _mm256_testz_si256(live, live) != 0 {
             // Masked lanes keep what they hold (the scalar row skips them);
             // unmasked ones outside the band are 0.
-            let kept = _mm256_loadu_ps(dst);
-            _mm256_storeu_ps(dst, _mm256_and_ps(kept, _mm256_castsi256_ps(_mm256_cmpeq_epi32(active, zero))));
+            // SAFETY: `dst` holds 8 floats of `out` (above).
+            let kept = unsafe { _mm256_loadu_ps(dst) };
+            let kept = _mm256_and_ps(kept, _mm256_castsi256_ps(_mm256_cmpeq_epi32(active, zero)));
+            // SAFETY: as the load.
+            unsafe { _mm256_storeu_ps(dst, kept) };
             col += 8;
             continue;
         }
@@ -142,13 +153,12 @@ unsafe fn c_value_row_avx2(
         // lanes clamped here are not live and their results are dropped.
         let row = _mm256_min_epi32(_mm256_max_epi32(compact, zero), band_max_v);
         let col_v = _mm256_add_epi32(_mm256_set1_epi32(col as i32), lanes);
-        // SAFETY (of the gathers): row < band_size and col_v < width, so each
+        // Each gather below: row < band_size and col_v < width, so each
         // index is below width * band_size; the 32-bit read of the last one
-        // ends in HISTOGRAM_PAD.
-        let p0 = _mm256_and_si256(
-            _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(row, width_v), col_v)),
-            low16,
-        );
+        // ends in HISTOGRAM_PAD (hist's length, asserted).
+        // SAFETY: that bound.
+        let p0 = unsafe { _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(row, width_v), col_v)) };
+        let p0 = _mm256_and_si256(p0, low16);
         let mut c_value = _mm256_setzero_ps();
         for d in 0..t.num_diffs {
             let step = d as i32 + 1;
@@ -166,28 +176,35 @@ unsafe fn c_value_row_avx2(
             let below_raw = _mm256_sub_epi32(row, step_v);
             let below_in = _mm256_cmpgt_epi32(below_raw, _mm256_set1_epi32(-1));
             let below = _mm256_max_epi32(below_raw, zero);
-            let p1 = _mm256_and_si256(
-                _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(above, width_v), col_v)),
-                low16,
-            );
+            // SAFETY: above and below are clamped into the band, as `row`.
+            let (p1, p2) = unsafe {
+                (
+                    _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(above, width_v), col_v)),
+                    _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(below, width_v), col_v)),
+                )
+            };
+            let p1 = _mm256_and_si256(p1, low16);
             let p2 = _mm256_and_si256(
-                _mm256_i32gather_epi32::<2>(hist_ptr, _mm256_add_epi32(_mm256_mullo_epi32(below, width_v), col_v)),
+                p2,
                 _mm256_and_si256(low16, below_in),
             );
             // The scalar `p1 > p2 ? p1 : p2`; counts are non-negative.
             let p = _mm256_max_epi32(p1, p2);
             let num = _mm256_mullo_epi32(_mm256_set1_epi32(t.diff_weights[d]), _mm256_mullo_epi32(p0, p));
-            // SAFETY (of the gather): clamped into the table; only lanes not
-            // live can need the clamp.
-            let recip = _mm256_i32gather_ps::<4>(lut.as_ptr(), _mm256_min_epi32(_mm256_add_epi32(p, p0), lut_max_v));
+            // SAFETY: p + p0 >= 0 (counts) and clamped below lut.len(); only
+            // lanes not live can need the clamp.
+            let recip = unsafe { _mm256_i32gather_ps::<4>(lut.as_ptr(), _mm256_min_epi32(_mm256_add_epi32(p, p0), lut_max_v)) };
             let val = _mm256_and_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(num), recip), _mm256_castsi256_ps(pred));
             // `val > c_value ? val : c_value`: equal values are the same bits
             // (no NaN, no negative zero: both are products of non-negatives).
             c_value = _mm256_max_ps(val, c_value);
         }
-        let kept = _mm256_loadu_ps(dst);
+        // SAFETY: `dst` holds 8 floats of `out` (above).
+        let kept = unsafe { _mm256_loadu_ps(dst) };
         let masked_off = _mm256_castsi256_ps(_mm256_cmpeq_epi32(active, zero));
-        _mm256_storeu_ps(dst, _mm256_or_ps(_mm256_and_ps(kept, masked_off), c_value));
+        let merged = _mm256_or_ps(_mm256_and_ps(kept, masked_off), c_value);
+        // SAFETY: as the load.
+        unsafe { _mm256_storeu_ps(dst, merged) };
         col += 8;
     }
     for x in col..width {
@@ -213,7 +230,7 @@ fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn anti_dither_avx2(image: &mut Plane16, width: usize, height: usize) {
+fn anti_dither_avx2(image: &mut Plane16, width: usize, height: usize) {
     scalar::anti_dither(image, width, height)
 }
 
@@ -223,7 +240,7 @@ fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn spatial_mask_avx2(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+fn spatial_mask_avx2(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
     scalar::spatial_mask(image, mask, width, height, scratch)
 }
 
@@ -233,7 +250,7 @@ fn decimate(image: &mut Plane16, width: usize, height: usize) {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn decimate_avx2(image: &mut Plane16, width: usize, height: usize) {
+fn decimate_avx2(image: &mut Plane16, width: usize, height: usize) {
     scalar::decimate(image, width, height)
 }
 
@@ -243,6 +260,6 @@ fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn filter_mode_avx2(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+fn filter_mode_avx2(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
     scalar::filter_mode(image, width, height, lines)
 }

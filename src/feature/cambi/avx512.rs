@@ -35,7 +35,7 @@ pub(crate) fn c_values(
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn c_values_avx512(
+fn c_values_avx512(
     image: &Plane16,
     mask: &Plane16,
     c_values: &mut [f32],
@@ -46,18 +46,16 @@ unsafe fn c_values_avx512(
     height: usize,
 ) {
     scalar::c_values_with(image, mask, c_values, scratch, window, t, width, height, |hist, img, msk, out, t, w| {
-        // SAFETY: AVX-512 F/BW/VL are enabled in this function.
-        unsafe { c_value_row_avx512(hist, img, msk, out, t, w) }
+        c_value_row_avx512(hist, img, msk, out, t, w)
     }, |range, delta| {
-        // SAFETY: AVX-512 F/BW/VL are enabled in this function.
-        unsafe { add_range_avx512(range, delta) }
+        add_range_avx512(range, delta)
     });
 }
 
 /// [`super::scalar::add_range`] thirty-two counts a register, the end of
 /// the range a masked load and store.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn add_range_avx512(range: &mut [u16], delta: u16) {
+fn add_range_avx512(range: &mut [u16], delta: u16) {
     let d = _mm512_set1_epi16(delta as i16);
     let n = range.len();
     let ptr = range.as_mut_ptr() as *mut i16;
@@ -66,8 +64,10 @@ unsafe fn add_range_avx512(range: &mut [u16], delta: u16) {
         let k = (n - j).min(32);
         let m: __mmask32 = if k == 32 { u32::MAX } else { (1u32 << k) - 1 };
         // SAFETY: only the first k lanes, inside `range`, are read and written.
-        let v = _mm512_maskz_loadu_epi16(m, ptr.add(j));
-        _mm512_mask_storeu_epi16(ptr.add(j), m, _mm512_add_epi16(v, d));
+        unsafe {
+            let v = _mm512_maskz_loadu_epi16(m, ptr.add(j));
+            _mm512_mask_storeu_epi16(ptr.add(j), m, _mm512_add_epi16(v, d));
+        }
         j += k;
     }
 }
@@ -83,7 +83,7 @@ pub(crate) fn c_value_row(hist: &[u16], img: &[u16], msk: &[u16], out: &mut [f32
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn c_value_row_avx512(
+fn c_value_row_avx512(
     hist: &[u16],
     img: &[u16],
     msk: &[u16],
@@ -112,29 +112,36 @@ unsafe fn c_value_row_avx512(
     while col < width {
         let n = (width - col).min(16);
         let in_row: __mmask16 = if n == 16 { 0xffff } else { (1u16 << n) - 1 };
-        // SAFETY (of the loads and the store): only the first n lanes,
-        // inside each row, are read or written.
-        let m = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in_row, msk.as_ptr().add(col) as *const i16));
+        // SAFETY: only the first n lanes, inside each row (col + n <= width
+        // <= msk.len(), img.len(), asserted), are read.
+        let (m, code) = unsafe {
+            (
+                _mm256_maskz_loadu_epi16(in_row, msk.as_ptr().add(col) as *const i16),
+                _mm256_maskz_loadu_epi16(in_row, img.as_ptr().add(col) as *const i16),
+            )
+        };
+        let m = _mm512_cvtepu16_epi32(m);
         let active = _mm512_cmpgt_epi32_mask(m, zero);
-        let code = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in_row, img.as_ptr().add(col) as *const i16));
+        let code = _mm512_cvtepu16_epi32(code);
         let value = _mm512_and_si512(_mm512_add_epi32(code, num_diffs_v), low16);
         let row = _mm512_sub_epi32(value, band_offset_v);
         let live = active & _mm512_cmpge_epi32_mask(row, zero) & _mm512_cmplt_epi32_mask(row, band_size_v);
         let mut c_value = _mm512_setzero_ps();
         if live != 0 {
             let col_v = _mm512_add_epi32(_mm512_set1_epi32(col as i32), lanes);
-            // SAFETY (of the gathers): only live lanes read, whose row is in
-            // the band and column below width; the 32-bit read of the last
-            // count ends in HISTOGRAM_PAD.
-            let p0 = _mm512_and_si512(
+            // The gathers below: only live lanes read, whose row is in the
+            // band and column below width; the 32-bit read of the last count
+            // ends in HISTOGRAM_PAD (hist's length, asserted).
+            // SAFETY: that bound.
+            let p0 = unsafe {
                 _mm512_mask_i32gather_epi32::<2>(
                     zero,
                     live,
                     _mm512_add_epi32(_mm512_mullo_epi32(row, width_v), col_v),
                     hist_ptr as *const _,
-                ),
-                low16,
-            );
+                )
+            };
+            let p0 = _mm512_and_si512(p0, low16);
             for d in 0..t.num_diffs {
                 let step_v = _mm512_set1_epi32(d as i32 + 1);
                 // value <= tvi_for_diff[d] && value + step > vlt_luma.
@@ -150,41 +157,47 @@ unsafe fn c_value_row_avx512(
                 let above = _mm512_min_epi32(_mm512_add_epi32(row, step_v), band_max_v);
                 let below = _mm512_sub_epi32(row, step_v);
                 let below_in = pred & _mm512_cmpge_epi32_mask(below, zero);
-                let p1 = _mm512_and_si512(
-                    _mm512_mask_i32gather_epi32::<2>(
-                        zero,
-                        pred,
-                        _mm512_add_epi32(_mm512_mullo_epi32(above, width_v), col_v),
-                        hist_ptr as *const _,
-                    ),
-                    low16,
-                );
-                let p2 = _mm512_and_si512(
-                    _mm512_mask_i32gather_epi32::<2>(
-                        zero,
-                        below_in,
-                        _mm512_add_epi32(_mm512_mullo_epi32(below, width_v), col_v),
-                        hist_ptr as *const _,
-                    ),
-                    low16,
-                );
+                // SAFETY: above is clamped into the band; below is read only
+                // where it is >= 0 (below_in), and below row < band_size.
+                let (p1, p2) = unsafe {
+                    (
+                        _mm512_mask_i32gather_epi32::<2>(
+                            zero,
+                            pred,
+                            _mm512_add_epi32(_mm512_mullo_epi32(above, width_v), col_v),
+                            hist_ptr as *const _,
+                        ),
+                        _mm512_mask_i32gather_epi32::<2>(
+                            zero,
+                            below_in,
+                            _mm512_add_epi32(_mm512_mullo_epi32(below, width_v), col_v),
+                            hist_ptr as *const _,
+                        ),
+                    )
+                };
+                let (p1, p2) = (_mm512_and_si512(p1, low16), _mm512_and_si512(p2, low16));
                 let p = _mm512_max_epi32(p1, p2);
                 let num = _mm512_mullo_epi32(_mm512_set1_epi32(t.diff_weights[d]), _mm512_mullo_epi32(p0, p));
-                // SAFETY (of the gather): clamped into the table (p + p0
-                // counts pixels of one window, fewer than its entries).
-                let recip = _mm512_mask_i32gather_ps::<4>(
-                    _mm512_setzero_ps(),
-                    pred,
-                    _mm512_min_epi32(_mm512_add_epi32(p, p0), lut_max_v),
-                    lut.as_ptr() as *const _,
-                );
+                // SAFETY: clamped into the table (p + p0 counts pixels of
+                // one window, fewer than its entries, and is >= 0).
+                let recip = unsafe {
+                    _mm512_mask_i32gather_ps::<4>(
+                        _mm512_setzero_ps(),
+                        pred,
+                        _mm512_min_epi32(_mm512_add_epi32(p, p0), lut_max_v),
+                        lut.as_ptr() as *const _,
+                    )
+                };
                 let val = _mm512_maskz_mul_ps(pred, _mm512_cvtepi32_ps(num), recip);
                 // `val > c_value ? val : c_value`, as maxps picks.
                 c_value = _mm512_max_ps(val, c_value);
             }
         }
         // Masked pixels keep what they hold, as the scalar row leaves them.
-        _mm512_mask_storeu_ps(out.as_mut_ptr().add(col), active & in_row, c_value);
+        // SAFETY: only the first n lanes, col + n <= width <= out.len().
+        unsafe {
+            _mm512_mask_storeu_ps(out.as_mut_ptr().add(col), active & in_row, c_value);
+        }
         col += n;
     }
 }
@@ -205,7 +218,7 @@ fn anti_dither(image: &mut Plane16, width: usize, height: usize) {
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn anti_dither_avx512(image: &mut Plane16, width: usize, height: usize) {
+fn anti_dither_avx512(image: &mut Plane16, width: usize, height: usize) {
     scalar::anti_dither(image, width, height)
 }
 
@@ -215,7 +228,7 @@ fn spatial_mask(image: &Plane16, mask: &mut Plane16, width: usize, height: usize
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn spatial_mask_avx512(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
+fn spatial_mask_avx512(image: &Plane16, mask: &mut Plane16, width: usize, height: usize, scratch: &mut MaskScratch) {
     scalar::spatial_mask(image, mask, width, height, scratch)
 }
 
@@ -225,7 +238,7 @@ fn decimate(image: &mut Plane16, width: usize, height: usize) {
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn decimate_avx512(image: &mut Plane16, width: usize, height: usize) {
+fn decimate_avx512(image: &mut Plane16, width: usize, height: usize) {
     scalar::decimate(image, width, height)
 }
 
@@ -235,6 +248,6 @@ fn filter_mode(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-unsafe fn filter_mode_avx512(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
+fn filter_mode_avx512(image: &mut Plane16, width: usize, height: usize, lines: &mut Vec<u16>) {
     scalar::filter_mode(image, width, height, lines)
 }

@@ -22,12 +22,12 @@ pub(super) fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<
     // y_row holds the blurred-difference row with two mirrored samples on
     // each side, so the horizontal taps never leave the buffer.
     y_row.resize(w + 4, 0);
-    // SAFETY: AVX2 was detected above.
+    // SAFETY: AVX2 was detected above (the kernel's only precondition).
     unsafe { sad_avx2(prev, cur, bits, y_row) }
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn sad_avx2(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut [i32]) -> u64 {
+fn sad_avx2(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut [i32]) -> u64 {
     let (w, h) = (cur.width(), cur.height());
     let mut total: u64 = 0;
     for i in 0..h {
@@ -62,7 +62,7 @@ unsafe fn sad_avx2(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut [i
 /// Vertical 5-tap blur of prev - cur for one row of 8-bit samples, written
 /// to `out`; returns the largest |value|.
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
+fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
     let w = out.len();
     let round = _mm256_set1_epi32(1 << 7);
     let f: [__m256i; 5] = std::array::from_fn(|k| _mm256_set1_epi32(FILTER[k]));
@@ -71,13 +71,20 @@ unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
     while j + 8 <= w {
         let mut acc = _mm256_setzero_si256();
         for k in 0..5 {
-            // SAFETY: j + 8 <= w = row length; loads 8 bytes.
-            let pv = _mm256_cvtepu8_epi32(_mm_loadl_epi64(p[k].as_ptr().add(j) as *const __m128i));
-            let cv = _mm256_cvtepu8_epi32(_mm_loadl_epi64(c[k].as_ptr().add(j) as *const __m128i));
+            // SAFETY: j + 8 <= w <= each row's length (the rows are the
+            // picture's, w its width); loads 8 bytes of each.
+            let (pv, cv) = unsafe {
+                (
+                    _mm_loadl_epi64(p[k].as_ptr().add(j) as *const __m128i),
+                    _mm_loadl_epi64(c[k].as_ptr().add(j) as *const __m128i),
+                )
+            };
+            let (pv, cv) = (_mm256_cvtepu8_epi32(pv), _mm256_cvtepu8_epi32(cv));
             acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(f[k], _mm256_sub_epi32(pv, cv)));
         }
         let y = _mm256_srai_epi32::<8>(_mm256_add_epi32(acc, round));
-        _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, y);
+        // SAFETY: j + 8 <= w = out.len().
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, y) };
         vmax = _mm256_max_epi32(vmax, _mm256_abs_epi32(y));
         j += 8;
     }
@@ -95,7 +102,7 @@ unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
 
 /// As [`vertical_8`] for 9- to 12-bit samples.
 #[target_feature(enable = "avx2")]
-unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i32]) -> i32 {
+fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i32]) -> i32 {
     let w = out.len();
     let round = _mm256_set1_epi32(1 << (bits - 1));
     let shift = _mm_cvtsi32_si128(bits as i32);
@@ -105,13 +112,19 @@ unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i3
     while j + 8 <= w {
         let mut acc = _mm256_setzero_si256();
         for k in 0..5 {
-            // SAFETY: j + 8 <= w; loads 8 u16.
-            let pv = _mm256_cvtepu16_epi32(_mm_loadu_si128(p[k].as_ptr().add(j) as *const __m128i));
-            let cv = _mm256_cvtepu16_epi32(_mm_loadu_si128(c[k].as_ptr().add(j) as *const __m128i));
+            // SAFETY: j + 8 <= w <= each row's length; loads 8 u16 of each.
+            let (pv, cv) = unsafe {
+                (
+                    _mm_loadu_si128(p[k].as_ptr().add(j) as *const __m128i),
+                    _mm_loadu_si128(c[k].as_ptr().add(j) as *const __m128i),
+                )
+            };
+            let (pv, cv) = (_mm256_cvtepu16_epi32(pv), _mm256_cvtepu16_epi32(cv));
             acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(f[k], _mm256_sub_epi32(pv, cv)));
         }
         let y = _mm256_sra_epi32(_mm256_add_epi32(acc, round), shift);
-        _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, y);
+        // SAFETY: j + 8 <= w = out.len().
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, y) };
         vmax = _mm256_max_epi32(vmax, _mm256_abs_epi32(y));
         j += 8;
     }
@@ -130,7 +143,7 @@ unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i3
 /// Horizontal blur, |.|, summed over the row (u32 wrapping, as libvmaf's
 /// `row_sad`). Exact in 32 bits when every |y| < 2^15.
 #[target_feature(enable = "avx2")]
-unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
+fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
     let round = _mm256_set1_epi32(1 << 15);
     let f: [__m256i; 5] = std::array::from_fn(|k| _mm256_set1_epi32(FILTER[k]));
     let mut sum = _mm256_setzero_si256();
@@ -139,14 +152,15 @@ unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
         let mut acc = round;
         for k in 0..5 {
             // SAFETY: output j uses padded[j + k], j + k + 8 <= w + 4 = len.
-            let y = _mm256_loadu_si256(padded.as_ptr().add(j + k) as *const __m256i);
+            let y = unsafe { _mm256_loadu_si256(padded.as_ptr().add(j + k) as *const __m256i) };
             acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(f[k], y));
         }
         sum = _mm256_add_epi32(sum, _mm256_abs_epi32(_mm256_srai_epi32::<16>(acc)));
         j += 8;
     }
     let mut lanes = [0u32; 8];
-    _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, sum);
+    // SAFETY: `lanes` is 32 bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, sum) };
     let mut row = lanes.iter().fold(0u32, |a, &b| a.wrapping_add(b));
     for jj in j..w {
         row = row.wrapping_add(horizontal_one(padded, jj));
@@ -156,7 +170,7 @@ unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
 
 /// Horizontal pass in 64-bit lanes, for rows with large values.
 #[target_feature(enable = "avx2")]
-unsafe fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
+fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
     // (acc + 2^15 + 2^40) >>> 16 == ((acc + 2^15) >> 16) + 2^24 for
     // |acc| < 2^40, which lets a logical shift stand in for the missing
     // 64-bit arithmetic one.
@@ -169,7 +183,8 @@ unsafe fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
         let mut acc = bias;
         for k in 0..5 {
             // SAFETY: reads padded[j + k .. j + k + 4], within w + 4.
-            let y = _mm256_cvtepi32_epi64(_mm_loadu_si128(padded.as_ptr().add(j + k) as *const __m128i));
+            let y = unsafe { _mm_loadu_si128(padded.as_ptr().add(j + k) as *const __m128i) };
+            let y = _mm256_cvtepi32_epi64(y);
             acc = _mm256_add_epi64(acc, _mm256_mul_epi32(f[k], y));
         }
         let v = _mm256_sub_epi64(_mm256_srli_epi64::<16>(acc), unbias);
@@ -180,7 +195,8 @@ unsafe fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
         j += 4;
     }
     let mut lanes = [0u64; 4];
-    _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, sum);
+    // SAFETY: `lanes` is 32 bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, sum) };
     let mut row = lanes.iter().fold(0u32, |a, &b| a.wrapping_add(b as u32));
     for jj in j..w {
         row = row.wrapping_add(horizontal_one(padded, jj));
@@ -198,8 +214,9 @@ fn horizontal_one(padded: &[i32], j: usize) -> u32 {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn hmax(v: __m256i) -> i32 {
+fn hmax(v: __m256i) -> i32 {
     let mut lanes = [0i32; 8];
-    _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, v);
+    // SAFETY: `lanes` is 32 bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, v) };
     lanes.into_iter().max().unwrap()
 }

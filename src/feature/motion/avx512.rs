@@ -31,7 +31,8 @@ pub(super) fn sad(prev: &PlaneView, cur: &PlaneView, bits: u32, y_row: &mut Vec<
     }
     // Two mirrored samples on each side, so the horizontal taps stay inside.
     y_row.resize(w + 4, 0);
-    // SAFETY: AVX-512 F/BW/VL were detected above.
+    // SAFETY: AVX-512 F/BW/VL were detected above (the kernel's only
+    // precondition).
     unsafe { sad_avx512(prev, cur, bits, y_row) }
 }
 
@@ -47,7 +48,7 @@ fn tail(j: usize, w: usize, lanes: usize) -> u32 {
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn sad_avx512(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut [i32]) -> u64 {
+fn sad_avx512(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut [i32]) -> u64 {
     let (w, h) = (cur.width(), cur.height());
     let mut total: u64 = 0;
     for i in 0..h {
@@ -78,7 +79,7 @@ unsafe fn sad_avx512(prev: &PlaneView, cur: &PlaneView, bits: u32, padded: &mut 
 /// Vertical 5-tap blur of prev - cur for one row of 8-bit samples, written
 /// to `out`; returns the largest |value|.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
+fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
     let w = out.len();
     let round = _mm512_set1_epi32(1 << 7);
     let f: [__m512i; 5] = std::array::from_fn(|k| _mm512_set1_epi32(FILTER[k]));
@@ -89,13 +90,18 @@ unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
         let mut acc = _mm512_setzero_si512();
         for k in 0..5 {
             // SAFETY: the mask keeps the loads inside the rows (length w).
-            let pv = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p[k].as_ptr().add(j) as *const i8));
-            let cv = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, c[k].as_ptr().add(j) as *const i8));
+            let (pv, cv) = unsafe {
+                (
+                    _mm_maskz_loadu_epi8(m, p[k].as_ptr().add(j) as *const i8),
+                    _mm_maskz_loadu_epi8(m, c[k].as_ptr().add(j) as *const i8),
+                )
+            };
+            let (pv, cv) = (_mm512_cvtepu8_epi32(pv), _mm512_cvtepu8_epi32(cv));
             acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(f[k], _mm512_sub_epi32(pv, cv)));
         }
         let y = _mm512_srai_epi32::<8>(_mm512_add_epi32(acc, round));
         // SAFETY: the mask keeps the store inside `out`.
-        _mm512_mask_storeu_epi32(out.as_mut_ptr().add(j), m, y);
+        unsafe { _mm512_mask_storeu_epi32(out.as_mut_ptr().add(j), m, y) };
         vmax = _mm512_max_epi32(vmax, _mm512_abs_epi32(y));
         j += 16;
     }
@@ -104,7 +110,7 @@ unsafe fn vertical_8(p: &[&[u8]; 5], c: &[&[u8]; 5], out: &mut [i32]) -> i32 {
 
 /// As [`vertical_8`] for 9- to 12-bit samples.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i32]) -> i32 {
+fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i32]) -> i32 {
     let w = out.len();
     let round = _mm512_set1_epi32(1 << (bits - 1));
     let shift = _mm_cvtsi32_si128(bits as i32);
@@ -116,14 +122,19 @@ unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i3
         let mut acc = _mm512_setzero_si512();
         for k in 0..5 {
             // SAFETY: the mask keeps the loads inside the rows (length w).
-            let pv = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p[k].as_ptr().add(j) as *const i16));
-            let cv = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, c[k].as_ptr().add(j) as *const i16));
+            let (pv, cv) = unsafe {
+                (
+                    _mm256_maskz_loadu_epi16(m, p[k].as_ptr().add(j) as *const i16),
+                    _mm256_maskz_loadu_epi16(m, c[k].as_ptr().add(j) as *const i16),
+                )
+            };
+            let (pv, cv) = (_mm512_cvtepu16_epi32(pv), _mm512_cvtepu16_epi32(cv));
             acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(f[k], _mm512_sub_epi32(pv, cv)));
         }
         // A masked-off lane: (0 + round) >> bits = 0.
         let y = _mm512_sra_epi32(_mm512_add_epi32(acc, round), shift);
         // SAFETY: the mask keeps the store inside `out`.
-        _mm512_mask_storeu_epi32(out.as_mut_ptr().add(j), m, y);
+        unsafe { _mm512_mask_storeu_epi32(out.as_mut_ptr().add(j), m, y) };
         vmax = _mm512_max_epi32(vmax, _mm512_abs_epi32(y));
         j += 16;
     }
@@ -133,7 +144,7 @@ unsafe fn vertical_16(p: &[&[u16]; 5], c: &[&[u16]; 5], bits: u32, out: &mut [i3
 /// Horizontal blur, |.|, summed over the row (u32 wrapping, as libvmaf's
 /// `row_sad`). Exact in 32 bits when every |y| < 2^15.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
+fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
     let round = _mm512_set1_epi32(1 << 15);
     let f: [__m512i; 5] = std::array::from_fn(|k| _mm512_set1_epi32(FILTER[k]));
     let mut sum = _mm512_setzero_si512();
@@ -143,7 +154,7 @@ unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
         let mut acc = round;
         for k in 0..5 {
             // SAFETY: output j uses padded[j + k], masked to j + k < w + 4 = len.
-            let y = _mm512_maskz_loadu_epi32(m, padded.as_ptr().add(j + k));
+            let y = unsafe { _mm512_maskz_loadu_epi32(m, padded.as_ptr().add(j + k)) };
             acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(f[k], y));
         }
         // A masked-off lane: 2^15 >> 16 = 0.
@@ -155,7 +166,7 @@ unsafe fn horizontal_i32(padded: &[i32], w: usize) -> u32 {
 
 /// Horizontal pass in 64-bit lanes, for rows with large values.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
+fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
     let round = _mm512_set1_epi64(1 << 15);
     let f: [__m512i; 5] = std::array::from_fn(|k| _mm512_set1_epi64(FILTER[k] as i64));
     let mut sum = _mm512_setzero_si512();
@@ -165,7 +176,8 @@ unsafe fn horizontal_i64(padded: &[i32], w: usize) -> u32 {
         let mut acc = round;
         for k in 0..5 {
             // SAFETY: reads padded[j + k ..], masked to j + k < w + 4 = len.
-            let y = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, padded.as_ptr().add(j + k)));
+            let y = unsafe { _mm256_maskz_loadu_epi32(m, padded.as_ptr().add(j + k)) };
+            let y = _mm512_cvtepi32_epi64(y);
             acc = _mm512_add_epi64(acc, _mm512_mul_epi32(f[k], y));
         }
         sum = _mm512_add_epi64(sum, _mm512_abs_epi64(_mm512_srai_epi64::<16>(acc)));

@@ -36,6 +36,23 @@ use super::{
     MAX_HALF, SIGMA_NSQ,
 };
 
+/// Proof that the CPU has AVX2, for the `#[inline(always)]` helpers below:
+/// they must inline into the kernels (a call would pass vectors through
+/// memory) and so cannot carry `#[target_feature]`; they take this token
+/// instead and call their intrinsics on its word. Only [`Avx2::here`], a
+/// `#[target_feature]` fn, makes one: a token exists only where AVX2 code
+/// already runs.
+#[derive(Clone, Copy)]
+pub(super) struct Avx2(());
+
+impl Avx2 {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn here() -> Self {
+        Avx2(())
+    }
+}
+
 pub(super) const KERNELS: Kernels =
     Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
 
@@ -48,7 +65,7 @@ fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> Vif
     if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX2 is present (checked above).
+    // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
     unsafe { stat::<u8, 5>(r, d, p, s) }
 }
 
@@ -56,7 +73,7 @@ fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> 
     if !available() || p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX2 is present (checked above).
+    // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
     unsafe { stat::<u16, 8>(r, d, p, s) }
 }
 
@@ -71,7 +88,7 @@ fn subsample_u8(
     if !available() {
         return scalar::subsample(r, d, p, s, out_r, out_d);
     }
-    // SAFETY: AVX2 is present (checked above).
+    // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
     unsafe { subsample(r, d, p, s, out_r, out_d) }
 }
 
@@ -86,7 +103,7 @@ fn subsample_u16(
     if !available() {
         return scalar::subsample(r, d, p, s, out_r, out_d);
     }
-    // SAFETY: AVX2 is present (checked above).
+    // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
     unsafe { subsample(r, d, p, s, out_r, out_d) }
 }
 
@@ -95,15 +112,16 @@ fn statistic_slices(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
     if !available() {
         return scalar::statistic(&s1[..n], &s2[..n], &s12[..n], egl);
     }
-    // SAFETY: AVX2 is present (checked above).
+    // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
     unsafe { statistic_avx2(&s1[..n], &s2[..n], &s12[..n], egl) }
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+    let cpu = Avx2::here();
     let lut = log2_lut();
     let egl = _mm256_set1_pd(egl);
-    let mut acc = StatAcc::new();
+    let mut acc = StatAcc::new(cpu);
     let n = s1.len();
     let mut j = 0;
     while j < n {
@@ -112,13 +130,14 @@ unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSu
         a[..left].copy_from_slice(&s1[j..j + left]);
         b[..left].copy_from_slice(&s2[j..j + left]);
         c[..left].copy_from_slice(&s12[j..j + left]);
-        let load = |x: &[i32; 8]| _mm256_loadu_si256(x.as_ptr() as *const __m256i);
+        // SAFETY: `x` is 32 bytes.
+        let load = |x: &[i32; 8]| unsafe { _mm256_loadu_si256(x.as_ptr() as *const __m256i) };
         let valid =
             _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        statistic(&mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
+        statistic(cpu, &mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
         j += 8;
     }
-    acc.sums()
+    acc.sums(cpu)
 }
 
 /// Samples as the kernels load them: 16 at a time, widened to u16 lanes,
@@ -126,21 +145,22 @@ unsafe fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSu
 pub(super) trait Avx2Sample: Sample {
     const WIDE: bool;
     /// `row[j..j + 16]` (zeros past the end of `row`).
-    unsafe fn load16(row: &[Self], j: usize) -> __m256i;
+    fn load16(cpu: Avx2, row: &[Self], j: usize) -> __m256i;
 }
 
 impl Avx2Sample for u8 {
     const WIDE: bool = false;
     #[inline(always)]
-    unsafe fn load16(row: &[u8], j: usize) -> __m256i {
+    fn load16(_cpu: Avx2, row: &[u8], j: usize) -> __m256i {
         if j + 16 <= row.len() {
-            // SAFETY: bytes j..j + 16 are in `row`.
-            _mm256_cvtepu8_epi16(_mm_loadu_si128(row.as_ptr().add(j) as *const __m128i))
+            // SAFETY: `_cpu` proves AVX2; bytes j..j + 16 are in `row`.
+            unsafe { _mm256_cvtepu8_epi16(_mm_loadu_si128(row.as_ptr().add(j) as *const __m128i)) }
         } else {
             let mut tail = [0u8; 16];
             let n = row.len().saturating_sub(j);
             tail[..n].copy_from_slice(&row[j..j + n]);
-            _mm256_cvtepu8_epi16(_mm_loadu_si128(tail.as_ptr() as *const __m128i))
+            // SAFETY: `_cpu` proves AVX2; `tail` is 16 bytes.
+            unsafe { _mm256_cvtepu8_epi16(_mm_loadu_si128(tail.as_ptr() as *const __m128i)) }
         }
     }
 }
@@ -148,17 +168,19 @@ impl Avx2Sample for u8 {
 impl Avx2Sample for u16 {
     const WIDE: bool = true;
     #[inline(always)]
-    unsafe fn load16(row: &[u16], j: usize) -> __m256i {
+    fn load16(_cpu: Avx2, row: &[u16], j: usize) -> __m256i {
         let v = if j + 16 <= row.len() {
-            // SAFETY: samples j..j + 16 are in `row`.
-            _mm256_loadu_si256(row.as_ptr().add(j) as *const __m256i)
+            // SAFETY: `_cpu` proves AVX2; samples j..j + 16 are in `row`.
+            unsafe { _mm256_loadu_si256(row.as_ptr().add(j) as *const __m256i) }
         } else {
             let mut tail = [0u16; 16];
             let n = row.len().saturating_sub(j);
             tail[..n].copy_from_slice(&row[j..j + n]);
-            _mm256_loadu_si256(tail.as_ptr() as *const __m256i)
+            // SAFETY: `_cpu` proves AVX2; `tail` is 32 bytes.
+            unsafe { _mm256_loadu_si256(tail.as_ptr() as *const __m256i) }
         };
-        _mm256_xor_si256(v, _mm256_set1_epi16(i16::MIN))
+        // SAFETY: `_cpu` proves AVX2.
+        unsafe { _mm256_xor_si256(v, _mm256_set1_epi16(i16::MIN)) }
     }
 }
 
@@ -199,22 +221,28 @@ pub(super) fn terms(filt: &[u16]) -> ([Term; MAX_TERMS], usize) {
 }
 
 #[inline(always)]
-pub(super) unsafe fn coef(t: &Term) -> __m256i {
-    _mm256_set1_epi32(((t.c1 as u32) << 16 | t.c0 as u32) as i32)
+pub(super) fn coef(_cpu: Avx2, t: &Term) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2.
+    unsafe { _mm256_set1_epi32(((t.c1 as u32) << 16 | t.c0 as u32) as i32) }
 }
 
 /// 64-bit chunks (0, 2, 1, 3): after it, unpacklo/hi of two vectors give
 /// columns 0..7 and 8..15 in order.
 #[inline(always)]
-unsafe fn in_order(x: __m256i) -> __m256i {
-    _mm256_permute4x64_epi64::<0xD8>(x)
+fn in_order(_cpu: Avx2, x: __m256i) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2.
+    unsafe { _mm256_permute4x64_epi64::<0xD8>(x) }
 }
 
-/// Stores eight u32 lanes (each < 65536) as eight u16.
+/// Stores eight u32 lanes (each < 65536) as eight u16. Safety: `dst` is
+/// valid for writing 8 u16.
 #[inline(always)]
-pub(super) unsafe fn store8_u16(dst: *mut u16, v: __m256i) {
-    let packed = _mm256_permute4x64_epi64::<0x08>(_mm256_packus_epi32(v, v));
-    _mm_storeu_si128(dst as *mut __m128i, _mm256_castsi256_si128(packed));
+unsafe fn store8_u16(_cpu: Avx2, dst: *mut u16, v: __m256i) {
+    // SAFETY: `_cpu` proves AVX2; the caller's bound on `dst`.
+    unsafe {
+        let packed = _mm256_permute4x64_epi64::<0x08>(_mm256_packus_epi32(v, v));
+        _mm_storeu_si128(dst as *mut __m128i, _mm256_castsi256_si128(packed));
+    }
 }
 
 /// libvmaf's `PADDING_SQ_DATA` (reflect form, as `scalar::pad_row`) on an
@@ -240,20 +268,18 @@ pub(super) struct StatAcc {
 
 impl StatAcc {
     #[inline(always)]
-    pub(super) unsafe fn new() -> Self {
-        StatAcc {
-            num_log: _mm256_setzero_si256(),
-            den_log: _mm256_setzero_si256(),
-            num_non_log: _mm256_setzero_si256(),
-            den_non_log: 0,
-        }
+    pub(super) fn new(_cpu: Avx2) -> Self {
+        // SAFETY: `_cpu` proves AVX2.
+        let zero = unsafe { _mm256_setzero_si256() };
+        StatAcc { num_log: zero, den_log: zero, num_non_log: zero, den_non_log: 0 }
     }
 
     #[inline(always)]
-    pub(super) unsafe fn sums(&self) -> VifSums {
+    pub(super) fn sums(&self, _cpu: Avx2) -> VifSums {
         let lanes = |v: __m256i| {
             let mut a = [0i64; 4];
-            _mm256_storeu_si256(a.as_mut_ptr() as *mut __m256i, v);
+            // SAFETY: `_cpu` proves AVX2; `a` is 32 bytes.
+            unsafe { _mm256_storeu_si256(a.as_mut_ptr() as *mut __m256i, v) };
             a.iter().fold(0i64, |s, &x| s.wrapping_add(x))
         };
         VifSums {
@@ -308,33 +334,36 @@ impl Log2Lut {
     /// table[m] for eight lanes of m in 32768..65536 (other lanes: some
     /// value, read inside the tables).
     #[inline(always)]
-    unsafe fn lookup(&self, m: __m256i) -> __m256i {
-        match &self.blocks {
-            Some(blocks) => {
-                let index = _mm256_and_si256(
-                    _mm256_sub_epi32(_mm256_srli_epi32::<4>(m), _mm256_set1_epi32(2048)),
-                    _mm256_set1_epi32(2047),
-                );
-                // Scalar loads: gathers are slow on some cores even from L1.
-                let mut at = [0u32; 8];
-                _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
-                // SAFETY: every index < 2048 = blocks.len().
-                let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
-                let e = _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7));
-                let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
-                let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
-                let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));
-                let p2 = _mm256_srli_epi32::<24>(e);
-                // cmpgt(i + 1, p) is -1 where i >= p.
-                let steps = _mm256_add_epi32(_mm256_cmpgt_epi32(i1, p1), _mm256_cmpgt_epi32(i1, p2));
-                _mm256_sub_epi32(base, steps)
-            }
-            None => {
-                let index = _mm256_and_si256(m, _mm256_set1_epi32(0xffff));
-                // SAFETY: index <= 65535; 4 bytes at 2 * index lie inside the
-                // 65537-entry table.
-                let t = _mm256_i32gather_epi32::<2>(self.table.as_ptr() as *const i32, index);
-                _mm256_and_si256(t, _mm256_set1_epi32(0xffff))
+    fn lookup(&self, _cpu: Avx2, m: __m256i) -> __m256i {
+        // SAFETY: `_cpu` proves AVX2; each read of a table is bounded where it is made.
+        unsafe {
+            match &self.blocks {
+                Some(blocks) => {
+                    let index = _mm256_and_si256(
+                        _mm256_sub_epi32(_mm256_srli_epi32::<4>(m), _mm256_set1_epi32(2048)),
+                        _mm256_set1_epi32(2047),
+                    );
+                    // Scalar loads: gathers are slow on some cores even from L1.
+                    let mut at = [0u32; 8];
+                    _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
+                    // SAFETY: every index < 2048 = blocks.len().
+                    let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
+                    let e = _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7));
+                    let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
+                    let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
+                    let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));
+                    let p2 = _mm256_srli_epi32::<24>(e);
+                    // cmpgt(i + 1, p) is -1 where i >= p.
+                    let steps = _mm256_add_epi32(_mm256_cmpgt_epi32(i1, p1), _mm256_cmpgt_epi32(i1, p2));
+                    _mm256_sub_epi32(base, steps)
+                }
+                None => {
+                    let index = _mm256_and_si256(m, _mm256_set1_epi32(0xffff));
+                    // SAFETY: index <= 65535; 4 bytes at 2 * index lie inside the
+                    // 65537-entry table.
+                    let t = _mm256_i32gather_epi32::<2>(self.table.as_ptr() as *const i32, index);
+                    _mm256_and_si256(t, _mm256_set1_epi32(0xffff))
+                }
             }
         }
     }
@@ -342,62 +371,79 @@ impl Log2Lut {
 
 /// Four u32 lanes as exact doubles.
 #[inline(always)]
-unsafe fn u32x4_to_f64(x: __m128i) -> __m256d {
-    let magic = _mm256_set1_epi64x(0x4330_0000_0000_0000);
-    let v = _mm256_or_si256(_mm256_cvtepu32_epi64(x), magic);
-    _mm256_sub_pd(_mm256_castsi256_pd(v), _mm256_set1_pd(4_503_599_627_370_496.0))
+fn u32x4_to_f64(_cpu: Avx2, x: __m128i) -> __m256d {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let magic = _mm256_set1_epi64x(0x4330_0000_0000_0000);
+        let v = _mm256_or_si256(_mm256_cvtepu32_epi64(x), magic);
+        _mm256_sub_pd(_mm256_castsi256_pd(v), _mm256_set1_pd(4_503_599_627_370_496.0))
+    }
 }
 
 /// `log2_32` on eight u32 lanes (>= 2^17): k from the exponent of
 /// float(x >> 8) (exact: < 2^24), then table[x >> k] + 2048 k.
 #[inline(always)]
-unsafe fn log2_u32(x: __m256i, lut: &Log2Lut) -> __m256i {
-    let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<8>(x)));
-    // floor(log2 x) = biased exponent - 127 + 8; k = that - 15.
-    let k = _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(134));
-    let m = _mm256_srlv_epi32(x, k);
-    _mm256_add_epi32(lut.lookup(m), _mm256_slli_epi32::<11>(k))
+fn log2_u32(_cpu: Avx2, x: __m256i, lut: &Log2Lut) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<8>(x)));
+        // floor(log2 x) = biased exponent - 127 + 8; k = that - 15.
+        let k = _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(134));
+        let m = _mm256_srlv_epi32(x, k);
+        _mm256_add_epi32(lut.lookup(_cpu, m), _mm256_slli_epi32::<11>(k))
+    }
 }
 
 /// For four exact integer doubles (>= 2^17, < 2^53): table index m (top 16
 /// bits of the integer) | k << 16 (k = floor(log2) - 15), in the low 32
 /// bits of each 64-bit lane.
 #[inline(always)]
-unsafe fn log2_parts_f64(y: __m256d) -> __m256i {
-    let bits = _mm256_castpd_si256(y);
-    let m = _mm256_or_si256(
-        _mm256_and_si256(_mm256_srli_epi64::<37>(bits), _mm256_set1_epi64x(0x7fff)),
-        _mm256_set1_epi64x(0x8000),
-    );
-    let k = _mm256_sub_epi64(_mm256_srli_epi64::<52>(bits), _mm256_set1_epi64x(1038));
-    _mm256_or_si256(m, _mm256_slli_epi64::<16>(k))
+fn log2_parts_f64(_cpu: Avx2, y: __m256d) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let bits = _mm256_castpd_si256(y);
+        let m = _mm256_or_si256(
+            _mm256_and_si256(_mm256_srli_epi64::<37>(bits), _mm256_set1_epi64x(0x7fff)),
+            _mm256_set1_epi64x(0x8000),
+        );
+        let k = _mm256_sub_epi64(_mm256_srli_epi64::<52>(bits), _mm256_set1_epi64x(1038));
+        _mm256_or_si256(m, _mm256_slli_epi64::<16>(k))
+    }
 }
 
 /// The low 32 bits of the 64-bit lanes of `a` (lanes 0..3) and `b`
 /// (lanes 4..7), in order.
 #[inline(always)]
-unsafe fn pack_low32(a: __m256i, b: __m256i) -> __m256i {
-    let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    _mm256_permute2x128_si256::<0x20>(
-        _mm256_permutevar8x32_epi32(a, pick),
-        _mm256_permutevar8x32_epi32(b, pick),
-    )
+fn pack_low32(_cpu: Avx2, a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        _mm256_permute2x128_si256::<0x20>(
+            _mm256_permutevar8x32_epi32(a, pick),
+            _mm256_permutevar8x32_epi32(b, pick),
+        )
+    }
 }
 
 /// Adds the eight i32 lanes of `v` where `mask` is set to four i64 sums.
 #[inline(always)]
-unsafe fn add_masked_i64(sum: __m256i, v: __m256i, mask: __m256i) -> __m256i {
-    let v = _mm256_and_si256(v, mask);
-    let wide = _mm256_add_epi64(
-        _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
-        _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(v)),
-    );
-    _mm256_add_epi64(sum, wide)
+fn add_masked_i64(_cpu: Avx2, sum: __m256i, v: __m256i, mask: __m256i) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let v = _mm256_and_si256(v, mask);
+        let wide = _mm256_add_epi64(
+            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
+            _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(v)),
+        );
+        _mm256_add_epi64(sum, wide)
+    }
 }
 
 /// `accumulate` on eight pixels; lanes outside `valid` add nothing.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) unsafe fn statistic(
+pub(super) fn statistic(
+    _cpu: Avx2,
     acc: &mut StatAcc,
     s1: __m256i,
     s2: __m256i,
@@ -406,76 +452,82 @@ pub(super) unsafe fn statistic(
     egl: __m256d,
     lut: &Log2Lut,
 ) {
-    let zero = _mm256_setzero_si256();
-    let s2 = _mm256_max_epi32(s2, zero);
-    let log = _mm256_and_si256(_mm256_cmpgt_epi32(s1, _mm256_set1_epi32(SIGMA_NSQ - 1)), valid);
-    let non = _mm256_andnot_si256(log, valid);
-    let non_bits = _mm256_movemask_ps(_mm256_castsi256_ps(non));
-    if non_bits != 0 {
-        acc.den_non_log += non_bits.count_ones() as i64;
-        acc.num_non_log = add_masked_i64(acc.num_non_log, s2, non);
-    }
-    if _mm256_movemask_ps(_mm256_castsi256_ps(log)) == 0 {
-        return;
-    }
-    let nsq = _mm256_set1_epi32(SIGMA_NSQ);
-    // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
-    let den = _mm256_sub_epi32(log2_u32(_mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
-    acc.den_log = add_masked_i64(acc.den_log, den, log);
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let zero = _mm256_setzero_si256();
+        let s2 = _mm256_max_epi32(s2, zero);
+        let log = _mm256_and_si256(_mm256_cmpgt_epi32(s1, _mm256_set1_epi32(SIGMA_NSQ - 1)), valid);
+        let non = _mm256_andnot_si256(log, valid);
+        let non_bits = _mm256_movemask_ps(_mm256_castsi256_ps(non));
+        if non_bits != 0 {
+            acc.den_non_log += non_bits.count_ones() as i64;
+            acc.num_non_log = add_masked_i64(_cpu, acc.num_non_log, s2, non);
+        }
+        if _mm256_movemask_ps(_mm256_castsi256_ps(log)) == 0 {
+            return;
+        }
+        let nsq = _mm256_set1_epi32(SIGMA_NSQ);
+        // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
+        let den = _mm256_sub_epi32(log2_u32(_cpu, _mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
+        acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
 
-    let num =
-        _mm256_and_si256(log, _mm256_and_si256(_mm256_cmpgt_epi32(s12, zero), _mm256_cmpgt_epi32(s2, zero)));
-    if _mm256_movemask_ps(_mm256_castsi256_ps(num)) == 0 {
-        return;
+        let num =
+            _mm256_and_si256(log, _mm256_and_si256(_mm256_cmpgt_epi32(s12, zero), _mm256_cmpgt_epi32(s2, zero)));
+        if _mm256_movemask_ps(_mm256_castsi256_ps(num)) == 0 {
+            return;
+        }
+        const EPS: f64 = 65536.0 * 1.0e-10;
+        let mut sv = [_mm_setzero_si128(); 2];
+        let mut parts = [_mm256_setzero_si256(); 2];
+        for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
+            let half_lanes = |v: __m256i| {
+                if h == 1 {
+                    _mm256_extracti128_si256::<1>(v)
+                } else {
+                    _mm256_castsi256_si128(v)
+                }
+            };
+            let s1d = _mm256_cvtepi32_pd(half_lanes(s1));
+            let s12d = _mm256_cvtepi32_pd(half_lanes(s12));
+            let s2d = _mm256_cvtepi32_pd(half_lanes(s2));
+            let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
+            // (int32_t)(sigma2_sq - g * sigma12), clamped at 0; out of range it
+            // is INT_MIN here and saturated in Rust: both clamp to 0.
+            *sv = _mm_max_epi32(
+                _mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))),
+                _mm_setzero_si128(),
+            );
+            let g = _mm256_min_pd(g, egl);
+            let numer1 = u32x4_to_f64(_cpu, _mm_add_epi32(*sv, _mm_set1_epi32(SIGMA_NSQ)));
+            // (int64_t)(g * g * sigma1_sq) + numer1: exact in f64 (< 2^53).
+            let gg = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
+                _mm256_mul_pd(g, g),
+                s1d,
+            ));
+            *parts = log2_parts_f64(_cpu, _mm256_add_pd(gg, numer1));
+        }
+        let numer1 = _mm256_add_epi32(_mm256_set_m128i(sv[1], sv[0]), nsq);
+        let parts = pack_low32(_cpu, parts[0], parts[1]);
+        let m = _mm256_and_si256(parts, _mm256_set1_epi32(0xffff));
+        let k = _mm256_srai_epi32::<16>(parts);
+        let log_tmp = _mm256_add_epi32(lut.lookup(_cpu, m), _mm256_slli_epi32::<11>(k));
+        let v = _mm256_sub_epi32(log_tmp, log2_u32(_cpu, numer1, lut));
+        acc.num_log = add_masked_i64(_cpu, acc.num_log, v, num);
     }
-    const EPS: f64 = 65536.0 * 1.0e-10;
-    let mut sv = [_mm_setzero_si128(); 2];
-    let mut parts = [_mm256_setzero_si256(); 2];
-    for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
-        let half_lanes = |v: __m256i| {
-            if h == 1 {
-                _mm256_extracti128_si256::<1>(v)
-            } else {
-                _mm256_castsi256_si128(v)
-            }
-        };
-        let s1d = _mm256_cvtepi32_pd(half_lanes(s1));
-        let s12d = _mm256_cvtepi32_pd(half_lanes(s12));
-        let s2d = _mm256_cvtepi32_pd(half_lanes(s2));
-        let g = _mm256_div_pd(s12d, _mm256_add_pd(s1d, _mm256_set1_pd(EPS)));
-        // (int32_t)(sigma2_sq - g * sigma12), clamped at 0; out of range it
-        // is INT_MIN here and saturated in Rust: both clamp to 0.
-        *sv = _mm_max_epi32(
-            _mm256_cvttpd_epi32(_mm256_sub_pd(s2d, _mm256_mul_pd(g, s12d))),
-            _mm_setzero_si128(),
-        );
-        let g = _mm256_min_pd(g, egl);
-        let numer1 = u32x4_to_f64(_mm_add_epi32(*sv, _mm_set1_epi32(SIGMA_NSQ)));
-        // (int64_t)(g * g * sigma1_sq) + numer1: exact in f64 (< 2^53).
-        let gg = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
-            _mm256_mul_pd(g, g),
-            s1d,
-        ));
-        *parts = log2_parts_f64(_mm256_add_pd(gg, numer1));
-    }
-    let numer1 = _mm256_add_epi32(_mm256_set_m128i(sv[1], sv[0]), nsq);
-    let parts = pack_low32(parts[0], parts[1]);
-    let m = _mm256_and_si256(parts, _mm256_set1_epi32(0xffff));
-    let k = _mm256_srai_epi32::<16>(parts);
-    let log_tmp = _mm256_add_epi32(lut.lookup(m), _mm256_slli_epi32::<11>(k));
-    let v = _mm256_sub_epi32(log_tmp, log2_u32(numer1, lut));
-    acc.num_log = add_masked_i64(acc.num_log, v, num);
 }
 
 /// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
 #[inline(always)]
-unsafe fn mul_q32(a: __m256i, b: __m256i) -> __m256i {
-    let round = _mm256_set1_epi64x(1 << 31);
-    let even = _mm256_mul_epu32(a, b);
-    let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), _mm256_srli_epi64::<32>(b));
-    let even = _mm256_srli_epi64::<32>(_mm256_add_epi64(even, round));
-    let odd = _mm256_add_epi64(odd, round);
-    _mm256_blend_epi32::<0b1010_1010>(even, odd)
+fn mul_q32(_cpu: Avx2, a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
+    unsafe {
+        let round = _mm256_set1_epi64x(1 << 31);
+        let even = _mm256_mul_epu32(a, b);
+        let odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), _mm256_srli_epi64::<32>(b));
+        let even = _mm256_srli_epi64::<32>(_mm256_add_epi64(even, round));
+        let odd = _mm256_add_epi64(odd, round);
+        _mm256_blend_epi32::<0b1010_1010>(even, odd)
+    }
 }
 
 // ---- vif_statistic --------------------------------------------------------
@@ -488,58 +540,62 @@ pub(super) const ROW_QUANTITIES: usize = 8;
 
 /// Builds the pair block of virtual row `v`: rows reflect(v), reflect(v+1).
 #[inline(always)]
-pub(super) unsafe fn build_block<T: Avx2Sample, const NQ: usize>(
+pub(super) fn build_block<T: Avx2Sample, const NQ: usize>(
+    _cpu: Avx2,
     r: &Plane<T>,
     d: &Plane<T>,
     v: isize,
     chunks16: usize,
     block: &mut [i32],
 ) {
-    let h = r.height;
-    let (a, b) = (reflect(v, h), reflect(v + 1, h));
-    let (ra_row, rb_row, da_row, db_row) = (r.row(a), r.row(b), d.row(a), d.row(b));
-    let off = _mm256_set1_epi16(i16::MIN);
-    assert!(block.len() >= chunks16 * 2 * NQ * 8 && NQ <= ROW_QUANTITIES);
-    let out = block.as_mut_ptr();
-    for c in 0..chunks16 {
-        let j = 16 * c;
-        let ra = in_order(T::load16(ra_row, j));
-        let rb = in_order(T::load16(rb_row, j));
-        let da = in_order(T::load16(da_row, j));
-        let db = in_order(T::load16(db_row, j));
-        let mut q = [(ra, rb); ROW_QUANTITIES];
-        q[1] = (da, db);
-        if !T::WIDE {
-            // 8 bits: r^2, d^2, r*d fit u16; offset for vpmaddwd.
-            let sq = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(x, y), off);
-            q[2] = (sq(ra, ra), sq(rb, rb));
-            q[3] = (sq(da, da), sq(db, db));
-            q[4] = (sq(ra, da), sq(rb, db));
-        } else {
-            // Samples back to u16 for the 32-bit products, split in halves.
-            let (ua, ub) = (_mm256_xor_si256(ra, off), _mm256_xor_si256(rb, off));
-            let (va, vb) = (_mm256_xor_si256(da, off), _mm256_xor_si256(db, off));
-            let hi = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mulhi_epu16(x, y), off);
-            let lo = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(x, y), off);
-            q[2] = (hi(ua, ua), hi(ub, ub));
-            q[3] = (lo(ua, ua), lo(ub, ub));
-            q[4] = (hi(va, va), hi(vb, vb));
-            q[5] = (lo(va, va), lo(vb, vb));
-            q[6] = (hi(ua, va), hi(ub, vb));
-            q[7] = (lo(ua, va), lo(ub, vb));
-        }
-        // SAFETY: chunk c covers elements c * 2 * NQ * 8 .. (c + 1) * 2 * NQ * 8
-        // of `block` (asserted above).
-        let base = out.add(c * 2 * NQ * 8);
-        for (k, &(x, y)) in q.iter().enumerate().take(NQ) {
-            _mm256_storeu_si256(base.add(k * 8) as *mut __m256i, _mm256_unpacklo_epi16(x, y));
-            _mm256_storeu_si256(base.add((NQ + k) * 8) as *mut __m256i, _mm256_unpackhi_epi16(x, y));
+    // SAFETY: `_cpu` proves AVX2; the stores stay in `block` (below).
+    unsafe {
+        let h = r.height;
+        let (a, b) = (reflect(v, h), reflect(v + 1, h));
+        let (ra_row, rb_row, da_row, db_row) = (r.row(a), r.row(b), d.row(a), d.row(b));
+        let off = _mm256_set1_epi16(i16::MIN);
+        assert!(block.len() >= chunks16 * 2 * NQ * 8 && NQ <= ROW_QUANTITIES);
+        let out = block.as_mut_ptr();
+        for c in 0..chunks16 {
+            let j = 16 * c;
+            let ra = in_order(_cpu, T::load16(_cpu, ra_row, j));
+            let rb = in_order(_cpu, T::load16(_cpu, rb_row, j));
+            let da = in_order(_cpu, T::load16(_cpu, da_row, j));
+            let db = in_order(_cpu, T::load16(_cpu, db_row, j));
+            let mut q = [(ra, rb); ROW_QUANTITIES];
+            q[1] = (da, db);
+            if !T::WIDE {
+                // 8 bits: r^2, d^2, r*d fit u16; offset for vpmaddwd.
+                let sq = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(x, y), off);
+                q[2] = (sq(ra, ra), sq(rb, rb));
+                q[3] = (sq(da, da), sq(db, db));
+                q[4] = (sq(ra, da), sq(rb, db));
+            } else {
+                // Samples back to u16 for the 32-bit products, split in halves.
+                let (ua, ub) = (_mm256_xor_si256(ra, off), _mm256_xor_si256(rb, off));
+                let (va, vb) = (_mm256_xor_si256(da, off), _mm256_xor_si256(db, off));
+                let hi = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mulhi_epu16(x, y), off);
+                let lo = |x: __m256i, y: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(x, y), off);
+                q[2] = (hi(ua, ua), hi(ub, ub));
+                q[3] = (lo(ua, ua), lo(ub, ub));
+                q[4] = (hi(va, va), hi(vb, vb));
+                q[5] = (lo(va, va), lo(vb, vb));
+                q[6] = (hi(ua, va), hi(ub, vb));
+                q[7] = (lo(ua, va), lo(ub, vb));
+            }
+            // SAFETY: chunk c covers elements c * 2 * NQ * 8 .. (c + 1) * 2 * NQ * 8
+            // of `block` (asserted above).
+            let base = out.add(c * 2 * NQ * 8);
+            for (k, &(x, y)) in q.iter().enumerate().take(NQ) {
+                _mm256_storeu_si256(base.add(k * 8) as *mut __m256i, _mm256_unpacklo_epi16(x, y));
+                _mm256_storeu_si256(base.add((NQ + k) * 8) as *mut __m256i, _mm256_unpackhi_epi16(x, y));
+            }
         }
     }
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn stat<T: Avx2Sample, const NQ: usize>(
+fn stat<T: Avx2Sample, const NQ: usize>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &StatParams,
@@ -551,9 +607,10 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     if w == 0 || h == 0 {
         return VifSums::default();
     }
+    let cpu = Avx2::here();
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
-    let coefs: [__m256i; MAX_TERMS] = std::array::from_fn(|t| coef(&terms[t.min(n_terms - 1)]));
+    let coefs: [__m256i; MAX_TERMS] = std::array::from_fn(|t| coef(cpu, &terms[t.min(n_terms - 1)]));
     let chunks16 = w.div_ceil(16);
     let chunks8 = 2 * chunks16;
     let block_len = chunks8 * NQ * 8;
@@ -570,7 +627,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     let xs = &mut scratch.i16s;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
-    let mut acc = StatAcc::new();
+    let mut acc = StatAcc::new(cpu);
 
     let bias31 = _mm256_set1_epi32(i32::MIN);
     let off16 = _mm256_set1_epi32(0x8000);
@@ -589,6 +646,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 built += step as isize;
                 let slot = slot_of(built);
                 build_block::<T, NQ>(
+                    cpu,
                     r,
                     d,
                     built,
@@ -605,9 +663,10 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 let mut a = [_mm256_setzero_si256(); NQ];
                 for t in 0..n_terms {
                     // SAFETY: slot < ring and c < chunks8: inside the ring.
-                    let src = bp.add(slots[t] * block_len + c * NQ * 8);
+                    let src = unsafe { bp.add(slots[t] * block_len + c * NQ * 8) };
                     for (k, a) in a.iter_mut().enumerate() {
-                        let v = _mm256_loadu_si256(src.add(k * 8) as *const __m256i);
+                        // SAFETY: k < NQ: the 8 elements read lie in chunk c.
+                        let v = unsafe { _mm256_loadu_si256(src.add(k * 8) as *const __m256i) };
                         *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coefs[t]));
                     }
                 }
@@ -642,8 +701,8 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                     }
                 }
                 for (k, &v) in x.iter().enumerate() {
-                    // SAFETY: MAX_HALF + 8 * c + 8 <= xlen.
-                    store8_u16(xp.add(k * xlen + MAX_HALF + 8 * c) as *mut u16, v);
+                    // SAFETY: MAX_HALF + 8 * c + 8 <= xlen: inside row k of xs.
+                    unsafe { store8_u16(cpu, xp.add(k * xlen + MAX_HALF + 8 * c) as *mut u16, v) };
                 }
             }
             for k in 0..ROW_QUANTITIES {
@@ -663,9 +722,9 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                         for (k, a) in a.iter_mut().enumerate() {
                             // SAFETY: e >= 0 (off >= -MAX_HALF) and the 16
                             // elements read end below MAX_HALF + w + 32 <= xlen.
-                            let v = _mm256_loadu_si256(
-                                xp.offset(k as isize * xlen as isize + e) as *const __m256i
-                            );
+                            let v = unsafe {
+                                _mm256_loadu_si256(xp.offset(k as isize * xlen as isize + e) as *const __m256i)
+                            };
                             *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coefs[t]));
                         }
                     }
@@ -679,27 +738,27 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                     let xx = q16(a[2], a[3]);
                     let yy = q16(a[4], a[5]);
                     let xy = q16(a[6], a[7]);
-                    let s1 = _mm256_sub_epi32(xx, mul_q32(mu1, mu1));
-                    let s2 = _mm256_sub_epi32(yy, mul_q32(mu2, mu2));
-                    let s12 = _mm256_sub_epi32(xy, mul_q32(mu1, mu2));
+                    let s1 = _mm256_sub_epi32(xx, mul_q32(cpu, mu1, mu1));
+                    let s2 = _mm256_sub_epi32(yy, mul_q32(cpu, mu2, mu2));
+                    let s12 = _mm256_sub_epi32(xy, mul_q32(cpu, mu1, mu2));
                     let left = (count - x0).min(8) as i32;
                     let valid = _mm256_cmpgt_epi32(
                         _mm256_set1_epi32(left),
                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                     );
-                    statistic(&mut acc, s1, s2, s12, valid, egl, lut);
+                    statistic(cpu, &mut acc, s1, s2, s12, valid, egl, lut);
                     x0 += 8;
                 }
             }
         }
     }
-    acc.sums()
+    acc.sums(cpu)
 }
 
 // ---- subsample ------------------------------------------------------------
 
 #[target_feature(enable = "avx2")]
-unsafe fn subsample<T: Avx2Sample>(
+fn subsample<T: Avx2Sample>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &SubsampleParams,
@@ -715,9 +774,10 @@ unsafe fn subsample<T: Avx2Sample>(
         return;
     }
     assert!(out_r.len() >= ow * oh && out_d.len() >= ow * oh, "vif subsample: output too small");
+    let cpu = Avx2::here();
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
-    let coefs: [__m256i; MAX_TERMS] = std::array::from_fn(|t| coef(&terms[t.min(n_terms - 1)]));
+    let coefs: [__m256i; MAX_TERMS] = std::array::from_fn(|t| coef(cpu, &terms[t.min(n_terms - 1)]));
     let chunks16 = w.div_ceil(16);
     let xlen = MAX_HALF + 16 * chunks16 + 64;
     scratch.i16s.resize(2 * xlen, 0);
@@ -743,21 +803,23 @@ unsafe fn subsample<T: Avx2Sample>(
             let mut acc = [_mm256_setzero_si256(); 4];
             for t in 0..n_terms {
                 let (a, b) = rows[t];
-                let ra = in_order(T::load16(r.row(a), j));
-                let rb = in_order(T::load16(r.row(b), j));
-                let da = in_order(T::load16(d.row(a), j));
-                let db = in_order(T::load16(d.row(b), j));
+                let ra = in_order(cpu, T::load16(cpu, r.row(a), j));
+                let rb = in_order(cpu, T::load16(cpu, r.row(b), j));
+                let da = in_order(cpu, T::load16(cpu, d.row(a), j));
+                let db = in_order(cpu, T::load16(cpu, d.row(b), j));
                 let f = coefs[t];
                 acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(_mm256_unpacklo_epi16(ra, rb), f));
                 acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(_mm256_unpackhi_epi16(ra, rb), f));
                 acc[2] = _mm256_add_epi32(acc[2], _mm256_madd_epi16(_mm256_unpacklo_epi16(da, db), f));
                 acc[3] = _mm256_add_epi32(acc[3], _mm256_madd_epi16(_mm256_unpackhi_epi16(da, db), f));
             }
-            let vr = in_order(_mm256_packus_epi32(post(acc[0]), post(acc[1])));
-            let vd = in_order(_mm256_packus_epi32(post(acc[2]), post(acc[3])));
-            // SAFETY: MAX_HALF + j + 16 <= xlen.
-            _mm256_storeu_si256(xr.as_mut_ptr().add(MAX_HALF + j) as *mut __m256i, vr);
-            _mm256_storeu_si256(xd.as_mut_ptr().add(MAX_HALF + j) as *mut __m256i, vd);
+            let vr = in_order(cpu, _mm256_packus_epi32(post(acc[0]), post(acc[1])));
+            let vd = in_order(cpu, _mm256_packus_epi32(post(acc[2]), post(acc[3])));
+            // SAFETY: MAX_HALF + j + 16 <= xlen, the length of xr and xd.
+            unsafe {
+                _mm256_storeu_si256(xr.as_mut_ptr().add(MAX_HALF + j) as *mut __m256i, vr);
+                _mm256_storeu_si256(xd.as_mut_ptr().add(MAX_HALF + j) as *mut __m256i, vd);
+            }
         }
         mirror(xr, w, half);
         mirror(xd, w, half);
@@ -769,8 +831,12 @@ unsafe fn subsample<T: Avx2Sample>(
                 let e = (MAX_HALF + 2 * x0) as isize + terms[t].off;
                 // SAFETY: e >= 0; the 16 elements read end below
                 // MAX_HALF + w + 32 <= xlen.
-                let vr = _mm256_loadu_si256(xr.as_ptr().offset(e) as *const __m256i);
-                let vd = _mm256_loadu_si256(xd.as_ptr().offset(e) as *const __m256i);
+                let (vr, vd) = unsafe {
+                    (
+                        _mm256_loadu_si256(xr.as_ptr().offset(e) as *const __m256i),
+                        _mm256_loadu_si256(xd.as_ptr().offset(e) as *const __m256i),
+                    )
+                };
                 acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(vr, coefs[t]));
                 acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(vd, coefs[t]));
             }
@@ -781,13 +847,18 @@ unsafe fn subsample<T: Avx2Sample>(
             let n = (ow - x0).min(8);
             let dst = y * ow + x0;
             if n == 8 {
-                store8_u16(out_r.as_mut_ptr().add(dst), fin(acc[0]));
-                store8_u16(out_d.as_mut_ptr().add(dst), fin(acc[1]));
+                // SAFETY: dst + 8 <= ow * oh <= out lengths (asserted).
+                unsafe {
+                    store8_u16(cpu, out_r.as_mut_ptr().add(dst), fin(acc[0]));
+                    store8_u16(cpu, out_d.as_mut_ptr().add(dst), fin(acc[1]));
+                }
             } else {
                 let mut tmp = [0u16; 8];
-                store8_u16(tmp.as_mut_ptr(), fin(acc[0]));
+                // SAFETY: `tmp` holds 8 u16.
+                unsafe { store8_u16(cpu, tmp.as_mut_ptr(), fin(acc[0])) };
                 out_r[dst..dst + n].copy_from_slice(&tmp[..n]);
-                store8_u16(tmp.as_mut_ptr(), fin(acc[1]));
+                // SAFETY: as above.
+                unsafe { store8_u16(cpu, tmp.as_mut_ptr(), fin(acc[1])) };
                 out_d[dst..dst + n].copy_from_slice(&tmp[..n]);
             }
             x0 += 8;

@@ -19,10 +19,24 @@
 use std::arch::x86_64::*;
 
 use super::avx2::{
-    self, coef, log2_lut, mirror, statistic, terms, Avx2Sample, StatAcc, MAX_TERMS, ROW_QUANTITIES,
+    self, coef, log2_lut, mirror, statistic, terms, Avx2, Avx2Sample, StatAcc, MAX_TERMS, ROW_QUANTITIES,
 };
 use super::scalar;
 use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
+
+/// Proof that the CPU has AVX-512 F/BW/DQ/VL and AVX2, for the
+/// `#[inline(always)]` helpers below (as `avx2::Avx2` is for that module's):
+/// only [`Avx512::here`], a `#[target_feature]` fn, makes one.
+#[derive(Clone, Copy)]
+struct Avx512(Avx2);
+
+impl Avx512 {
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+    #[inline]
+    fn here() -> Self {
+        Avx512(Avx2::here())
+    }
+}
 
 pub(super) const KERNELS: Kernels =
     Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: avx2::KERNELS.statistic };
@@ -40,7 +54,8 @@ fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> Vif
     if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
+    // kernel's only precondition.
     unsafe { stat::<u8, 5>(r, d, p, s) }
 }
 
@@ -48,7 +63,8 @@ fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> 
     if !available() || p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
+    // kernel's only precondition.
     unsafe { stat::<u16, 8>(r, d, p, s) }
 }
 
@@ -63,7 +79,8 @@ fn subsample_u8(
     if !available() {
         return scalar::subsample(r, d, p, s, out_r, out_d);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
+    // kernel's only precondition.
     unsafe { subsample(r, d, p, s, out_r, out_d) }
 }
 
@@ -78,7 +95,8 @@ fn subsample_u16(
     if !available() {
         return scalar::subsample(r, d, p, s, out_r, out_d);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above).
+    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
+    // kernel's only precondition.
     unsafe { subsample(r, d, p, s, out_r, out_d) }
 }
 
@@ -86,95 +104,116 @@ fn subsample_u16(
 /// 64-bit chunks ordered (0, 4, 1, 5, 2, 6, 3, 7) so that unpacklo/hi of
 /// two give columns 0..15 and 16..31 in order.
 #[inline(always)]
-unsafe fn load32<T: Avx2Sample>(row: &[T], j: usize) -> __m512i {
-    // Past the row's end: zero samples, as load16 gives them.
-    let hi = if j + 16 < row.len() {
-        T::load16(row, j + 16)
-    } else {
-        _mm256_set1_epi16(if T::WIDE { i16::MIN } else { 0 })
-    };
-    let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(T::load16(row, j)), hi);
-    _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), v)
+fn load32<T: Avx2Sample>(_cpu: Avx512, row: &[T], j: usize) -> __m512i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; load16 bounds its reads.
+    unsafe {
+        // Past the row's end: zero samples, as load16 gives them.
+        let hi = if j + 16 < row.len() {
+            T::load16(_cpu.0, row, j + 16)
+        } else {
+            _mm256_set1_epi16(if T::WIDE { i16::MIN } else { 0 })
+        };
+        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(T::load16(_cpu.0, row, j)), hi);
+        _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), v)
+    }
 }
 
 /// (a * b + 2^31) >> 32 per u32 lane (libvmaf's Q32 → Q16 square).
 #[inline(always)]
-unsafe fn mul_q32(a: __m512i, b: __m512i) -> __m512i {
-    let round = _mm512_set1_epi64(1 << 31);
-    let even = _mm512_mul_epu32(a, b);
-    let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b));
-    let even = _mm512_srli_epi64::<32>(_mm512_add_epi64(even, round));
-    let odd = _mm512_add_epi64(odd, round);
-    _mm512_mask_blend_epi32(0xAAAA, even, odd)
+fn mul_q32(_cpu: Avx512, a: __m512i, b: __m512i) -> __m512i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
+    unsafe {
+        let round = _mm512_set1_epi64(1 << 31);
+        let even = _mm512_mul_epu32(a, b);
+        let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b));
+        let even = _mm512_srli_epi64::<32>(_mm512_add_epi64(even, round));
+        let odd = _mm512_add_epi64(odd, round);
+        _mm512_mask_blend_epi32(0xAAAA, even, odd)
+    }
 }
 
 /// Eight i32 lanes of `v` where `mask` is set, widened, added to the four
 /// i64 lanes of `sum` pairwise (the sum of all lanes is what counts).
 #[inline(always)]
-unsafe fn add_masked_i64(sum: __m256i, v: __m512i, mask: __mmask16) -> __m256i {
-    let wide = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_mov_epi32(mask, v)));
-    let wide = _mm512_add_epi64(
-        wide,
-        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(_mm512_maskz_mov_epi32(mask, v))),
-    );
-    _mm256_add_epi64(
-        sum,
-        _mm256_add_epi64(_mm512_castsi512_si256(wide), _mm512_extracti64x4_epi64::<1>(wide)),
-    )
+fn add_masked_i64(_cpu: Avx512, sum: __m256i, v: __m512i, mask: __mmask16) -> __m256i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
+    unsafe {
+        let wide = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(_mm512_maskz_mov_epi32(mask, v)));
+        let wide = _mm512_add_epi64(
+            wide,
+            _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(_mm512_maskz_mov_epi32(mask, v))),
+        );
+        _mm256_add_epi64(
+            sum,
+            _mm256_add_epi64(_mm512_castsi512_si256(wide), _mm512_extracti64x4_epi64::<1>(wide)),
+        )
+    }
 }
 
 /// table[m] for sixteen lanes of m in 32768..65536, through the block code
 /// of `avx2::Log2Lut` (see there).
 #[inline(always)]
-unsafe fn lookup16(blocks: &[u32; 2048], m: __m512i) -> __m512i {
-    let index = _mm512_and_si512(
-        _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
-        _mm512_set1_epi32(2047),
-    );
-    let mut at = [0u32; 16];
-    _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
-    let mut e = [0u32; 16];
-    for l in 0..16 {
-        // SAFETY: every index < 2048 = blocks.len().
-        e[l] = *blocks.get_unchecked(at[l] as usize);
+fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; `at` and `e` are 64 bytes, and each
+    // table read is bounded where it is made.
+    unsafe {
+        let index = _mm512_and_si512(
+            _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
+            _mm512_set1_epi32(2047),
+        );
+        let mut at = [0u32; 16];
+        _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
+        let mut e = [0u32; 16];
+        for l in 0..16 {
+            // SAFETY: every index < 2048 = blocks.len().
+            e[l] = *blocks.get_unchecked(at[l] as usize);
+        }
+        let e = _mm512_loadu_si512(e.as_ptr() as *const _);
+        let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
+        let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
+        let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
+        let p2 = _mm512_srli_epi32::<24>(e);
+        // value = base + (i >= p1) + (i >= p2)
+        let one = _mm512_set1_epi32(1);
+        let v = _mm512_mask_add_epi32(base, _mm512_cmpge_epi32_mask(i, p1), base, one);
+        _mm512_mask_add_epi32(v, _mm512_cmpge_epi32_mask(i, p2), v, one)
     }
-    let e = _mm512_loadu_si512(e.as_ptr() as *const _);
-    let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
-    let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
-    let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
-    let p2 = _mm512_srli_epi32::<24>(e);
-    // value = base + (i >= p1) + (i >= p2)
-    let one = _mm512_set1_epi32(1);
-    let v = _mm512_mask_add_epi32(base, _mm512_cmpge_epi32_mask(i, p1), base, one);
-    _mm512_mask_add_epi32(v, _mm512_cmpge_epi32_mask(i, p2), v, one)
 }
 
 /// `log2_32` on sixteen u32 lanes (>= 2^17), as `avx2::log2_u32`.
 #[inline(always)]
-unsafe fn log2_u32(x: __m512i, blocks: &[u32; 2048]) -> __m512i {
-    let f = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(x)));
-    let k = _mm512_sub_epi32(_mm512_srli_epi32::<23>(f), _mm512_set1_epi32(134));
-    let m = _mm512_srlv_epi32(x, k);
-    _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k))
+fn log2_u32(_cpu: Avx512, x: __m512i, blocks: &[u32; 2048]) -> __m512i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
+    unsafe {
+        let f = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(x)));
+        let k = _mm512_sub_epi32(_mm512_srli_epi32::<23>(f), _mm512_set1_epi32(134));
+        let m = _mm512_srlv_epi32(x, k);
+        _mm512_add_epi32(lookup16(_cpu, blocks, m), _mm512_slli_epi32::<11>(k))
+    }
 }
 
 /// For eight exact integer doubles (>= 2^17, < 2^53): m | k << 16 as i32
 /// lanes (see `avx2::log2_parts_f64`).
 #[inline(always)]
-unsafe fn log2_parts_f64(y: __m512d) -> __m256i {
-    let bits = _mm512_castpd_si512(y);
-    let m = _mm512_or_si512(
-        _mm512_and_si512(_mm512_srli_epi64::<37>(bits), _mm512_set1_epi64(0x7fff)),
-        _mm512_set1_epi64(0x8000),
-    );
-    let k = _mm512_sub_epi64(_mm512_srli_epi64::<52>(bits), _mm512_set1_epi64(1038));
-    _mm512_cvtepi64_epi32(_mm512_or_si512(m, _mm512_slli_epi64::<16>(k)))
+fn log2_parts_f64(_cpu: Avx512, y: __m512d) -> __m256i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
+    unsafe {
+        let bits = _mm512_castpd_si512(y);
+        let m = _mm512_or_si512(
+            _mm512_and_si512(_mm512_srli_epi64::<37>(bits), _mm512_set1_epi64(0x7fff)),
+            _mm512_set1_epi64(0x8000),
+        );
+        let k = _mm512_sub_epi64(_mm512_srli_epi64::<52>(bits), _mm512_set1_epi64(1038));
+        _mm512_cvtepi64_epi32(_mm512_or_si512(m, _mm512_slli_epi64::<16>(k)))
+    }
 }
 
 /// `accumulate` on sixteen pixels (lanes in `valid`), the same operations
 /// as `avx2::statistic` (no FMA; sums are integer, so lane order is free).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn statistic16(
+fn statistic16(
+    _cpu: Avx512,
     acc: &mut StatAcc,
     s1: __m512i,
     s2: __m512i,
@@ -183,63 +222,66 @@ unsafe fn statistic16(
     egl: f64,
     blocks: &[u32; 2048],
 ) {
-    use super::SIGMA_NSQ;
-    let zero = _mm512_setzero_si512();
-    let s2 = _mm512_max_epi32(s2, zero);
-    let log = _mm512_cmpgt_epi32_mask(s1, _mm512_set1_epi32(SIGMA_NSQ - 1)) & valid;
-    let non = valid & !log;
-    if non != 0 {
-        acc.den_non_log += non.count_ones() as i64;
-        acc.num_non_log = add_masked_i64(acc.num_non_log, s2, non);
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
+    unsafe {
+        use super::SIGMA_NSQ;
+        let zero = _mm512_setzero_si512();
+        let s2 = _mm512_max_epi32(s2, zero);
+        let log = _mm512_cmpgt_epi32_mask(s1, _mm512_set1_epi32(SIGMA_NSQ - 1)) & valid;
+        let non = valid & !log;
+        if non != 0 {
+            acc.den_non_log += non.count_ones() as i64;
+            acc.num_non_log = add_masked_i64(_cpu, acc.num_non_log, s2, non);
+        }
+        if log == 0 {
+            return;
+        }
+        let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+        let den = _mm512_sub_epi32(log2_u32(_cpu, _mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
+        acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
+        let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
+        if num == 0 {
+            return;
+        }
+        const EPS: f64 = 65536.0 * 1.0e-10;
+        let egl = _mm512_set1_pd(egl);
+        let mut sv = [_mm256_setzero_si256(); 2];
+        let mut parts = [_mm256_setzero_si256(); 2];
+        for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
+            let half_lanes = |v: __m512i| {
+                if h == 1 {
+                    _mm512_extracti64x4_epi64::<1>(v)
+                } else {
+                    _mm512_castsi512_si256(v)
+                }
+            };
+            let s1d = _mm512_cvtepi32_pd(half_lanes(s1));
+            let s12d = _mm512_cvtepi32_pd(half_lanes(s12));
+            let s2d = _mm512_cvtepi32_pd(half_lanes(s2));
+            let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
+            // (int32_t)(sigma2_sq - g * sigma12) clamped at 0; out of range the
+            // conversion gives INT_MIN, which clamps to 0 as in Rust.
+            *sv = _mm256_max_epi32(
+                _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d))),
+                _mm256_setzero_si256(),
+            );
+            let g = _mm512_min_pd(g, egl);
+            let numer1 = _mm512_cvtepu32_pd(_mm256_add_epi32(*sv, _mm256_set1_epi32(SIGMA_NSQ)));
+            let gg = _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm512_mul_pd(
+                _mm512_mul_pd(g, g),
+                s1d,
+            ));
+            *parts = log2_parts_f64(_cpu, _mm512_add_pd(gg, numer1));
+        }
+        let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+        let numer1 = _mm512_add_epi32(join(sv[0], sv[1]), nsq);
+        let parts = join(parts[0], parts[1]);
+        let m = _mm512_and_si512(parts, _mm512_set1_epi32(0xffff));
+        let k = _mm512_srai_epi32::<16>(parts);
+        let log_tmp = _mm512_add_epi32(lookup16(_cpu, blocks, m), _mm512_slli_epi32::<11>(k));
+        let v = _mm512_sub_epi32(log_tmp, log2_u32(_cpu, numer1, blocks));
+        acc.num_log = add_masked_i64(_cpu, acc.num_log, v, num);
     }
-    if log == 0 {
-        return;
-    }
-    let nsq = _mm512_set1_epi32(SIGMA_NSQ);
-    let den = _mm512_sub_epi32(log2_u32(_mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
-    acc.den_log = add_masked_i64(acc.den_log, den, log);
-    let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
-    if num == 0 {
-        return;
-    }
-    const EPS: f64 = 65536.0 * 1.0e-10;
-    let egl = _mm512_set1_pd(egl);
-    let mut sv = [_mm256_setzero_si256(); 2];
-    let mut parts = [_mm256_setzero_si256(); 2];
-    for (h, (sv, parts)) in sv.iter_mut().zip(parts.iter_mut()).enumerate() {
-        let half_lanes = |v: __m512i| {
-            if h == 1 {
-                _mm512_extracti64x4_epi64::<1>(v)
-            } else {
-                _mm512_castsi512_si256(v)
-            }
-        };
-        let s1d = _mm512_cvtepi32_pd(half_lanes(s1));
-        let s12d = _mm512_cvtepi32_pd(half_lanes(s12));
-        let s2d = _mm512_cvtepi32_pd(half_lanes(s2));
-        let g = _mm512_div_pd(s12d, _mm512_add_pd(s1d, _mm512_set1_pd(EPS)));
-        // (int32_t)(sigma2_sq - g * sigma12) clamped at 0; out of range the
-        // conversion gives INT_MIN, which clamps to 0 as in Rust.
-        *sv = _mm256_max_epi32(
-            _mm512_cvttpd_epi32(_mm512_sub_pd(s2d, _mm512_mul_pd(g, s12d))),
-            _mm256_setzero_si256(),
-        );
-        let g = _mm512_min_pd(g, egl);
-        let numer1 = _mm512_cvtepu32_pd(_mm256_add_epi32(*sv, _mm256_set1_epi32(SIGMA_NSQ)));
-        let gg = _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm512_mul_pd(
-            _mm512_mul_pd(g, g),
-            s1d,
-        ));
-        *parts = log2_parts_f64(_mm512_add_pd(gg, numer1));
-    }
-    let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
-    let numer1 = _mm512_add_epi32(join(sv[0], sv[1]), nsq);
-    let parts = join(parts[0], parts[1]);
-    let m = _mm512_and_si512(parts, _mm512_set1_epi32(0xffff));
-    let k = _mm512_srai_epi32::<16>(parts);
-    let log_tmp = _mm512_add_epi32(lookup16(blocks, m), _mm512_slli_epi32::<11>(k));
-    let v = _mm512_sub_epi32(log_tmp, log2_u32(numer1, blocks));
-    acc.num_log = add_masked_i64(acc.num_log, v, num);
 }
 
 /// The pair block of virtual row `v` (rows reflect(v), reflect(v + 1)),
@@ -248,57 +290,61 @@ unsafe fn statistic16(
 /// order, at `c * NQ * 16 + k * 16`, so the vertical pass reads each with
 /// one 512-bit load (the AVX2 layout keeps the two 8-column halves apart).
 #[inline(always)]
-unsafe fn build_block<T: Avx2Sample, const NQ: usize>(
+fn build_block<T: Avx2Sample, const NQ: usize>(
+    _cpu: Avx512,
     r: &Plane<T>,
     d: &Plane<T>,
     v: isize,
     chunks32: usize,
     block: &mut [i32],
 ) {
-    let h = r.height;
-    let (a, b) = (reflect(v, h), reflect(v + 1, h));
-    let (ra_row, rb_row, da_row, db_row) = (r.row(a), r.row(b), d.row(a), d.row(b));
-    let off = _mm512_set1_epi16(i16::MIN);
-    assert!(block.len() >= chunks32 * 2 * NQ * 16 && NQ <= ROW_QUANTITIES);
-    let out = block.as_mut_ptr();
-    for c in 0..chunks32 {
-        let j = 32 * c;
-        // load32's chunk order: unpacklo/hi give columns 0..15 and 16..31.
-        let (ra, rb) = (load32(ra_row, j), load32(rb_row, j));
-        let (da, db) = (load32(da_row, j), load32(db_row, j));
-        let mut q = [(ra, rb); ROW_QUANTITIES];
-        q[1] = (da, db);
-        if !T::WIDE {
-            // 8 bits: r^2, d^2, r*d fit u16; offset for vpmaddwd.
-            let sq = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(x, y), off);
-            q[2] = (sq(ra, ra), sq(rb, rb));
-            q[3] = (sq(da, da), sq(db, db));
-            q[4] = (sq(ra, da), sq(rb, db));
-        } else {
-            // Samples back to u16 for the 32-bit products, split in halves.
-            let (ua, ub) = (_mm512_xor_si512(ra, off), _mm512_xor_si512(rb, off));
-            let (va, vb) = (_mm512_xor_si512(da, off), _mm512_xor_si512(db, off));
-            let hi = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mulhi_epu16(x, y), off);
-            let lo = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(x, y), off);
-            q[2] = (hi(ua, ua), hi(ub, ub));
-            q[3] = (lo(ua, ua), lo(ub, ub));
-            q[4] = (hi(va, va), hi(vb, vb));
-            q[5] = (lo(va, va), lo(vb, vb));
-            q[6] = (hi(ua, va), hi(ub, vb));
-            q[7] = (lo(ua, va), lo(ub, vb));
-        }
-        // SAFETY: chunks 2c and 2c + 1 cover elements c * 2 * NQ * 16 ..
-        // (c + 1) * 2 * NQ * 16 of `block` (asserted above).
-        let base = out.add(c * 2 * NQ * 16);
-        for (k, &(x, y)) in q.iter().enumerate().take(NQ) {
-            _mm512_storeu_si512(base.add(k * 16) as *mut _, _mm512_unpacklo_epi16(x, y));
-            _mm512_storeu_si512(base.add((NQ + k) * 16) as *mut _, _mm512_unpackhi_epi16(x, y));
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the stores stay in `block` (below).
+    unsafe {
+        let h = r.height;
+        let (a, b) = (reflect(v, h), reflect(v + 1, h));
+        let (ra_row, rb_row, da_row, db_row) = (r.row(a), r.row(b), d.row(a), d.row(b));
+        let off = _mm512_set1_epi16(i16::MIN);
+        assert!(block.len() >= chunks32 * 2 * NQ * 16 && NQ <= ROW_QUANTITIES);
+        let out = block.as_mut_ptr();
+        for c in 0..chunks32 {
+            let j = 32 * c;
+            // load32's chunk order: unpacklo/hi give columns 0..15 and 16..31.
+            let (ra, rb) = (load32(_cpu, ra_row, j), load32(_cpu, rb_row, j));
+            let (da, db) = (load32(_cpu, da_row, j), load32(_cpu, db_row, j));
+            let mut q = [(ra, rb); ROW_QUANTITIES];
+            q[1] = (da, db);
+            if !T::WIDE {
+                // 8 bits: r^2, d^2, r*d fit u16; offset for vpmaddwd.
+                let sq = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(x, y), off);
+                q[2] = (sq(ra, ra), sq(rb, rb));
+                q[3] = (sq(da, da), sq(db, db));
+                q[4] = (sq(ra, da), sq(rb, db));
+            } else {
+                // Samples back to u16 for the 32-bit products, split in halves.
+                let (ua, ub) = (_mm512_xor_si512(ra, off), _mm512_xor_si512(rb, off));
+                let (va, vb) = (_mm512_xor_si512(da, off), _mm512_xor_si512(db, off));
+                let hi = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mulhi_epu16(x, y), off);
+                let lo = |x: __m512i, y: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(x, y), off);
+                q[2] = (hi(ua, ua), hi(ub, ub));
+                q[3] = (lo(ua, ua), lo(ub, ub));
+                q[4] = (hi(va, va), hi(vb, vb));
+                q[5] = (lo(va, va), lo(vb, vb));
+                q[6] = (hi(ua, va), hi(ub, vb));
+                q[7] = (lo(ua, va), lo(ub, vb));
+            }
+            // SAFETY: chunks 2c and 2c + 1 cover elements c * 2 * NQ * 16 ..
+            // (c + 1) * 2 * NQ * 16 of `block` (asserted above).
+            let base = out.add(c * 2 * NQ * 16);
+            for (k, &(x, y)) in q.iter().enumerate().take(NQ) {
+                _mm512_storeu_si512(base.add(k * 16) as *mut _, _mm512_unpacklo_epi16(x, y));
+                _mm512_storeu_si512(base.add((NQ + k) * 16) as *mut _, _mm512_unpackhi_epi16(x, y));
+            }
         }
     }
 }
 
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn stat<T: Avx2Sample, const NQ: usize>(
+fn stat<T: Avx2Sample, const NQ: usize>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &StatParams,
@@ -310,10 +356,11 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     if w == 0 || h == 0 {
         return VifSums::default();
     }
+    let cpu = Avx512::here();
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
     let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
-        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(cpu.0, &terms[t.min(n_terms - 1)])))
     });
     let chunks16 = w.div_ceil(16);
     // Blocks are built 32 columns at a time: room for an even chunk count.
@@ -332,7 +379,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
     let xs = &mut scratch.i16s;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
-    let mut acc = StatAcc::new();
+    let mut acc = StatAcc::new(cpu.0);
 
     let bias31 = _mm512_set1_epi32(i32::MIN);
     let off16 = _mm512_set1_epi32(0x8000);
@@ -352,6 +399,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 built += step as isize;
                 let slot = slot_of(built);
                 build_block::<T, NQ>(
+                    cpu,
                     r,
                     d,
                     built,
@@ -369,9 +417,10 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 let mut a = [_mm512_setzero_si512(); NQ];
                 for t in 0..n_terms {
                     // SAFETY: slot < ring and c2 < 2 * chunks32: inside the ring.
-                    let src = bp.add(slots[t] * block_len + c2 * NQ * 16);
+                    let src = unsafe { bp.add(slots[t] * block_len + c2 * NQ * 16) };
                     for (k, a) in a.iter_mut().enumerate() {
-                        let v = _mm512_loadu_si512(src.add(k * 16) as *const _);
+                        // SAFETY: k < NQ: the 16 elements read lie in chunk c2.
+                        let v = unsafe { _mm512_loadu_si512(src.add(k * 16) as *const _) };
                         *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
                     }
                 }
@@ -405,11 +454,9 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                 }
                 for (k, &v) in x.iter().enumerate() {
                     // Every lane is < 65536: the truncating pack is exact.
-                    // SAFETY: MAX_HALF + 8 * c + 16 <= xlen.
-                    _mm256_storeu_si256(
-                        xp.add(k * xlen + MAX_HALF + 8 * c) as *mut __m256i,
-                        _mm512_cvtepi32_epi16(v),
-                    );
+                    let v = _mm512_cvtepi32_epi16(v);
+                    // SAFETY: MAX_HALF + 8 * c + 16 <= xlen: inside row k of xs.
+                    unsafe { _mm256_storeu_si256(xp.add(k * xlen + MAX_HALF + 8 * c) as *mut __m256i, v) };
                 }
             }
             for k in 0..ROW_QUANTITIES {
@@ -430,7 +477,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                         for (k, a) in a.iter_mut().enumerate() {
                             // SAFETY: e >= 0 (off >= -MAX_HALF) and the 32
                             // elements read end below MAX_HALF + w + 48 <= xlen.
-                            let v = _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _);
+                            let v = unsafe { _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _) };
                             *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
                         }
                     }
@@ -444,18 +491,19 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                     let xx = q16(a[2], a[3]);
                     let yy = q16(a[4], a[5]);
                     let xy = q16(a[6], a[7]);
-                    let s1 = _mm512_sub_epi32(xx, mul_q32(mu1, mu1));
-                    let s2 = _mm512_sub_epi32(yy, mul_q32(mu2, mu2));
-                    let s12 = _mm512_sub_epi32(xy, mul_q32(mu1, mu2));
+                    let s1 = _mm512_sub_epi32(xx, mul_q32(cpu, mu1, mu1));
+                    let s2 = _mm512_sub_epi32(yy, mul_q32(cpu, mu2, mu2));
+                    let s12 = _mm512_sub_epi32(xy, mul_q32(cpu, mu1, mu2));
                     let left = (count - x0).min(16) as i32;
                     if let Some(blocks) = &lut.blocks {
                         let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
-                        statistic16(&mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
+                        statistic16(cpu, &mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
                         x0 += 16;
                         continue;
                     }
                     let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
                     statistic(
+                        cpu.0,
                         &mut acc,
                         _mm512_castsi512_si256(s1),
                         _mm512_castsi512_si256(s2),
@@ -467,6 +515,7 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
                     if left > 8 {
                         let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
                         statistic(
+                            cpu.0,
                             &mut acc,
                             _mm512_extracti64x4_epi64::<1>(s1),
                             _mm512_extracti64x4_epi64::<1>(s2),
@@ -481,13 +530,13 @@ unsafe fn stat<T: Avx2Sample, const NQ: usize>(
             }
         }
     }
-    acc.sums()
+    acc.sums(cpu.0)
 }
 
 /// `avx2.rs`'s subsample (filter, then keep even rows and columns) on 32
 /// columns per vertical step and 16 outputs per horizontal one.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn subsample<T: Avx2Sample>(
+fn subsample<T: Avx2Sample>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &SubsampleParams,
@@ -503,10 +552,11 @@ unsafe fn subsample<T: Avx2Sample>(
         return;
     }
     assert!(out_r.len() >= ow * oh && out_d.len() >= ow * oh, "vif subsample: output too small");
+    let cpu = Avx512::here();
     let (terms, n_terms) = terms(filt);
     let terms = &terms[..n_terms];
     let coefs: [__m512i; MAX_TERMS] = std::array::from_fn(|t| {
-        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(&terms[t.min(n_terms - 1)])))
+        _mm512_broadcast_i32x4(_mm256_castsi256_si128(coef(cpu.0, &terms[t.min(n_terms - 1)])))
     });
     let chunks32 = w.div_ceil(32);
     let xlen = MAX_HALF + 32 * chunks32 + 96;
@@ -534,22 +584,25 @@ unsafe fn subsample<T: Avx2Sample>(
             let mut acc = [_mm512_setzero_si512(); 4];
             for t in 0..n_terms {
                 let (a, b) = rows[t];
-                let ra = load32(r.row(a), j);
-                let rb = load32(r.row(b), j);
-                let da = load32(d.row(a), j);
-                let db = load32(d.row(b), j);
+                let ra = load32(cpu, r.row(a), j);
+                let rb = load32(cpu, r.row(b), j);
+                let da = load32(cpu, d.row(a), j);
+                let db = load32(cpu, d.row(b), j);
                 let f = coefs[t];
                 acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(_mm512_unpacklo_epi16(ra, rb), f));
                 acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(_mm512_unpackhi_epi16(ra, rb), f));
                 acc[2] = _mm512_add_epi32(acc[2], _mm512_madd_epi16(_mm512_unpacklo_epi16(da, db), f));
                 acc[3] = _mm512_add_epi32(acc[3], _mm512_madd_epi16(_mm512_unpackhi_epi16(da, db), f));
             }
-            // SAFETY: MAX_HALF + j + 32 <= xlen.
-            let (pr, pd) = (xr.as_mut_ptr().add(MAX_HALF + j), xd.as_mut_ptr().add(MAX_HALF + j));
-            _mm256_storeu_si256(pr as *mut __m256i, post(acc[0]));
-            _mm256_storeu_si256(pr.add(16) as *mut __m256i, post(acc[1]));
-            _mm256_storeu_si256(pd as *mut __m256i, post(acc[2]));
-            _mm256_storeu_si256(pd.add(16) as *mut __m256i, post(acc[3]));
+            let packed = [post(acc[0]), post(acc[1]), post(acc[2]), post(acc[3])];
+            // SAFETY: MAX_HALF + j + 32 <= xlen, the length of xr and xd.
+            unsafe {
+                let (pr, pd) = (xr.as_mut_ptr().add(MAX_HALF + j), xd.as_mut_ptr().add(MAX_HALF + j));
+                _mm256_storeu_si256(pr as *mut __m256i, packed[0]);
+                _mm256_storeu_si256(pr.add(16) as *mut __m256i, packed[1]);
+                _mm256_storeu_si256(pd as *mut __m256i, packed[2]);
+                _mm256_storeu_si256(pd.add(16) as *mut __m256i, packed[3]);
+            }
         }
         mirror(xr, w, half);
         mirror(xd, w, half);
@@ -561,8 +614,12 @@ unsafe fn subsample<T: Avx2Sample>(
                 let e = (MAX_HALF + 2 * x0) as isize + terms[t].off;
                 // SAFETY: e >= 0; the 32 elements read end below
                 // MAX_HALF + w + 48 <= xlen.
-                let vr = _mm512_loadu_si512(xr.as_ptr().offset(e) as *const _);
-                let vd = _mm512_loadu_si512(xd.as_ptr().offset(e) as *const _);
+                let (vr, vd) = unsafe {
+                    (
+                        _mm512_loadu_si512(xr.as_ptr().offset(e) as *const _),
+                        _mm512_loadu_si512(xd.as_ptr().offset(e) as *const _),
+                    )
+                };
                 acc[0] = _mm512_add_epi32(acc[0], _mm512_madd_epi16(vr, coefs[t]));
                 acc[1] = _mm512_add_epi32(acc[1], _mm512_madd_epi16(vd, coefs[t]));
             }
@@ -573,14 +630,19 @@ unsafe fn subsample<T: Avx2Sample>(
             let n = (ow - x0).min(16);
             let dst = y * ow + x0;
             if n == 16 {
+                let (fr, fd) = (fin(acc[0]), fin(acc[1]));
                 // SAFETY: dst + 16 <= ow * oh <= out lengths (asserted).
-                _mm256_storeu_si256(out_r.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[0]));
-                _mm256_storeu_si256(out_d.as_mut_ptr().add(dst) as *mut __m256i, fin(acc[1]));
+                unsafe {
+                    _mm256_storeu_si256(out_r.as_mut_ptr().add(dst) as *mut __m256i, fr);
+                    _mm256_storeu_si256(out_d.as_mut_ptr().add(dst) as *mut __m256i, fd);
+                }
             } else {
                 let mut tmp = [0u16; 16];
-                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[0]));
+                // SAFETY: `tmp` is 32 bytes.
+                unsafe { _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[0])) };
                 out_r[dst..dst + n].copy_from_slice(&tmp[..n]);
-                _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[1]));
+                // SAFETY: as above.
+                unsafe { _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, fin(acc[1])) };
                 out_d[dst..dst + n].copy_from_slice(&tmp[..n]);
             }
             x0 += 16;
