@@ -46,6 +46,27 @@ pub struct RunOptions {
     pub skip: Vec<String>,
 }
 
+/// The CPU run every GPU run of pair `name` is compared with: its logs and
+/// its frame-pair count (0 and a status note when it failed or its logs
+/// cannot be read).
+fn cpu_reference(
+    ok: bool,
+    work: &Path,
+    name: &str,
+    log: &Path,
+    status: &mut Vec<String>,
+    details: &mut Vec<String>,
+) -> (Option<Reference>, u64) {
+    if !ok {
+        status.push("cpu run failed".to_string());
+        details.push(format!("{name} cpu: {}", logs::first_error(&read(log))));
+        return (None, 0);
+    }
+    let reference =
+        Reference::load(work, &format!("{name}-cpu")).map_err(|e| status.push(format!("cpu logs unreadable: {e}"))).ok();
+    (reference, Counters::parse(&read(log)).pairs.unwrap_or(0))
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
@@ -177,14 +198,7 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
         }
 
         let mut status = Vec::new();
-        let cpu = if res["cpu"].ok() {
-            Reference::load(&work, &format!("{name}-cpu")).map_err(|e| status.push(format!("cpu logs unreadable: {e}"))).ok()
-        } else {
-            status.push("cpu run failed".to_string());
-            details.push(format!("{name} cpu: {}", logs::first_error(&read(&logf("cpu")))));
-            None
-        };
-        let nframes = if res["cpu"].ok() { Counters::parse(&read(&logf("cpu"))).pairs.unwrap_or(0) } else { 0 };
+        let (cpu, nframes) = cpu_reference(res["cpu"].ok(), &work, name, &logf("cpu"), &mut status, &mut details);
         let psnr_ref = match res.get("cpu_psnr") {
             Some(r) if r.ok() => Reference::load(&work, &format!("{name}-cpu-psnr")).map_err(|e| status.push(format!("cpu psnr logs unreadable: {e}"))).ok(),
             Some(_) => {
@@ -311,14 +325,7 @@ pub fn run_hip(root: &Path, o: &RunOptions) -> Result<bool, String> {
             res.insert(k, best_of(o.runs, &argv, &env, &logf(k)));
         }
         let mut status = Vec::new();
-        let cpu = if res["cpu"].ok() {
-            Reference::load(&work, &format!("{name}-cpu")).map_err(|e| status.push(format!("cpu logs unreadable: {e}"))).ok()
-        } else {
-            status.push("cpu run failed".to_string());
-            details.push(format!("{name} cpu: {}", logs::first_error(&read(&logf("cpu")))));
-            None
-        };
-        let nframes = if res["cpu"].ok() { Counters::parse(&read(&logf("cpu"))).pairs.unwrap_or(0) } else { 0 };
+        let (cpu, nframes) = cpu_reference(res["cpu"].ok(), &work, name, &logf("cpu"), &mut status, &mut details);
         let mut cells: BTreeMap<&str, String> = BTreeMap::new();
         for k in ["hip", "cuda"] {
             let text = read(&logf(k));
