@@ -247,14 +247,20 @@ pub fn run(root: &Path, o: &RunOptions) -> Result<bool, String> {
     let mut text = format!("\n{}", table.render_markdown());
     text += &format!("\ntimes: best of {} (mixed, psnr: 1 run); cpu run options: {cpu_opts}; cuda run options: {}\n", o.runs, if o.cuda_opts.is_empty() { "(defaults)" } else { &o.cuda_opts });
     text += &format!("logs, metadata and JSON logs in {}\n", work.display());
+    hand_back_report(&work, text, &details);
+    Ok(!failed)
+}
+
+/// Ends a run's report: the details under the table, printed, kept in
+/// `table.md` and handed back with the logs.
+fn hand_back_report(work: &Path, mut text: String, details: &[String]) {
     if !details.is_empty() {
         text += "\ndetails:\n";
         text += &details.iter().map(|d| format!("  {d}\n")).collect::<String>();
     }
     print!("{text}");
     let _ = std::fs::write(work.join("table.md"), &text);
-    g::hand_back(&work, &text);
-    Ok(!failed)
+    g::hand_back(work, &text);
 }
 
 // --- HIP frames on the stand-in -------------------------------------------------
@@ -362,14 +368,8 @@ pub fn run_hip(root: &Path, o: &RunOptions) -> Result<bool, String> {
             if status.is_empty() { "ok".into() } else { status.join("; ") },
         ]);
     }
-    let mut text = format!("\n{}\ntimes: best of {}; cpu run options: {cpu_opts}; logs, metadata and JSON logs in {}\n", table.render_markdown(), o.runs, work.display());
-    if !details.is_empty() {
-        text += "\ndetails:\n";
-        text += &details.iter().map(|d| format!("  {d}\n")).collect::<String>();
-    }
-    print!("{text}");
-    let _ = std::fs::write(work.join("table.md"), &text);
-    g::hand_back(&work, &text);
+    let text = format!("\n{}\ntimes: best of {}; cpu run options: {cpu_opts}; logs, metadata and JSON logs in {}\n", table.render_markdown(), o.runs, work.display());
+    hand_back_report(&work, text, &details);
     Ok(!failed)
 }
 
