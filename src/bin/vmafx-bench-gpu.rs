@@ -31,10 +31,11 @@
 //!     frame's score (`vmaf_frames`), for the xtask to compare with libvmaf's.
 //!     cuda, cuda-stream: the device memory a scoring context takes
 //!     (`cuMemGetInfo`, the whole device's free memory, before `Context::new`
-//!     and after the context is set up, then at the end of a run of N frames
-//!     and of N/5 frames, before the context drops): `device_bytes_context`,
-//!     `device_bytes_end`, `device_bytes_end_short`; end minus end_short is
-//!     the growth with frame count.
+//!     and after the context is set up, then the largest of the readings
+//!     every N/8 frames pushed and before the flush, in a run of N frames
+//!     and one of N/5): `device_bytes_context`, `device_bytes_end`,
+//!     `device_bytes_end_short`; end minus end_short is the growth with
+//!     frame count.
 //! ```
 //!
 //! Every command prints one line `RESULT {json}` for the script to parse.
@@ -483,8 +484,9 @@ impl MemInfo {
     }
 }
 
-/// Device memory a run's context took: after set-up and at its end, both
-/// as the increase over what was in use before `Context::new`.
+/// Device memory a run's context took: after set-up and the largest reading
+/// while its frames were in flight, both as the increase over what was in
+/// use before `Context::new`.
 #[derive(Clone, Copy, Default)]
 struct ContextMemory {
     after_setup: i64,
@@ -604,16 +606,22 @@ fn score_once(
     context.use_model(model.clone())?;
     let init = init.elapsed().as_secs_f64();
     let after_setup = used()? - before;
+    // Memory is read while frames are in flight, every eighth of the run and
+    // before the flush: the flush stops the workers, whose lanes free their
+    // buffers then (a reading after it saw 0 on the H200, 2026-12-04).
+    let every = (frames / 8).max(1);
+    let mut peak = after_setup;
     let start = Instant::now();
     for i in 0..frames {
         context.push(Arc::clone(&refs[i % refs.len()]), Arc::clone(&dists[i % dists.len()]))?;
+        if memory.is_some() && ((i + 1) % every == 0 || i + 1 == frames) {
+            peak = peak.max(used()? - before);
+        }
     }
     context.flush()?;
     context.pooled(model.name(), PoolMethod::Mean, 0, frames as u32 - 1)?;
     let seconds = start.elapsed().as_secs_f64();
-    // The lanes' pools keep their buffers until the context drops.
-    let at_end = used()? - before;
-    Ok((Run { seconds, context }, init, ContextMemory { after_setup, at_end }))
+    Ok((Run { seconds, context }, init, ContextMemory { after_setup, at_end: peak }))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -882,7 +882,7 @@ pub fn tabulate(records: &[Record], gpu_csv: &str, o: &RunOptions) -> String {
     ]);
     let mut memory = Table::new(&[
         ("size", Align::Left), ("bits", Align::Right), ("model", Align::Left), ("frames N", Align::Right),
-        ("vmafx MiB after set-up", Align::Right), ("at end, N frames", Align::Right), ("at end, N/5", Align::Right), ("growth N/5 to N", Align::Right),
+        ("vmafx MiB after set-up", Align::Right), ("peak, N frames", Align::Right), ("peak, N/5", Align::Right), ("growth N/5 to N", Align::Right),
         ("libvmaf", Align::Left), ("MiB after set-up", Align::Right), ("at end, N frames", Align::Right), ("at end, N/5", Align::Right), ("growth N/5 to N", Align::Right),
     ]);
     let mut models = Table::new(&[
@@ -1007,7 +1007,7 @@ pub fn tabulate(records: &[Record], gpu_csv: &str, o: &RunOptions) -> String {
     }
     if !memory.is_empty() {
         out += "\n### Device memory per scoring context\n\n";
-        out += "cuMemGetInfo (the whole device's memory in use) before the context is made, after its set-up (vmafx: `Context::new` and the model; libvmaf: `vmaf_init`, the CUDA state, its preallocated pictures, the model's extractors) and at the end of a run, before the context drops; each the increase over before, in MiB (2^20 bytes), of the last repeat. The frames (uploaded once, before) are not counted. The driver hands out memory in 2 MiB pages. \"growth\" = at end of N frames minus at end of N/5 frames: what longer runs add. vmafx's figure covers every worker lane of the context; libvmaf's on v1.0.16 is its gpumask context (its CUDA state and device pictures; the extractors run on the CPU).\n\n";
+        out += "cuMemGetInfo (the whole device's memory in use) before the context is made, after its set-up (vmafx: `Context::new` and the model; libvmaf: `vmaf_init`, the CUDA state, its preallocated pictures, the model's extractors) and in the run: vmafx's peak is the largest of readings every N/8 frames pushed and before the flush, while frames are in flight (its lanes free their buffers when the flush stops them); libvmaf's is read at the end, before `vmaf_close` (it holds its pictures until then). Each the increase over before, in MiB (2^20 bytes), of the last repeat. The frames (uploaded once, before) are not counted. The driver hands out memory in 2 MiB pages. \"growth\" = peak of N frames minus peak of N/5 frames: what longer runs add. vmafx's figure covers every worker lane of the context; libvmaf's on v1.0.16 is its gpumask context (its CUDA state and device pictures; the extractors run on the CPU).\n\n";
         out += &memory.render_markdown();
     }
     if !models.is_empty() {
