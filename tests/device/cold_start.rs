@@ -5,7 +5,8 @@
 //! writes the CPU context's values as bits. The times of context creation,
 //! the first frame (the kernels' loading) and the next frames are printed,
 //! informative only (docs/benchmarks.md, "Start-up", has the measured
-//! table). Skips without a GPU unless VMAFX_REQUIRE_GPU=cuda.
+//! table). Skips without a GPU unless VMAFX_REQUIRE_GPU=cuda; with
+//! VMAFX_REQUIRE_EMBEDDED=cuda a binary without embedded CUDA kernels fails.
 
 use crate::support::contexts::{add_features, assert_same, use_models};
 use crate::support::synth;
@@ -62,6 +63,14 @@ fn gpu_first_frame_takes_embedded_kernels_and_scores_as_the_cpu() {
     eprintln!("{values} values equal the CPU's");
     let off = std::env::var("VMAFX_EMBEDDED_KERNELS").is_ok_and(|v| v == "off");
     let covered = embedded::EMBEDDED.iter().any(|e| e.compiler == "nvrtc" && e.is_current(&kernels::VIF));
+    // The GPU host's run (xtask twins run) asks for them: a binary built
+    // without NVRTC would otherwise pass here on run-time compiles.
+    let demanded = std::env::var("VMAFX_REQUIRE_EMBEDDED").is_ok_and(|v| v.split(',').any(|k| k == "cuda"));
+    assert!(
+        covered || !demanded,
+        "VMAFX_REQUIRE_EMBEDDED=cuda: this binary embeds no CUDA kernels (built without NVRTC: {:?})",
+        embedded::BUILD_COMPILERS
+    );
     if covered && !off {
         // VIF, ADM, motion, PSNR: at least four sources, none compiled.
         assert!(served >= 4, "{served} embedded kernel images used on the first frame");

@@ -178,6 +178,9 @@ fn main_result() -> Result<bool, String> {
     let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> { v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number"))) };
     match words.as_slice() {
         ["twins", "pack"] => {
+            if !args.iter().any(|a| a == "--dry-run") {
+                pack::use_kernel_compilers(&root);
+            }
             let o = twins::PackOptions { defects: flags.take_value("--defects")?.unwrap_or_else(|| "none".into()), dry_run: flags.take_switch("--dry-run") };
             flags.done()?;
             twins::pack(&root, &o).map(|_| true)
@@ -200,6 +203,9 @@ fn main_result() -> Result<bool, String> {
             twins::check_carry_size(&root).map(|_| true)
         }
         ["hip-nvidia", "pack"] => {
+            if !args.iter().any(|a| a == "--dry-run") {
+                pack::use_kernel_compilers(&root);
+            }
             let defects = flags.take_value("--defects")?.unwrap_or_else(|| "none".into());
             let dry_run = flags.take_switch("--dry-run");
             flags.done()?;
@@ -216,6 +222,9 @@ fn main_result() -> Result<bool, String> {
             hip_nvidia::run_all(&root, &o)
         }
         ["bench-gpu", "pack"] => {
+            if !args.iter().any(|a| a == "--dry-run") {
+                pack::use_kernel_compilers(&root);
+            }
             let dry_run = flags.take_switch("--dry-run");
             flags.done()?;
             bench_gpu::pack(&root, dry_run).map(|_| true)
@@ -240,6 +249,9 @@ fn main_result() -> Result<bool, String> {
             bench_gpu::run(&root, &o)
         }
         ["gpu-ffmpeg", "pack"] => {
+            if !args.iter().any(|a| a == "--dry-run") {
+                pack::use_kernel_compilers(&root);
+            }
             let o = gpu_ffmpeg::PackOptions {
                 ffmpeg: flags.take_value("--ffmpeg")?.map(PathBuf::from),
                 frames: number(flags.take_value("--frames")?, "--frames", 48)? as u32,

@@ -158,6 +158,37 @@ impl Manifest {
 }
 
 /// The folder of `part` under the pack root, from the repository root.
+/// The kernel compilers' environment for a pack's builds: `scripts/gpu-ci-deps
+/// --env` (NVRTC from PyPI into build/gpu-deps, Debian's hiprtc) prints
+/// `export VMAFX_NVRTC_LIB='…'`, set here for every cargo and FFmpeg build the
+/// pack runs. build.rs then embeds the kernels built ahead, so the GPU host's
+/// first frame needs no NVRTC (docs/benchmarks.md, "Start-up"); and since
+/// build.rs reruns when that variable changes, a crate built before the wheel
+/// was fetched is rebuilt with it. Without the compilers the pack still builds
+/// and says the first run there will compile every kernel.
+pub fn use_kernel_compilers(root: &Path) {
+    let out = std::process::Command::new(root.join("scripts/gpu-ci-deps")).arg("--env").current_dir(root).output();
+    let vars = match &out {
+        Ok(o) if o.status.success() => parse_exports(&String::from_utf8_lossy(&o.stdout)),
+        _ => Vec::new(),
+    };
+    if vars.is_empty() {
+        eprintln!("pack: scripts/gpu-ci-deps found no kernel compiler: the binaries embed no kernels, and their first run compiles every kernel (seconds)");
+    }
+    for (name, value) in vars {
+        eprintln!("pack: {name}={value} (kernels built ahead)");
+        std::env::set_var(name, value);
+    }
+}
+
+/// `export NAME='VALUE'` lines, as scripts/gpu-ci-deps prints them.
+pub fn parse_exports(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
+        .map(|(n, v)| (n.to_string(), v.trim_matches('\'').to_string()))
+        .collect()
+}
+
 pub fn part_dir(root: &Path, part: &str) -> PathBuf {
     root.join(PACK_ROOT).join(part)
 }
@@ -201,6 +232,13 @@ mod tests {
             files: vec![FileEntry { path: "device".into(), bytes: 3, fnv64: fnv64(b"abc") }, FileEntry { path: "defects/1-device".into(), bytes: 0, fnv64: fnv64(b"") }],
             notes: vec!["defect 1 device::import | gpu import: the device-event acquire wait skipped (CUDA)".into()],
         }
+    }
+
+    #[test]
+    fn gpu_ci_deps_exports_are_read() {
+        let text = "export VMAFX_NVRTC_LIB='/x/build/gpu-deps/libnvrtc.so.13'\n# a note\nexport B=plain\n";
+        assert_eq!(parse_exports(text), vec![("VMAFX_NVRTC_LIB".to_string(), "/x/build/gpu-deps/libnvrtc.so.13".to_string()), ("B".to_string(), "plain".to_string())]);
+        assert!(parse_exports("VMAFX_NVRTC_LIB=/x\n").is_empty());
     }
 
     #[test]

@@ -36,8 +36,10 @@ pub fn module_step(module: &str, lane: Lane, device: &str) -> Result<PlannedStep
         // A fresh process with empty caches (this xtask's and the driver's
         // own): its first frame's kernels come from the set built ahead. A
         // CUDA test: on the HIP lane's run it still asks for CUDA.
-        ("cold_start", Lane::Cuda) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1")]),
-        ("cold_start", Lane::Hip) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1"), ("VMAFX_REQUIRE_GPU", "cuda")]),
+        // The pack embeds the kernels built ahead (pack::use_kernel_compilers):
+        // a binary without them fails here instead of passing on NVRTC.
+        ("cold_start", Lane::Cuda) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1"), ("VMAFX_REQUIRE_EMBEDDED", "cuda")]),
+        ("cold_start", Lane::Hip) => (vec!["--nocapture", "cold_start::"], vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1"), ("VMAFX_REQUIRE_EMBEDDED", "cuda"), ("VMAFX_REQUIRE_GPU", "cuda")]),
         ("twins", _) => (vec!["--nocapture", "--test-threads=1", "twins::"], vec![]),
         ("gpu_context", _) => (vec!["--nocapture", "--test-threads=1", "gpu_context::"], vec![]),
         ("import", Lane::Cuda) => (vec!["--nocapture", "--test-threads=1", "import::"], vec![]),
@@ -295,7 +297,7 @@ mod tests {
         assert_eq!(names, ["loaders", "kernels_compile", "cold_start", "twins", "gpu_context", "import", "fns", "defect-5"]);
         assert_eq!(steps[3].argv, strings(&["build/xtask/twins/device", "--nocapture", "--test-threads=1", "twins::"]));
         assert_eq!(steps[7].argv, strings(&["build/xtask/twins/defects/5-device", "--test-threads=1", "fns::"]));
-        assert_eq!(steps[2].extra, vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1")]);
+        assert_eq!(steps[2].extra, vec![("VMAFX_KERNEL_CACHE", COLD_CACHE), ("CUDA_CACHE_DISABLE", "1"), ("VMAFX_REQUIRE_EMBEDDED", "cuda")]);
         assert!(steps.iter().filter(|s| s.name != "cold_start").all(|s| s.extra.is_empty()));
     }
 
