@@ -1,10 +1,11 @@
 // Motion SAD, libvmaf 3.2.0's fused pipeline (feature/integer_motion.c,
 // motion_score_pipeline_8 / _16), the device twin of
 // src/feature/motion/scalar.rs::sad. Integer only, so exact:
-//   pass 1 (motion_blur_y_*): y[i][j] = round(sum_k F[k] * (prev - cur)[mirror(i-2+k)][j] >> shift)
-//   pass 2 (motion_row_sad):  row_sad[i] = sum_j |round(sum_k F[k] * y[i][mirror(j-2+k)] >> 16)|
+//   vertical:   y[i][j] = round(sum_k F[k] * (prev - cur)[mirror(i-2+k)][j] >> shift)
+//   horizontal: row_sad[i] = sum_j |round(sum_k F[k] * y[i][mirror(j-2+k)] >> 16)|
 // as u32 wrapping per row; the host adds rows in u64. The CPU skips rows
-// whose y is all zero; such rows sum to 0 here too.
+// whose y is all zero; such rows sum to 0 here too. Both passes run in one
+// kernel, per tile (motion_sad_*).
 #include "vmafx_compat.h"
 
 __constant__ vx_i32 VX_MOTION_FILTER[5] = {3571, 16004, 26386, 16004, 3571};
@@ -15,48 +16,93 @@ __device__ inline int vx_mirror(int idx, int size) {
     return idx;
 }
 
-// One thread per pixel: grid (ceil(w/256), h). Pitches in bytes (the two
-// planes may come from different producers); y_stride in elements.
-VMAFX_KERNEL void motion_blur_y_8(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch,
-                                  int w, int h, vx_i32 *y, int y_stride) {
-    int j = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
-    int i = blockIdx.y;
-    if (j >= w) return;
-    vx_i32 acc = 0;
-    for (int k = 0; k < 5; k++) {
-        long long r = vx_mirror(i - 2 + k, h);
-        acc += VX_MOTION_FILTER[k] * ((vx_i32)prev[r * prev_pitch + j] - (vx_i32)cur[r * cur_pitch + j]);
+// One block per tile of VX_MOTION_TH rows by VX_MOTION_TW columns: grid
+// (ceil(w / VX_MOTION_TW), ceil(h / VX_MOTION_TH)). Both passes run in shared
+// memory (the vertical blur's i32 plane never goes to device memory), and
+// each tile adds its rows' parts to row_sad with u32 atomics: a row's sum
+// wraps mod 2^32 as the CPU's does, and wrapping addition is order-free, so
+// the split across tiles cannot change it. row_sad starts at zero
+// (motion_zero). Pitches in bytes (the planes may come from different
+// producers).
+#define VX_MOTION_TH 16
+#define VX_MOTION_TW 256
+// Staged columns and rows: the tile with the filters' 2-sample halo.
+#define VX_MOTION_SW (VX_MOTION_TW + 4)
+#define VX_MOTION_SH (VX_MOTION_TH + 4)
+
+template <bool WIDE>
+__device__ inline void vx_motion_sad_tile(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch, int w,
+                                          int h, int bits, vx_u32 *row_sad) {
+    // prev - cur, then the vertical blur; staged column c is picture
+    // column mirror(j0 - 2 + c), so both passes read mirrored samples
+    // exactly where the two-kernel form read them.
+    __shared__ vx_i32 diff[VX_MOTION_SH][VX_MOTION_SW];
+    __shared__ vx_i32 blur[VX_MOTION_TH][VX_MOTION_SW];
+    __shared__ vx_u32 part[VX_MOTION_TH][32];
+    const int i0 = blockIdx.y * VX_MOTION_TH, j0 = blockIdx.x * VX_MOTION_TW;
+    const int t = threadIdx.x;
+    // Only samples some output reads are staged (rows up to h + 1, columns
+    // up to w + 1, as the filters mirror them); the rest stay unread.
+    for (int idx = t; idx < VX_MOTION_SH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
+        int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
+        int y = i0 - 2 + r, x = j0 - 2 + c;
+        if (y > h + 1 || x > w + 1) continue;
+        long long yr = vx_mirror(y, h);
+        int xc = vx_mirror(x, w);
+        if (WIDE)
+            diff[r][c] = (vx_i32)((const vx_u16 *)(prev + yr * prev_pitch))[xc] -
+                         (vx_i32)((const vx_u16 *)(cur + yr * cur_pitch))[xc];
+        else
+            diff[r][c] = (vx_i32)prev[yr * prev_pitch + xc] - (vx_i32)cur[yr * cur_pitch + xc];
     }
-    y[(long long)i * y_stride + j] = (acc + (1 << 7)) >> 8;
+    __syncthreads();
+    for (int idx = t; idx < VX_MOTION_TH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
+        int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
+        if (i0 + r >= h || j0 - 2 + c > w + 1) continue;
+        if (WIDE) {
+            vx_i64 acc = 0;
+            for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * (vx_i64)diff[r + k][c];
+            blur[r][c] = (vx_i32)((acc + (1LL << (bits - 1))) >> bits);
+        } else {
+            vx_i32 acc = 0;
+            for (int k = 0; k < 5; k++) acc += VX_MOTION_FILTER[k] * diff[r + k][c];
+            blur[r][c] = (acc + (1 << 7)) >> 8;
+        }
+    }
+    __syncthreads();
+    // Horizontal blur and |.|: a warp's 32 threads per row, two rows each.
+    const int lane = t & 31, warp = t >> 5;
+    for (int r = warp; r < VX_MOTION_TH; r += VMAFX_BLOCK / 32) {
+        vx_u32 sum = 0;
+        if (i0 + r < h)
+            for (int c = lane; c < VX_MOTION_TW && j0 + c < w; c += 32) {
+                vx_i64 acc = 0;
+                for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * blur[r][c + k];
+                vx_i32 v = (vx_i32)((acc + (1 << 15)) >> 16);
+                sum += (vx_u32)(v < 0 ? -(vx_i64)v : (vx_i64)v);
+            }
+        part[r][lane] = sum;
+    }
+    __syncthreads();
+    if (t < VX_MOTION_TH && i0 + t < h) {
+        vx_u32 row = 0;
+        for (int l = 0; l < 32; l++) row += part[t][l];
+        atomicAdd(&row_sad[i0 + t], row);
+    }
 }
 
-VMAFX_KERNEL void motion_blur_y_16(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch,
-                                   int w, int h, int bits, vx_i32 *y, int y_stride) {
-    int j = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
-    int i = blockIdx.y;
-    if (j >= w) return;
-    vx_i64 acc = 0;
-    for (int k = 0; k < 5; k++) {
-        long long r = vx_mirror(i - 2 + k, h);
-        const vx_u16 *p = (const vx_u16 *)(prev + r * prev_pitch);
-        const vx_u16 *c = (const vx_u16 *)(cur + r * cur_pitch);
-        acc += (vx_i64)VX_MOTION_FILTER[k] * (vx_i64)((vx_i32)p[j] - (vx_i32)c[j]);
-    }
-    y[(long long)i * y_stride + j] = (vx_i32)((acc + (1LL << (bits - 1))) >> bits);
+VMAFX_KERNEL void motion_sad_8(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch, int w, int h,
+                               vx_u32 *row_sad) {
+    vx_motion_sad_tile<false>(prev, cur, prev_pitch, cur_pitch, w, h, 8, row_sad);
 }
 
-// One block per row: grid (1, h).
-VMAFX_KERNEL void motion_row_sad(const vx_i32 *y, int y_stride, int w, vx_u32 *row_sad) {
-    __shared__ vx_u32 scratch[VMAFX_BLOCK];
-    int i = blockIdx.y;
-    const vx_i32 *row = y + (long long)i * y_stride;
-    vx_u32 sum = 0;
-    for (int j = threadIdx.x; j < w; j += VMAFX_BLOCK) {
-        vx_i64 acc = 0;
-        for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * row[vx_mirror(j - 2 + k, w)];
-        vx_i32 v = (vx_i32)((acc + (1 << 15)) >> 16);
-        sum += (vx_u32)(v < 0 ? -(vx_i64)v : (vx_i64)v);
-    }
-    vx_u32 total = vx_block_sum_u32(sum, scratch);
-    if (threadIdx.x == 0) row_sad[i] = total;
+VMAFX_KERNEL void motion_sad_16(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch, int w, int h,
+                                int bits, vx_u32 *row_sad) {
+    vx_motion_sad_tile<true>(prev, cur, prev_pitch, cur_pitch, w, h, bits, row_sad);
+}
+
+// Zeroes n u32: grid (ceil(n / 256), 1).
+VMAFX_KERNEL void motion_zero(vx_u32 *p, int n) {
+    int k = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
+    if (k < n) p[k] = 0;
 }

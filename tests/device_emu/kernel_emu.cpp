@@ -107,9 +107,9 @@ struct vx_emu_entry {
     {#entry, [](unsigned gx, unsigned gy, void **a) { vx_emu_run(gx, gy, [&] { entry(__VA_ARGS__); }); }}
 
 static const vx_emu_entry vx_emu_entries[] = {
-    VX_EMU(motion_blur_y_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<vx_i32>(a, 6), arg<int>(a, 7)),
-    VX_EMU(motion_blur_y_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_i32>(a, 7), arg<int>(a, 8)),
-    VX_EMU(motion_row_sad, ptr<vx_i32>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<vx_u32>(a, 3)),
+    VX_EMU(motion_sad_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), ptr<vx_u32>(a, 6)),
+    VX_EMU(motion_sad_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<int>(a, 5), arg<int>(a, 6), ptr<vx_u32>(a, 7)),
+    VX_EMU(motion_zero, ptr<vx_u32>(a, 0), arg<int>(a, 1)),
     VX_EMU(psnr_sse_row_8, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
     VX_EMU(psnr_sse_row_16, ptr<vx_u8>(a, 0), ptr<vx_u8>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_u64>(a, 5)),
     VX_EMU(convert_uv_8, ptr<vx_u8>(a, 0), arg<int>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_u8>(a, 4), arg<int>(a, 5), ptr<vx_u8>(a, 6), arg<int>(a, 7)),

@@ -54,7 +54,7 @@ pub trait KernelSet<F>: Sized {
 
 /// A struct of one source's kernels, a field per entry named as the entry,
 /// and its [`KernelSet`] impl: `kernel_set! { pub struct MotionKernels =
-/// "motion.cu", include_str!(..) { motion_blur_y_8, .. } }`.
+/// "motion.cu", include_str!(..) { motion_sad_8, .. } }`.
 #[macro_export]
 #[doc(hidden)] // the crate's own kernel tables (and the tests'), not application API
 macro_rules! kernel_set {
@@ -83,9 +83,9 @@ const fn source<K: KernelSet<()>>() -> KernelSource {
 }
 
 kernel_set! {
-    /// kernels/motion.cu: the blurred difference, its row sums.
+    /// kernels/motion.cu: the row sums of the blurred difference, and their zeroing.
     pub(crate) struct MotionKernels = "motion.cu", include_str!("../../../kernels/motion.cu"), {
-        motion_blur_y_8, motion_blur_y_16, motion_row_sad,
+        motion_sad_8, motion_sad_16, motion_zero,
     }
 }
 pub const MOTION: KernelSource = source::<MotionKernels<()>>();

@@ -1,7 +1,8 @@
 //! Motion's device twin (kernels/motion.cu): the SAD of libvmaf 3.2.0's
-//! `integer_motion.c` on a lane ([`TwinLane`]). Two launches (the blurred
-//! difference, its row sums) and one download of the rows, added on the
-//! host in u64 as [`super::sad_scalar`] adds them.
+//! `integer_motion.c` on a lane ([`TwinLane`]). Two launches (the row sums
+//! zeroed, then both blur passes per tile adding into them) and one
+//! download of the rows, added on the host in u64 as
+//! [`super::sad_scalar`] adds them.
 
 use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
 use crate::device::gpu::kernels::{MotionKernels, BLOCK};
@@ -9,14 +10,17 @@ use crate::device::gpu::twin::TwinLane;
 use crate::picture::PlaneView;
 use crate::{Error, Result};
 
+/// kernels/motion.cu's tile (VX_MOTION_TW x VX_MOTION_TH).
+const TILE_W: u32 = 256;
+const TILE_H: u32 = 16;
+
 scratch_struct! {
 /// The motion twin's device buffers.
 struct MotionScratch {
     /// Host planes uploaded by [`sad`].
     prev,
     cur,
-    /// The blurred difference, then its per-row sums.
-    y,
+    /// The per-row sums (u32, wrapping).
     rows,
 }
 }
@@ -42,9 +46,10 @@ fn sad_on<L: TwinLane>(lane: &mut L, s: &mut MotionScratch<L::Buffer>, prev: Dev
     }
     let k: MotionKernels<L::Kernel> = lane.kernels()?;
     let (wi, hi) = (int(w, "width")?, int(h, "height")?);
-    let y = lane.grow(&mut s.y, w * h * 4)?;
     let rows = lane.grow(&mut s.rows, h * 4)?;
-    let grid_x = (w as u32).div_ceil(BLOCK);
+    // SAFETY: motion_zero (p, n); rows holds h u32.
+    unsafe { lane.launch(k.motion_zero, ((h as u32).div_ceil(BLOCK), 1), Args::new().ptr(rows).i32(hi)) }?;
+    let grid = ((w as u32).div_ceil(TILE_W), (h as u32).div_ceil(TILE_H));
     let args = Args::new()
         .ptr(prev.ptr)
         .ptr(cur.ptr)
@@ -53,15 +58,13 @@ fn sad_on<L: TwinLane>(lane: &mut L, s: &mut MotionScratch<L::Buffer>, prev: Dev
         .i32(wi)
         .i32(hi);
     let (entry, args) = if bits == 8 {
-        (k.motion_blur_y_8, args.ptr(y).i32(wi))
+        (k.motion_sad_8, args.ptr(rows))
     } else {
-        (k.motion_blur_y_16, args.i32(bits as i32).ptr(y).i32(wi))
+        (k.motion_sad_16, args.i32(bits as i32).ptr(rows))
     };
-    // SAFETY: motion_blur_y_8 (prev, cur, prev_pitch, cur_pitch, w, h, y,
-    // y_stride) and motion_blur_y_16 (.., h, bits, y, y_stride); each plane
-    // spans h rows of its pitch, y holds w * h i32.
-    unsafe { lane.launch(entry, (grid_x, h as u32), args) }?;
-    // SAFETY: motion_row_sad (y, y_stride, w, row_sad); rows holds h u32.
-    unsafe { lane.launch(k.motion_row_sad, (1, h as u32), Args::new().ptr(y).i32(wi).i32(wi).ptr(rows)) }?;
+    // SAFETY: motion_sad_8 (prev, cur, prev_pitch, cur_pitch, w, h,
+    // row_sad) and motion_sad_16 (.., h, bits, row_sad); each plane spans h
+    // rows of its pitch, rows holds h u32, zeroed above on the same stream.
+    unsafe { lane.launch(entry, grid, args) }?;
     Ok(lane.download_vec::<u32>(rows, h)?.into_iter().map(u64::from).sum())
 }
