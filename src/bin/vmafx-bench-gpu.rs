@@ -748,19 +748,26 @@ fn score(o: &Opts) -> Result<()> {
     let (mut times, mut short_times) = (Vec::new(), Vec::new());
     let mut init = 0.0;
     let mut last = None;
+    // Device memory in runs of its own, untimed: the readings during a run
+    // (cuMemGetInfo while the lanes allocate and launch) slowed the timed
+    // runs they were taken in, up to twice at 4K on the H200 (2026-12-04).
+    // Each run's figures are increases over what was in use before its
+    // context, so each context drops before the next run.
     let (mut mem, mut mem_short) = (ContextMemory::default(), ContextMemory::default());
+    if memory.is_some() {
+        mem = score_once(&config, &model, &refs, &dists, frames, memory)?.2;
+        if short > 0 {
+            mem_short = score_once(&config, &model, &refs, &dists, short, memory)?.2;
+        }
+    }
     for _ in 0..repeat {
-        // The previous run's context dropped first (each run's figures are
-        // increases over what was in use before its context).
         drop(last.take());
-        let (run, i, m) = score_once(&config, &model, &refs, &dists, frames, memory)?;
+        let (run, i, _) = score_once(&config, &model, &refs, &dists, frames, None)?;
         times.push(run.seconds);
         init = i;
-        mem = m;
         if short > 0 {
-            let (short_run, _, m) = score_once(&config, &model, &refs, &dists, short, memory)?;
+            let (short_run, _, _) = score_once(&config, &model, &refs, &dists, short, None)?;
             short_times.push(short_run.seconds);
-            mem_short = m;
         }
         last = Some(run.context);
     }
