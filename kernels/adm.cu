@@ -416,12 +416,12 @@ __device__ inline void adm_cm(const B *ref_hvd, const B *dis_hvd, int w, int h, 
         den_cub_add, den_shift, den_add, acc, red
 
 // Grid (1, score rows); acc: this scale's nine sums (den, num, aim x h, v, d).
-VMAFX_KERNEL void adm_cm_s0(ADM_CM_ARGS(vx_i16)) {
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void adm_cm_s0(ADM_CM_ARGS(vx_i16)) {
     __shared__ vx_u64 red[ADM_SUMS][VMAFX_BLOCK];
     adm_cm<true, vx_i16>(ADM_CM_CALL);
 }
 
-VMAFX_KERNEL void adm_cm_s123(ADM_CM_ARGS(vx_i32)) {
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void adm_cm_s123(ADM_CM_ARGS(vx_i32)) {
     __shared__ vx_u64 red[ADM_SUMS][VMAFX_BLOCK];
     adm_cm<false, vx_i32>(ADM_CM_CALL);
 }

@@ -24,6 +24,17 @@ typedef unsigned long long vx_u64;
 // Block size every vmafx kernel is launched with (the host uses the same).
 #define VMAFX_BLOCK 256
 
+// At least n blocks of VMAFX_BLOCK resident per SM, for kernels whose
+// registers, not their work, cap occupancy (adm_cm_*: 80 registers gave 3
+// blocks, 64 give 4 without spills; ncu in docs/h200/2026-12-04.md). NVRTC
+// only: HIP's second argument counts waves per execution unit, and the host
+// emulator has no such attribute.
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define VMAFX_MIN_BLOCKS(n) __launch_bounds__(VMAFX_BLOCK, n)
+#else
+#define VMAFX_MIN_BLOCKS(n)
+#endif
+
 // Sum of one u32 per thread over the block, wrapping mod 2^32 exactly as
 // the CPU's u32 wrapping_add does (unsigned addition is associative and
 // commutative mod 2^32, so the order of the tree cannot change the result).
