@@ -145,25 +145,71 @@ struct alignas(16) vx_vif_u32x4 {
     vx_u32 v[4];
 };
 
-// One horizontal filter over a window of 4 + 2H values of one quantity
-// (vector groups j4 .. j4 + NV - 1 of `plane`) into 4 outputs.
-template <int S, typename Acc>
-__device__ inline void vx_vif_hfilter(const vx_vif_u32x4 *plane, int at, Acc out[4]) {
-    const int H = vx_vif_half<S>::v;
-    const int NV = (2 * H + 4 + 3) / 4;
-    vx_u32 win[4 * NV];
-    VX_VIF_UNROLL
-    for (int i = 0; i < NV; i++) {
-        vx_vif_u32x4 q = plane[at + i];
+// The window of 4 + 2H values of one quantity (vector groups at .. at +
+// NV - 1 of `plane`) that makes 4 horizontal outputs.
+template <int S> struct vx_vif_window {
+    static const int NV = (2 * vx_vif_half<S>::v + 4 + 3) / 4;
+    vx_u32 v[4 * NV];
+    __device__ inline vx_vif_window(const vx_vif_u32x4 *plane, int at) {
         VX_VIF_UNROLL
-        for (int e = 0; e < 4; e++) win[4 * i + e] = q.v[e];
+        for (int i = 0; i < NV; i++) {
+            vx_vif_u32x4 q = plane[at + i];
+            VX_VIF_UNROLL
+            for (int e = 0; e < 4; e++) v[4 * i + e] = q.v[e];
+        }
+    }
+};
+
+// Horizontal filter of the means (u16 values): the filter is symmetric
+// (f[k] == f[2H - k]), so mirrored values are added first (< 2^17) and
+// each output takes H + 1 multiplies; the sum is the CPU's u32 sum.
+template <int S> __device__ inline void vx_vif_hfilter_mu(const vx_vif_u32x4 *plane, int at, vx_u32 out[4]) {
+    const int H = vx_vif_half<S>::v;
+    vx_vif_window<S> win(plane, at);
+    VX_VIF_UNROLL
+    for (int o = 0; o < 4; o++) {
+        vx_u32 a = VX_VIF_FILTER[S][H] * win.v[o + H];
+        VX_VIF_UNROLL
+        for (int k = 0; k < H; k++) a += VX_VIF_FILTER[S][k] * (win.v[o + k] + win.v[o + 2 * H - k]);
+        out[o] = a;
+    }
+}
+
+// Horizontal filter of the squares (u32 values) into the CPU's u64 sums.
+// Scales 1-3: no 64-bit multiplies; each value split into 16-bit halves,
+// two u32 sums (sum f * hi, sum f * lo; each below 65536 * 65536 as sum f
+// == 65536), mirrored halves pre-added (symmetric filter), joined once per
+// output: (hi << 16) + lo == the CPU's sum. This keeps them at 64
+// registers (4 blocks per SM); at scale 0 (17 taps) it takes more
+// registers and instructions than one IMAD.WIDE.U32 per tap, kept there.
+template <int S> __device__ inline void vx_vif_hfilter_sq(const vx_vif_u32x4 *plane, int at, vx_u64 out[4]) {
+    const int H = vx_vif_half<S>::v;
+    vx_vif_window<S> win(plane, at);
+    if (S == 0) {
+        VX_VIF_UNROLL
+        for (int o = 0; o < 4; o++) {
+            vx_u64 a = 0;
+            VX_VIF_UNROLL
+            for (int k = 0; k < 2 * H + 1; k++) a += (vx_u64)VX_VIF_FILTER[S][k] * win.v[o + k];
+            out[o] = a;
+        }
+        return;
+    }
+    vx_u32 hi[4 + 2 * H], lo[4 + 2 * H];
+    VX_VIF_UNROLL
+    for (int i = 0; i < 4 + 2 * H; i++) {
+        hi[i] = win.v[i] >> 16;
+        lo[i] = win.v[i] & 0xffffu;
     }
     VX_VIF_UNROLL
     for (int o = 0; o < 4; o++) {
-        Acc a = 0;
+        vx_u32 a_hi = VX_VIF_FILTER[S][H] * hi[o + H], a_lo = VX_VIF_FILTER[S][H] * lo[o + H];
         VX_VIF_UNROLL
-        for (int k = 0; k < 2 * H + 1; k++) a += (Acc)VX_VIF_FILTER[S][k] * win[o + k];
-        out[o] = a;
+        for (int k = 0; k < H; k++) {
+            a_hi += VX_VIF_FILTER[S][k] * (hi[o + k] + hi[o + 2 * H - k]);
+            a_lo += VX_VIF_FILTER[S][k] * (lo[o + k] + lo[o + 2 * H - k]);
+        }
+        out[o] = ((vx_u64)a_hi << 16) + a_lo;
     }
 }
 
@@ -279,11 +325,11 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
         if (4 * g >= TW || ty0 + r >= h || tx0 + 4 * g >= w) continue;
         vx_u32 a_mu1[4], a_mu2[4];
         vx_u64 a_rr[4], a_dd[4], a_rd[4];
-        vx_vif_hfilter<S, vx_u32>(v_mu1, idx, a_mu1);
-        vx_vif_hfilter<S, vx_u32>(v_mu2, idx, a_mu2);
-        vx_vif_hfilter<S, vx_u64>(v_rr, idx, a_rr);
-        vx_vif_hfilter<S, vx_u64>(v_dd, idx, a_dd);
-        vx_vif_hfilter<S, vx_u64>(v_rd, idx, a_rd);
+        vx_vif_hfilter_mu<S>(v_mu1, idx, a_mu1);
+        vx_vif_hfilter_mu<S>(v_mu2, idx, a_mu2);
+        vx_vif_hfilter_sq<S>(v_rr, idx, a_rr);
+        vx_vif_hfilter_sq<S>(v_dd, idx, a_dd);
+        vx_vif_hfilter_sq<S>(v_rd, idx, a_rd);
         for (int e = 0; e < 4; e++) {
             if (tx0 + 4 * g + e >= w) break;
             // scalar.rs::sigmas: Q16 squares minus Q32 -> Q16 means, as i32.

@@ -55,6 +55,7 @@ const CHECKS: KernelSource = KernelSource {
         "check_vif_reflect",
         "check_vif_log2",
         "check_vif_accumulate",
+        "check_vif_hfilter",
         "check_ssim_symmetric",
         "check_ssim_pixel",
         "check_speed_mirror",
@@ -200,6 +201,7 @@ fn check_all<B: Backend>(c: &mut Checker<B>, g: &mut Gen) {
     mirrors(c, &l);
     vif_log2(c, g, &l);
     vif_accumulate(c, g, &l);
+    vif_hfilter(c, g, &l);
     ssim_symmetric(c, &l);
     ssim_pixel(c, g, &l);
     speed_fns(c, &l);
@@ -655,6 +657,42 @@ fn vif_accumulate<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
         });
         c.done();
     }
+}
+
+/// The statistic's horizontal filters against the CPU's sums (u64 sum of
+/// f * value; the means' u32 sum wraps as the CPU's would) over the whole
+/// u32 range: the squares' 16-bit split and the mirrored pre-adds must give
+/// the same sums for any vertical value, not only those a frame reaches.
+fn vif_hfilter<B: Backend>(c: &mut Checker<B>, g: &mut Gen, l: &str) {
+    let edge: Vec<i64> = edges(0, u32::MAX as i64);
+    let n = 1 << 14;
+    let mut v = vec![0u32; 24 * n];
+    for (i, x) in v.iter_mut().enumerate() {
+        *x = match (i / 24) % 4 {
+            0 => u32::MAX - g.range(0, 1) as u32,
+            1 => (0xffff + g.range(-1, 1)) as u32 | if g.coin() { 0xffff_0000 } else { 0 },
+            2 => g.pick(&edge) as u32,
+            _ => g.range(0, u32::MAX as i64) as u32,
+        };
+    }
+    let pv = c.input(&v);
+    for (scale, f) in vif::FILTERS.iter().enumerate() {
+        let (ps, pm) = (c.output(32 * n), c.output(16 * n));
+        c.run("check_vif_hfilter", n, Args::new().ptr(pv).i32(n as i32).i32(scale as i32).ptr(ps).ptr(pm));
+        let (got_sq, got_mu) = (c.read::<u64>(ps, 4 * n), c.read::<u32>(pm, 4 * n));
+        let (mut want_sq, mut want_mu) = (Vec::with_capacity(4 * n), Vec::with_capacity(4 * n));
+        for w in v.chunks(24) {
+            for o in 0..4 {
+                let taps = f.iter().zip(&w[o..]);
+                want_sq.push(taps.clone().map(|(&f, &x)| f as u64 * x as u64).sum::<u64>());
+                want_mu.push(taps.fold(0u32, |a, (&f, &x)| a.wrapping_add((f as u32).wrapping_mul(x))));
+            }
+        }
+        let input = |i: usize| format!("window {:?}", &v[24 * (i / 4)..24 * (i / 4) + 24]);
+        compare(&format!("{l}: vx_vif_hfilter_sq, scale {scale}"), &got_sq, &want_sq, input);
+        compare(&format!("{l}: vx_vif_hfilter_mu, scale {scale}"), &got_mu, &want_mu, input);
+    }
+    c.done();
 }
 
 /// SSIM's mirror against iqa.rs's, wherever one reflection lands inside.

@@ -105,6 +105,22 @@ VMAFX_KERNEL void check_vif_log2(const vx_u64 *v, int n, const vx_u16 *table, vx
     }
 }
 
+// The statistic's horizontal filters at scale `scale` on windows of 24 u32
+// values (6 vector groups each; 4 + 2H of them read): per window 4 squares
+// sums (vx_vif_hfilter_sq) and 4 means sums (vx_vif_hfilter_mu).
+VMAFX_KERNEL void check_vif_hfilter(const vx_u32 *v, int n, int scale, vx_u64 *sq, vx_u32 *mu) {
+    VX_CHECK_LOOP(n) {
+        const vx_vif_u32x4 *plane = (const vx_vif_u32x4 *)v;
+        int at = (int)i * 6;
+        switch (scale) {
+        case 0: vx_vif_hfilter_sq<0>(plane, at, sq + 4 * i); vx_vif_hfilter_mu<0>(plane, at, mu + 4 * i); break;
+        case 1: vx_vif_hfilter_sq<1>(plane, at, sq + 4 * i); vx_vif_hfilter_mu<1>(plane, at, mu + 4 * i); break;
+        case 2: vx_vif_hfilter_sq<2>(plane, at, sq + 4 * i); vx_vif_hfilter_mu<2>(plane, at, mu + 4 * i); break;
+        default: vx_vif_hfilter_sq<3>(plane, at, sq + 4 * i); vx_vif_hfilter_mu<3>(plane, at, mu + 4 * i); break;
+        }
+    }
+}
+
 // The per-pixel statistic of one (sigma1², sigma2², sigma12) triple, alone:
 // its four sums (num_log, den_log, num_non_log, den_non_log) per input.
 VMAFX_KERNEL void check_vif_accumulate(const vx_i32 *s1, const vx_i32 *s2, const vx_i32 *s12, int n, double egl,
