@@ -352,8 +352,8 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
 #define VX_VIF_STAT_PASS ref, dis, ref_pitch, dis_pitch, w, h, mu_shift, sq_shift, egl, table, partials
 
 // Grid (ceil(w / VX_VIF_TW(S)), ceil(h / 8)); partials holds 4 u64 per block.
-VMAFX_KERNEL void vif_stat_0_8(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u8, 0, false>(VX_VIF_STAT_PASS); }
-VMAFX_KERNEL void vif_stat_0_16(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 0, true>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_8(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u8, 0, false>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_16(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 0, true>(VX_VIF_STAT_PASS); }
 VMAFX_KERNEL void vif_stat_1(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 1, true>(VX_VIF_STAT_PASS); }
 VMAFX_KERNEL void vif_stat_2(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 2, true>(VX_VIF_STAT_PASS); }
 VMAFX_KERNEL void vif_stat_3(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 3, true>(VX_VIF_STAT_PASS); }

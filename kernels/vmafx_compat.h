@@ -26,7 +26,8 @@ typedef unsigned long long vx_u64;
 
 // At least n blocks of VMAFX_BLOCK resident per SM, for kernels whose
 // registers, not their work, cap occupancy (adm_cm_*: 80 registers gave 3
-// blocks, 64 give 4 without spills; ncu in docs/h200/2026-12-04.md). NVRTC
+// blocks, 64 give 4 without spills; vif_stat_0_*: 71-72 give 3, 64 spill 16
+// bytes; ncu in docs/h200/2026-12-04.md). NVRTC
 // only: HIP's second argument counts waves per execution unit, and the host
 // emulator has no such attribute.
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
