@@ -21,9 +21,9 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
-use crate::picture::PictureSource;
+use crate::picture::{Picture, PictureSource};
 use crate::picture::{OwnedPicture, PixelFormat};
 use crate::{Error, Result};
 
@@ -161,5 +161,70 @@ pub(crate) fn display(path: &Path) -> PathBuf {
         PathBuf::from("<stdin>")
     } else {
         path.to_path_buf()
+    }
+}
+
+/// Most pictures a pool keeps: more than the engine holds in flight at
+/// once (pictures beyond it are freed as before).
+const POOL_MAX: usize = 32;
+
+/// Pictures handed back when the engine drops a frame, so that a reader
+/// refills pages already faulted in instead of allocating (and zeroing)
+/// fresh ones for each frame. A reused picture keeps its padding as
+/// `OwnedPicture::new` left it: readers write only the rows' samples.
+#[derive(Default)]
+pub(crate) struct PicturePool {
+    free: Arc<Mutex<Vec<OwnedPicture>>>,
+}
+
+impl PicturePool {
+    /// A picture of this size and format: a returned one, or a new one.
+    pub(crate) fn take(&self, format: PixelFormat, width: usize, height: usize) -> Result<OwnedPicture> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(picture) = free.pop() {
+            if picture.format() == format && picture.width() == width && picture.height() == height {
+                return Ok(picture);
+            }
+        }
+        drop(free);
+        OwnedPicture::new(format, width, height)
+    }
+
+    /// `picture` for the engine; it comes back here when the engine drops it.
+    pub(crate) fn share(&self, picture: OwnedPicture) -> Arc<dyn PictureSource> {
+        Arc::new(PooledPicture { picture: Some(picture), pool: Arc::downgrade(&self.free) })
+    }
+
+    /// `picture`, unused, back into the pool (a read that failed).
+    pub(crate) fn give_back(&self, picture: OwnedPicture) {
+        give_back(&self.free, picture);
+    }
+}
+
+fn give_back(free: &Mutex<Vec<OwnedPicture>>, picture: OwnedPicture) {
+    let mut free = free.lock().unwrap_or_else(|e| e.into_inner());
+    if free.len() < POOL_MAX {
+        free.push(picture);
+    }
+}
+
+/// A pooled picture lent to the engine.
+struct PooledPicture {
+    picture: Option<OwnedPicture>,
+    pool: Weak<Mutex<Vec<OwnedPicture>>>,
+}
+
+impl PictureSource for PooledPicture {
+    fn host(&self) -> Option<Picture<'_>> {
+        self.picture.as_ref().map(OwnedPicture::view)
+    }
+}
+
+impl Drop for PooledPicture {
+    fn drop(&mut self) {
+        // The reader may be gone (its pool with it): then the picture is freed.
+        if let (Some(picture), Some(free)) = (self.picture.take(), self.pool.upgrade()) {
+            give_back(&free, picture);
+        }
     }
 }

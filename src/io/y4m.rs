@@ -21,8 +21,10 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{display, fill_picture, packed_frame_size, read_full, read_up_to, FrameReader};
-use crate::picture::{Chroma, OwnedPicture, Picture, PixelFormat};
+use std::sync::Arc;
+
+use super::{display, fill_picture, packed_frame_size, read_full, read_up_to, FrameReader, PicturePool};
+use crate::picture::{Chroma, OwnedPicture, Picture, PictureSource, PixelFormat};
 use crate::{Error, Result};
 
 /// Longest header line accepted (libvmaf takes 255 bytes; ffmpeg writes
@@ -30,6 +32,10 @@ use crate::{Error, Result};
 const MAX_HEADER_LEN: usize = 4096;
 /// Longest `FRAME` line accepted.
 const MAX_FRAME_HEADER_LEN: usize = 4096;
+/// Largest frame read straight into a picture (8K 4:4:4 16-bit is 199 MB);
+/// a larger one, most likely a broken header, goes through `read_up_to`,
+/// whose memory grows only with the bytes the file holds.
+const MAX_DIRECT_FRAME_BYTES: usize = 1 << 28;
 
 /// The stream header: every tag libvmaf reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -215,6 +221,7 @@ pub struct Y4mReader<R: Read = Box<dyn Read + Send>> {
     header: Y4mHeader,
     frames_read: u32,
     frame: Vec<u8>,
+    pool: PicturePool,
 }
 
 impl Y4mReader<Box<dyn Read + Send>> {
@@ -255,7 +262,7 @@ impl<R: Read> Y4mReader<R> {
         let mut line = magic.to_vec();
         line.extend_from_slice(&rest);
         let header = Y4mHeader::parse(&line, &path)?;
-        Ok(Y4mReader { source, path, header, frames_read: 0, frame: Vec::new() })
+        Ok(Y4mReader { source, path, header, frames_read: 0, frame: Vec::new(), pool: PicturePool::default() })
     }
 
     pub fn header(&self) -> &Y4mHeader {
@@ -287,6 +294,57 @@ impl<R: Read> Y4mReader<R> {
     /// Reads the next frame's FRAME line and samples into `self.frame`;
     /// false at a clean end of file.
     fn read_frame_bytes(&mut self) -> Result<bool> {
+        if !self.read_frame_line()? {
+            return Ok(false);
+        }
+        let (index, want) = (self.frames_read, self.header.frame_bytes());
+        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
+        if got != want {
+            return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
+        }
+        Ok(true)
+    }
+
+    /// Whether the next frame is read straight into a picture's planes.
+    fn reads_direct(&self) -> bool {
+        !self.header.alpha && self.header.frame_bytes() <= MAX_DIRECT_FRAME_BYTES
+    }
+
+    /// Reads the next frame straight into `picture`'s rows (large reads,
+    /// no copy in between; see `reads_direct`); false at a clean end of file.
+    fn read_frame_direct(&mut self, picture: &mut OwnedPicture) -> Result<bool> {
+        if !self.read_frame_line()? {
+            return Ok(false);
+        }
+        let (index, want) = (self.frames_read, self.header.frame_bytes());
+        let format = self.header.format;
+        let mut got = 0;
+        for i in 0..format.chroma.plane_count() {
+            let (w, h) = format.plane_size(i, self.header.width, self.header.height);
+            let (row, stride) = (w * format.bytes_per_sample(), picture.stride(i));
+            let plane = picture.plane_bytes_mut(i);
+            // Rows without padding are one read.
+            let (chunk, chunk_stride) = if row == stride { (row * h, row * h) } else { (row, stride) };
+            for dst in plane.chunks_mut(chunk_stride) {
+                let n = read_full(&mut self.source, &mut dst[..chunk], &self.path)?;
+                got += n;
+                if n < chunk {
+                    // As read_up_to counts: every byte up to the end of the file.
+                    return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
+                }
+            }
+        }
+        for i in 0..format.chroma.plane_count() {
+            picture
+                .finish_plane_read_in_place(i)
+                .map_err(|e| Error::input(&self.path, format!("frame {index}: {}", super::strip_kind(&e))))?;
+        }
+        self.frames_read += 1;
+        Ok(true)
+    }
+
+    /// Reads the next FRAME line; false at a clean end of file.
+    fn read_frame_line(&mut self) -> Result<bool> {
         let index = self.frames_read;
         let line = match read_line(&mut self.source, MAX_FRAME_HEADER_LEN, &self.path) {
             Ok(line) => line,
@@ -314,11 +372,6 @@ impl<R: Read> Y4mReader<R> {
                 format!("frame {index}: expected a FRAME header, found {shown:?} (loss of framing: is the file's size or colorspace what the header says?)"),
             ));
         }
-        let want = self.header.frame_bytes();
-        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
-        if got != want {
-            return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
-        }
         Ok(true)
     }
 
@@ -344,6 +397,10 @@ impl<R: Read + Send> FrameReader for Y4mReader<R> {
         self.header.format
     }
     fn read_frame(&mut self) -> Result<Option<OwnedPicture>> {
+        if self.reads_direct() {
+            let mut picture = OwnedPicture::new(self.header.format, self.header.width, self.header.height)?;
+            return Ok(self.read_frame_direct(&mut picture)?.then_some(picture));
+        }
         // The picture is made once its bytes are there (see read_up_to).
         if !self.read_frame_bytes()? {
             return Ok(None);
@@ -354,6 +411,19 @@ impl<R: Read + Send> FrameReader for Y4mReader<R> {
     }
     fn frames_read(&self) -> u32 {
         self.frames_read
+    }
+    fn read_source(&mut self) -> Result<Option<Arc<dyn PictureSource>>> {
+        if !self.reads_direct() {
+            return Ok(self.read_frame()?.map(|p| Arc::new(p) as Arc<dyn PictureSource>));
+        }
+        let mut picture = self.pool.take(self.header.format, self.header.width, self.header.height)?;
+        match self.read_frame_direct(&mut picture) {
+            Ok(true) => Ok(Some(self.pool.share(picture))),
+            other => {
+                self.pool.give_back(picture);
+                other.map(|_| None)
+            }
+        }
     }
 }
 
@@ -462,5 +532,73 @@ mod tests {
             let fmt = PixelFormat::new(fmt.0, fmt.1).unwrap();
             assert_eq!(parse_colorspace(&colorspace_tag(fmt)).unwrap().0, fmt);
         }
+    }
+
+    /// A y4m stream of `frames` frames whose bytes vary from frame to frame.
+    fn stream(colorspace: &str, width: usize, height: usize, frames: usize) -> (Vec<u8>, Y4mHeader) {
+        let line = format!("YUV4MPEG2 W{width} H{height} F25:1 Ip C{colorspace}\n");
+        let header = Y4mHeader::parse(line.trim_end().as_bytes(), Path::new("t.y4m")).unwrap();
+        let mut bytes = line.into_bytes();
+        let mut seed = 12345u32;
+        for _ in 0..frames {
+            bytes.extend_from_slice(b"FRAME\n");
+            for _ in 0..header.frame_bytes() / header.format.bytes_per_sample() {
+                seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+                let v = ((seed >> 16) as u16) & ((1u16 << header.format.bits) - 1);
+                bytes.extend_from_slice(&v.to_le_bytes()[..header.format.bytes_per_sample()]);
+            }
+        }
+        (bytes, header)
+    }
+
+    #[test]
+    fn pooled_pictures_match_fresh_ones() {
+        // Width 70: padded rows; 64: rows read as one plane.
+        for (colorspace, width) in [("420jpeg", 70), ("420p10", 70), ("444p12", 64), ("mono", 64)] {
+            let (bytes, header) = stream(colorspace, width, 9, 4);
+            let mut pooled = Y4mReader::new(&bytes[..], "t.y4m").unwrap();
+            let mut first_storage = None;
+            let frame_bytes = header.frame_bytes();
+            let first_frame = bytes.len() - 4 * (b"FRAME\n".len() + frame_bytes);
+            for frame in 0..4 {
+                // Filled from the packed bytes, as the reader did before it read in place.
+                let mut want = OwnedPicture::new(header.format, header.width, header.height).unwrap();
+                let at = first_frame + frame * (b"FRAME\n".len() + frame_bytes) + b"FRAME\n".len();
+                fill_picture(&mut want, &bytes[at..at + frame_bytes], Path::new("t.y4m"), frame as u32).unwrap();
+                let got = pooled.read_source().unwrap().unwrap();
+                let got = got.host().unwrap();
+                for i in 0..want.view().plane_count() {
+                    // Padding included: a reused picture's must stay as a fresh one's.
+                    assert_eq!(got.plane(i).data(), want.view().plane(i).data(), "{colorspace} frame {frame} plane {i}");
+                }
+                let storage = got.plane(0).data().as_ptr();
+                match first_storage {
+                    None => first_storage = Some(storage),
+                    Some(first) => assert_eq!(storage, first, "{colorspace}: frame {frame} not in the pooled picture"),
+                }
+            }
+            assert!(pooled.read_source().unwrap().is_none());
+        }
+    }
+
+    #[test]
+    fn direct_reads_report_depth_and_truncation() {
+        let (mut bytes, header) = stream("420p10", 70, 9, 2);
+        let second = bytes.len() - header.frame_bytes();
+        // Frame 1, plane 0, sample (3, 2) = 1024.
+        let at = second + 2 * (2 * 70 + 3);
+        bytes[at..at + 2].copy_from_slice(&1024u16.to_le_bytes());
+        let mut reader = Y4mReader::new(&bytes[..], "t.y4m").unwrap();
+        assert!(reader.read_source().unwrap().is_some());
+        let e = reader.read_source().err().unwrap().to_string();
+        assert!(e.contains("frame 1: plane 0 sample (3,2) = 1024 exceeds 10 bits"), "{e}");
+
+        let (bytes, header) = stream("420jpeg", 70, 9, 2);
+        let cut = bytes.len() - 100;
+        let mut reader = Y4mReader::new(&bytes[..cut], "t.y4m").unwrap();
+        assert!(reader.read_source().unwrap().is_some());
+        let e = reader.read_source().err().unwrap().to_string();
+        let want = header.frame_bytes();
+        assert!(e.contains(&format!("truncated frame 1: {} of {want} bytes", want - 100)), "{e}");
     }
 }

@@ -402,6 +402,34 @@ impl OwnedPicture {
         Ok(())
     }
 
+    /// After plane `i`'s rows were written as little-endian bytes in place
+    /// (a reader's direct read): puts the samples in host order and checks
+    /// the bit depth, as [`OwnedPicture::fill_plane_from_packed`] does.
+    pub(crate) fn finish_plane_read_in_place(&mut self, i: usize) -> Result<()> {
+        if self.format.bytes_per_sample() == 1 {
+            return Ok(());
+        }
+        let (w, h) = self.format.plane_size(i, self.width, self.height);
+        let bits = self.format.bits;
+        let (off, stride16) = (self.offsets[i] / 2, self.strides[i] / 2);
+        let plane = &mut self.storage[off..off + stride16 * h];
+        for (y, row) in plane.chunks_mut(stride16).enumerate() {
+            let mut any = 0u16;
+            for v in &mut row[..w] {
+                *v = u16::from_le(*v);
+                any |= *v;
+            }
+            if bits < 16 && any >> bits != 0 {
+                let x = row[..w].iter().position(|v| v >> bits != 0).unwrap_or(0);
+                return Err(Error::invalid(format!(
+                    "plane {i} sample ({x},{y}) = {} exceeds {bits} bits",
+                    row[x]
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// An owned copy of `picture` (its samples row by row, into this
     /// type's padded rows).
     pub fn copy_of(picture: &Picture<'_>) -> Result<Self> {
