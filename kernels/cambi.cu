@@ -1,10 +1,10 @@
 // CAMBI's c-values (libvmaf 3.2.0 feature/cambi.c calculate_c_values):
-// the device twin of src/feature/cambi/scalar.rs c_values. libvmaf slides
-// per-column histograms of the band's codes down the picture; a histogram
-// holds counts only, so each thread slides its own column's window down a
-// segment of rows instead: rows rows[2 y] ..= rows[2 y + 1] (the rows
-// libvmaf's histogram holds when it computes row y, settled on the host
-// from its loop order), columns x - pad ..= x + pad clipped to the
+// the device twin of src/feature/cambi/scalar.rs c_values, one thread per
+// pixel of a scale. libvmaf slides per-column histograms of the band's
+// codes down the picture; a histogram holds counts only, so each thread
+// counts its own window instead: rows rows[2 y] ..= rows[2 y + 1] (the
+// rows libvmaf's histogram holds when it computes row y, settled on the
+// host from its loop order), columns x - pad ..= x + pad clipped to the
 // picture, masked pixels whose code is in the band. Integer counts equal
 // the histogram's; the one float step (a weight times two counts,
 // converted to float, times the reciprocal table's entry) is a single
@@ -40,66 +40,34 @@ __device__ inline float vx_cambi_c_value(const vx_i32 *counts, int img, int nd, 
     return c;
 }
 
-// Adds `delta` to the counts (one u16 a band code, `w` apart) of row r's
-// masked pixels in columns x0 ..= x1 whose code is in the band.
-__device__ inline void vx_cambi_count_row(const vx_u16 *image, const vx_u16 *mask, int stride, int r, int x0, int x1,
-                                          int band_base, int band_size, vx_u16 *counts, int w, int delta) {
-    const vx_u16 *ir = image + (long long)r * stride;
-    const vx_u16 *mr = mask + (long long)r * stride;
-    for (int cx = x0; cx <= x1; cx++) {
-        int compact = ir[cx] - band_base;
-        if (mr[cx] && (unsigned)compact < (unsigned)band_size) counts[(long long)compact * w] += (vx_u16)delta;
-    }
-}
-
-// Grid (ceil(w / 256), ceil(h / seg_rows)); image and mask are w x h at
-// `stride` samples a row; out[y * w + x] is the pixel's c-value (0 where
-// the mask is 0). Each thread slides one column's window histogram (the
-// band's codes, in `hist`: band_size u16 a column, w apart, one set a
-// segment) down seg_rows rows: a row moves the window by the rows that
-// leave and enter it (one each inside the picture), 2 pad + 1 pixels
-// each, so a pixel costs O(pad) instead of O(pad^2), the segment's first
-// window amortised over seg_rows rows. Counts are integers (u16: a window
-// holds < 4226 pixels), equal to the direct count's.
-// Per frame at the v1.0.16 defaults (nd 4, band <= 1024 codes, window 33
-// at 1080p, 65 at 4K; scale 0): old (2 pad + 1)^2 = 1089 / 4225 samples a
-// pixel; new about 2 (2 pad + 1) + (2 pad + 1)^2 / 64 + band / 64 + 2 nd + 1
-// = 66 + 17 + 16 + 9 = 108 / 130 + 66 + 16 + 9 = 221; histograms
-// ceil(h / 64) x band x w x 2 bytes = 67 MB (1080p), 267 MB (4K).
+// Grid (ceil(w / 256), h); image and mask are w x h at `stride` samples a
+// row; out[y * w + x] is the pixel's c-value (0 where the mask is 0).
 VMAFX_KERNEL void cambi_c_values(const vx_u16 *image, const vx_u16 *mask, int stride, int w, int h,
                                  const vx_i32 *rows, int pad, int nd, const vx_i32 *tvi, int vlt,
                                  const vx_i32 *weights, int band_base, int band_size, const float *lut,
-                                 int seg_rows, vx_u16 *hist, float *out) {
+                                 float *out) {
     int x = blockIdx.x * VMAFX_BLOCK + threadIdx.x;
+    int y = blockIdx.y;
     if (x >= w) return;
-    int y0 = blockIdx.y * seg_rows;
-    int y1 = y0 + seg_rows < h ? y0 + seg_rows : h;
-    vx_u16 *column = hist + (long long)blockIdx.y * band_size * w + x;
-    for (int v = 0; v < band_size; v++) column[(long long)v * w] = 0;
-    int x0 = x - pad < 0 ? 0 : x - pad;
-    int x1 = x + pad > w - 1 ? w - 1 : x + pad;
-    // The rows counted, first ..= last (none yet).
-    int first = rows[2 * y0], last = first - 1;
-    for (int y = y0; y < y1; y++) {
-        int nf = rows[2 * y], nl = rows[2 * y + 1];
-        // Runs only move down (the host checks): rows above the new run
-        // leave, rows below the old one enter.
-        for (int r = first; r <= last && r < nf; r++) vx_cambi_count_row(image, mask, stride, r, x0, x1, band_base, band_size, column, w, -1);
-        for (int r = last + 1 > nf ? last + 1 : nf; r <= nl; r++) vx_cambi_count_row(image, mask, stride, r, x0, x1, band_base, band_size, column, w, 1);
-        first = nf;
-        last = nl;
-        float c = 0.0f;
-        if (mask[(long long)y * stride + x]) {
-            int img = image[(long long)y * stride + x];
-            vx_i32 counts[2 * VX_CAMBI_MAX_DIFFS + 1];
-            for (int k = 0; k <= 2 * nd; k++) {
-                int compact = img - nd + k - band_base;
-                counts[k] = (unsigned)compact < (unsigned)band_size ? column[(long long)compact * w] : 0;
+    float c = 0.0f;
+    if (mask[(long long)y * stride + x]) {
+        int img = image[(long long)y * stride + x];
+        vx_i32 counts[2 * VX_CAMBI_MAX_DIFFS + 1];
+        for (int k = 0; k <= 2 * nd; k++) counts[k] = 0;
+        int x0 = x - pad < 0 ? 0 : x - pad;
+        int x1 = x + pad > w - 1 ? w - 1 : x + pad;
+        for (int r = rows[2 * y]; r <= rows[2 * y + 1]; r++) {
+            const vx_u16 *ir = image + (long long)r * stride;
+            const vx_u16 *mr = mask + (long long)r * stride;
+            for (int cx = x0; cx <= x1; cx++) {
+                int code = ir[cx];
+                int k = code - img + nd;
+                if (mr[cx] && k >= 0 && k <= 2 * nd && code >= band_base && code - band_base < band_size) counts[k]++;
             }
-            c = vx_cambi_c_value(counts, img, nd, tvi, vlt, weights, band_base, band_size, lut);
         }
-        out[(long long)y * w + x] = c;
+        c = vx_cambi_c_value(counts, img, nd, tvi, vlt, weights, band_base, band_size, lut);
     }
+    out[(long long)y * w + x] = c;
 }
 
 // ---------------------------------------------------------------------

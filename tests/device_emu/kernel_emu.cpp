@@ -137,7 +137,7 @@ static const vx_emu_entry vx_emu_entries[] = {
     VX_EMU(ssim_conv_h, ptr<float>(a, 0), ptr<float>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<float>(a, 4), ptr<float>(a, 5)),
     VX_EMU(ssim_terms, ptr<float>(a, 0), arg<int>(a, 1), arg<int>(a, 2), ptr<float>(a, 3), arg<float>(a, 4), arg<float>(a, 5), arg<float>(a, 6), ptr<double>(a, 7), ptr<double>(a, 8), ptr<double>(a, 9)),
     VX_EMU(speed_blur_dec16, ptr<vx_u8>(a, 0), arg<int>(a, 1), ptr<vx_u8>(a, 2), arg<int>(a, 3), arg<int>(a, 4), arg<float>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<float>(a, 8), arg<int>(a, 9), ptr<float>(a, 10), arg<int>(a, 11)),
-    VX_EMU(cambi_c_values, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_i32>(a, 8), arg<int>(a, 9), ptr<vx_i32>(a, 10), arg<int>(a, 11), arg<int>(a, 12), ptr<float>(a, 13), arg<int>(a, 14), ptr<vx_u16>(a, 15), ptr<float>(a, 16)),
+    VX_EMU(cambi_c_values, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_i32>(a, 8), arg<int>(a, 9), ptr<vx_i32>(a, 10), arg<int>(a, 11), arg<int>(a, 12), ptr<float>(a, 13), ptr<float>(a, 14)),
     VX_EMU(cambi_load, ptr<vx_u8>(a, 0), arg<long long>(a, 1), arg<int>(a, 2), arg<int>(a, 3), ptr<vx_i32>(a, 4), ptr<vx_i32>(a, 5), arg<int>(a, 6), arg<int>(a, 7), ptr<vx_u16>(a, 8), arg<int>(a, 9)),
     VX_EMU(cambi_range_check, ptr<vx_u8>(a, 0), arg<long long>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<vx_u32>(a, 4), ptr<vx_u32>(a, 5)),
     VX_EMU(cambi_anti_dither, ptr<vx_u16>(a, 0), ptr<vx_u16>(a, 1), arg<int>(a, 2), arg<int>(a, 3), arg<int>(a, 4)),

@@ -5,9 +5,9 @@
 //!
 //! The picture passes (10-bit copy with the encode-size resize,
 //! anti-dithering, the spatial mask, decimation, the mode filter) are the
-//! CPU's integer code out of place. The c-value kernel slides each column's
-//! window histogram down a segment of rows, over the rows libvmaf's
-//! sliding histogram holds ([`super::scalar::window_rows`]). The pooling (libvmaf's quick_select,
+//! CPU's integer code out of place. The c-value kernel counts each pixel's
+//! window directly over the rows libvmaf's sliding histogram holds
+//! ([`super::scalar::window_rows`]). The pooling (libvmaf's quick_select,
 //! then a double sum of the k largest c-values in the order it leaves them)
 //! is reproduced without the order: the device finds the k-th largest value
 //! T and adds the values above it exactly, as integers ([`exact_pool`]
@@ -40,9 +40,6 @@ struct CambiScratch {
     c_values,
     /// The pooling's histogram (65536 counts).
     bins,
-    /// The c-value kernel's window histograms (u16 a band code a column,
-    /// one set a segment of SEGMENT_ROWS rows).
-    windows,
 }
 }
 
@@ -52,10 +49,6 @@ const BINS: usize = 65536;
 /// pass (`VX_CAMBI_ROWS`, `VX_CAMBI_PER_THREAD`).
 const ROWS: usize = 8;
 const PER_THREAD: usize = 16;
-/// Rows a thread of the c-value kernel slides its window down: the
-/// segment's first window (O(window area)) is amortised over them, and
-/// the histograms take ceil(h / SEGMENT_ROWS) x band x w u16.
-const SEGMENT_ROWS: usize = 64;
 /// u32 words of the frame header, then of one scale's pooling state
 /// (`VX_CAMBI_STATE_WORDS`) and where the state's words are.
 const HEADER_WORDS: usize = 64;
@@ -194,15 +187,11 @@ pub(crate) fn score_dev<L: TwinLane>(lane: &mut L, job: &SideJob<'_>, t: &Contra
     }
     let xs_at = place(&mut words, &xs);
     let ys_at = place(&mut words, &ys);
-    let mut rows_at = Vec::with_capacity(NUM_SCALES);
-    for &(_, sh) in &job.scales {
-        let rows = window_rows(sh, job.window);
-        // cambi_c_values slides each window down: its runs may only move down.
-        if rows.windows(2).any(|p| p[1][0] < p[0][0] || p[1][1] < p[0][1]) {
-            return Err(Error::Internal(format!("cambi: window rows of a {sh}-row scale move up: {rows:?}")));
-        }
-        rows_at.push(place(&mut words, &rows.into_iter().flatten().collect::<Vec<_>>()));
-    }
+    let rows_at: Vec<u64> = job
+        .scales
+        .iter()
+        .map(|&(_, sh)| place(&mut words, &window_rows(sh, job.window).into_iter().flatten().collect::<Vec<_>>()))
+        .collect();
     let tvi: Vec<i32> = t.tvi_for_diff[..nd].iter().map(|&v| v as i32).collect();
     let tvi_at = place(&mut words, &tvi);
     let weights_at = place(&mut words, &t.diff_weights[..nd]);
@@ -210,10 +199,9 @@ pub(crate) fn score_dev<L: TwinLane>(lane: &mut L, job: &SideJob<'_>, t: &Contra
     let total_values: usize = job.scales.iter().map(|&(sw, sh)| sw * sh).sum();
     let stride = w;
 
-    // A column of SEGMENT_ROWS pixels (the c-values), of ROWS pixels (the
+    // One thread a pixel (the c-values), a column of ROWS pixels (the
     // picture passes), PER_THREAD values (the pooling passes).
-    let segment_grid =
-        |sw: usize, sh: usize| -> Result<(u32, u32)> { Ok((sw.div_ceil(BLOCK as usize) as u32, int(sh.div_ceil(SEGMENT_ROWS), "height")? as u32)) };
+    let grid2 = |sw: usize, sh: usize| -> Result<(u32, u32)> { Ok((sw.div_ceil(BLOCK as usize) as u32, int(sh, "height")? as u32)) };
     let picture_grid = |sw: usize, sh: usize| -> Result<(u32, u32)> { Ok((sw.div_ceil(BLOCK as usize) as u32, int(sh.div_ceil(ROWS), "height")? as u32)) };
     let pooling_grid = |n: usize| -> Result<(u32, u32)> { Ok((int(n.div_ceil(BLOCK as usize * PER_THREAD), "blocks")? as u32, 1)) };
     let (first_bad, per_scale) = lane.with_scratch(|lane, s: &mut CambiScratch<L::Buffer>| -> Result<(u32, [f64; NUM_SCALES])> {
@@ -225,8 +213,6 @@ pub(crate) fn score_dev<L: TwinLane>(lane: &mut L, job: &SideJob<'_>, t: &Contra
         let mut msk = [lane.grow(&mut s.mask_a, picture_bytes)?, lane.grow(&mut s.mask_b, picture_bytes)?];
         let cv = lane.grow(&mut s.c_values, total_values * 4)?;
         let bins = lane.grow(&mut s.bins, BINS * 4)?;
-        // Scale 0 is the largest (w x h at most).
-        let windows = lane.grow(&mut s.windows, (h.div_ceil(SEGMENT_ROWS) * t.band_size as usize * w * 2).max(2))?;
         let stride_i = int(stride, "stride")?;
         let (wi, hi) = (int(w, "width")?, int(h, "height")?);
         let pitch = job.plane.pitch as i64;
@@ -318,19 +304,15 @@ pub(crate) fn score_dev<L: TwinLane>(lane: &mut L, job: &SideJob<'_>, t: &Contra
                 .i32(t.band_base as i32)
                 .i32(t.band_size as i32)
                 .ptr(lut)
-                .i32(SEGMENT_ROWS as i32)
-                .ptr(windows)
                 .ptr(out);
             // SAFETY: cambi_c_values (image, mask, stride, w, h, rows, pad,
-            // nd, tvi, vlt, weights, band_base, band_size, lut, seg_rows,
-            // hist, out): hist holds ceil(sh / seg_rows) x band_size x sw
-            // u16 (sized for scale 0, the largest), image
+            // nd, tvi, vlt, weights, band_base, band_size, lut, out): image
             // and mask hold sh rows of `stride` >= sw samples, rows 2 sh
             // row indices within 0..sh (window_rows), tvi and weights nd i32
             // each, the window's counts stay below the reciprocal table's
             // size (create refuses larger windows), out holds sw sh floats
             // (this scale's part of c_values).
-            unsafe { lane.launch(k.cambi_c_values, segment_grid(sw, sh)?, args) }?;
+            unsafe { lane.launch(k.cambi_c_values, grid2(sw, sh)?, args) }?;
 
             let state = frame + 4 * (scale * STATE_WORDS) as u64;
             let top = int(top_count(n, job.topk), "top count")?;
