@@ -17,49 +17,56 @@ __device__ inline int vx_mirror(int idx, int size) {
 }
 
 // One block per tile of VX_MOTION_TH rows by VX_MOTION_TW columns: grid
-// (ceil(w / VX_MOTION_TW), ceil(h / VX_MOTION_TH)). The vertical blur goes
-// to shared memory (its i32 plane never reaches device memory), the
-// horizontal pass reads it there, and each tile adds its rows' parts to
-// row_sad with u32 atomics: a row's sum wraps mod 2^32 as the CPU's does,
-// and wrapping addition is order-free, so the split across tiles cannot
-// change it. row_sad starts at zero (motion_zero). Pitches in bytes (the
-// planes may come from different producers).
+// (ceil(w / VX_MOTION_TW), ceil(h / VX_MOTION_TH)). Both passes run in shared
+// memory (the vertical blur's i32 plane never goes to device memory), and
+// each tile adds its rows' parts to row_sad with u32 atomics: a row's sum
+// wraps mod 2^32 as the CPU's does, and wrapping addition is order-free, so
+// the split across tiles cannot change it. row_sad starts at zero
+// (motion_zero). Pitches in bytes (the planes may come from different
+// producers).
 #define VX_MOTION_TH 16
 #define VX_MOTION_TW 256
-// Blurred columns: the tile with the horizontal filter's 2-sample halo.
+// Staged columns and rows: the tile with the filters' 2-sample halo.
 #define VX_MOTION_SW (VX_MOTION_TW + 4)
-
-template <bool WIDE>
-__device__ inline vx_i32 vx_motion_sample(const vx_u8 *plane, long long pitch, long long y, int x) {
-    const vx_u8 *row = plane + y * pitch;
-    return WIDE ? (vx_i32)((const vx_u16 *)row)[x] : (vx_i32)row[x];
-}
+#define VX_MOTION_SH (VX_MOTION_TH + 4)
 
 template <bool WIDE>
 __device__ inline void vx_motion_sad_tile(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch, int w,
                                           int h, int bits, vx_u32 *row_sad) {
-    // Blurred column c is picture column mirror(j0 - 2 + c), so the
-    // horizontal pass reads mirrored samples where the CPU reads them.
+    // prev - cur, then the vertical blur; staged column c is picture
+    // column mirror(j0 - 2 + c), so both passes read mirrored samples
+    // exactly where the two-kernel form read them.
+    __shared__ vx_i32 diff[VX_MOTION_SH][VX_MOTION_SW];
     __shared__ vx_i32 blur[VX_MOTION_TH][VX_MOTION_SW];
     __shared__ vx_u32 part[VX_MOTION_TH][32];
     const int i0 = blockIdx.y * VX_MOTION_TH, j0 = blockIdx.x * VX_MOTION_TW;
     const int t = threadIdx.x;
-    // Vertical: thread t blurs column t (and t + 256, the halo, for t < 4)
-    // down the tile, straight from the planes (each sample is read by five
-    // rows, from L1). Only columns some output reads (up to w + 1).
-    for (int c = t; c < VX_MOTION_SW; c += VMAFX_BLOCK) {
-        int x = j0 - 2 + c;
-        if (x > w + 1) continue;
+    // Only samples some output reads are staged (rows up to h + 1, columns
+    // up to w + 1, as the filters mirror them); the rest stay unread.
+    for (int idx = t; idx < VX_MOTION_SH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
+        int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
+        int y = i0 - 2 + r, x = j0 - 2 + c;
+        if (y > h + 1 || x > w + 1) continue;
+        long long yr = vx_mirror(y, h);
         int xc = vx_mirror(x, w);
-        for (int r = 0; r < VX_MOTION_TH && i0 + r < h; r++) {
+        if (WIDE)
+            diff[r][c] = (vx_i32)((const vx_u16 *)(prev + yr * prev_pitch))[xc] -
+                         (vx_i32)((const vx_u16 *)(cur + yr * cur_pitch))[xc];
+        else
+            diff[r][c] = (vx_i32)prev[yr * prev_pitch + xc] - (vx_i32)cur[yr * cur_pitch + xc];
+    }
+    __syncthreads();
+    for (int idx = t; idx < VX_MOTION_TH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
+        int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
+        if (i0 + r >= h || j0 - 2 + c > w + 1) continue;
+        if (WIDE) {
             vx_i64 acc = 0;
-            for (int k = 0; k < 5; k++) {
-                long long y = vx_mirror(i0 + r - 2 + k, h);
-                vx_i32 d = vx_motion_sample<WIDE>(prev, prev_pitch, y, xc) - vx_motion_sample<WIDE>(cur, cur_pitch, y, xc);
-                acc += (vx_i64)VX_MOTION_FILTER[k] * d;
-            }
-            // 8 bits: the sum fits i32 and the shift is 8, as the CPU's.
-            blur[r][c] = WIDE ? (vx_i32)((acc + (1LL << (bits - 1))) >> bits) : ((vx_i32)acc + (1 << 7)) >> 8;
+            for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * (vx_i64)diff[r + k][c];
+            blur[r][c] = (vx_i32)((acc + (1LL << (bits - 1))) >> bits);
+        } else {
+            vx_i32 acc = 0;
+            for (int k = 0; k < 5; k++) acc += VX_MOTION_FILTER[k] * diff[r + k][c];
+            blur[r][c] = (acc + (1 << 7)) >> 8;
         }
     }
     __syncthreads();
