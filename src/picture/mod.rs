@@ -281,6 +281,16 @@ pub struct OwnedPicture {
     storage: Vec<u16>,
 }
 
+/// Row `y` of plane `i`, whose samples OR to `any`: an error naming the
+/// first sample beyond `bits` (searched for only then).
+fn check_depth(i: usize, y: usize, row: &[u16], any: u16, bits: u8) -> Result<()> {
+    if bits < 16 && any >> bits != 0 {
+        let x = row.iter().position(|v| v >> bits != 0).unwrap_or(0);
+        return Err(Error::invalid(format!("plane {i} sample ({x},{y}) = {} exceeds {bits} bits", row[x])));
+    }
+    Ok(())
+}
+
 impl OwnedPicture {
     pub fn new(format: PixelFormat, width: usize, height: usize) -> Result<Self> {
         if width == 0 || height == 0 {
@@ -391,13 +401,7 @@ impl OwnedPicture {
                 any |= v;
                 *dv = v;
             }
-            if bits < 16 && any >> bits != 0 {
-                let x = d[..w].iter().position(|v| v >> bits != 0).unwrap_or(0);
-                return Err(Error::invalid(format!(
-                    "plane {i} sample ({x},{y}) = {} exceeds {bits} bits",
-                    d[x]
-                )));
-            }
+            check_depth(i, y, &d[..w], any, bits)?;
         }
         Ok(())
     }
@@ -419,13 +423,7 @@ impl OwnedPicture {
                 *v = u16::from_le(*v);
                 any |= *v;
             }
-            if bits < 16 && any >> bits != 0 {
-                let x = row[..w].iter().position(|v| v >> bits != 0).unwrap_or(0);
-                return Err(Error::invalid(format!(
-                    "plane {i} sample ({x},{y}) = {} exceeds {bits} bits",
-                    row[x]
-                )));
-            }
+            check_depth(i, y, &row[..w], any, bits)?;
         }
         Ok(())
     }
