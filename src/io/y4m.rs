@@ -300,7 +300,7 @@ impl<R: Read> Y4mReader<R> {
         let (index, want) = (self.frames_read, self.header.frame_bytes());
         let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
         if got != want {
-            return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
+            return Err(self.truncated(index, got, want));
         }
         Ok(true)
     }
@@ -330,7 +330,7 @@ impl<R: Read> Y4mReader<R> {
                 got += n;
                 if n < chunk {
                     // As read_up_to counts: every byte up to the end of the file.
-                    return Err(Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes")));
+                    return Err(self.truncated(index, got, want));
                 }
             }
         }
@@ -341,6 +341,11 @@ impl<R: Read> Y4mReader<R> {
         }
         self.frames_read += 1;
         Ok(true)
+    }
+
+    /// Frame `index` ended after `got` of its `want` bytes.
+    fn truncated(&self, index: u32, got: usize, want: usize) -> Error {
+        Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes"))
     }
 
     /// Reads the next FRAME line; false at a clean end of file.

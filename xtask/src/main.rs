@@ -176,11 +176,12 @@ fn main_result() -> Result<bool, String> {
     let words: Vec<&str> = args.iter().take(2).map(String::as_str).collect();
     let mut flags = Flags(args.iter().skip(words.len().min(2)).cloned().collect());
     let number = |v: Option<String>, name: &str, default: u64| -> Result<u64, String> { v.map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name} {v}: a number"))) };
+    // The packs that build vmafx embed the kernels built ahead (a dry run builds nothing).
+    if matches!(words.as_slice(), ["twins" | "hip-nvidia" | "bench-gpu" | "gpu-ffmpeg", "pack"]) && !args.iter().any(|a| a == "--dry-run") {
+        pack::use_kernel_compilers(&root);
+    }
     match words.as_slice() {
         ["twins", "pack"] => {
-            if !args.iter().any(|a| a == "--dry-run") {
-                pack::use_kernel_compilers(&root);
-            }
             let o = twins::PackOptions { defects: flags.take_value("--defects")?.unwrap_or_else(|| "none".into()), dry_run: flags.take_switch("--dry-run") };
             flags.done()?;
             twins::pack(&root, &o).map(|_| true)
@@ -203,9 +204,6 @@ fn main_result() -> Result<bool, String> {
             twins::check_carry_size(&root).map(|_| true)
         }
         ["hip-nvidia", "pack"] => {
-            if !args.iter().any(|a| a == "--dry-run") {
-                pack::use_kernel_compilers(&root);
-            }
             let defects = flags.take_value("--defects")?.unwrap_or_else(|| "none".into());
             let dry_run = flags.take_switch("--dry-run");
             flags.done()?;
@@ -222,9 +220,6 @@ fn main_result() -> Result<bool, String> {
             hip_nvidia::run_all(&root, &o)
         }
         ["bench-gpu", "pack"] => {
-            if !args.iter().any(|a| a == "--dry-run") {
-                pack::use_kernel_compilers(&root);
-            }
             let dry_run = flags.take_switch("--dry-run");
             flags.done()?;
             bench_gpu::pack(&root, dry_run).map(|_| true)
@@ -249,9 +244,6 @@ fn main_result() -> Result<bool, String> {
             bench_gpu::run(&root, &o)
         }
         ["gpu-ffmpeg", "pack"] => {
-            if !args.iter().any(|a| a == "--dry-run") {
-                pack::use_kernel_compilers(&root);
-            }
             let o = gpu_ffmpeg::PackOptions {
                 ffmpeg: flags.take_value("--ffmpeg")?.map(PathBuf::from),
                 frames: number(flags.take_value("--frames")?, "--frames", 48)? as u32,
