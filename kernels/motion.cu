@@ -10,6 +10,13 @@
 
 __constant__ vx_i32 VX_MOTION_FILTER[5] = {3571, 16004, 26386, 16004, 3571};
 
+template <bool B, typename A, typename C> struct vx_pick {
+    typedef A type;
+};
+template <typename A, typename C> struct vx_pick<false, A, C> {
+    typedef C type;
+};
+
 __device__ inline int vx_mirror(int idx, int size) {
     if (idx < 0) return -idx;
     if (idx >= size) return 2 * size - idx - 2;
@@ -26,58 +33,87 @@ __device__ inline int vx_mirror(int idx, int size) {
 // producers).
 #define VX_MOTION_TH 16
 #define VX_MOTION_TW 256
-// Staged columns and rows: the tile with the filters' 2-sample halo.
-#define VX_MOTION_SW (VX_MOTION_TW + 4)
+// Staged columns and rows: the tile with the filters' 2-sample halo, staged
+// from column j0 - 4 so that groups of 4 samples are aligned loads.
+#define VX_MOTION_SW (VX_MOTION_TW + 8)
 #define VX_MOTION_SH (VX_MOTION_TH + 4)
+#define VX_MOTION_GROUPS (VX_MOTION_SW / 4)
+
+template <typename T> struct alignas(4 * sizeof(T)) vx_motion_vec4 {
+    T v[4];
+};
+struct alignas(16) vx_motion_i32x4 {
+    vx_i32 v[4];
+};
 
 template <bool WIDE>
 __device__ inline void vx_motion_sad_tile(const vx_u8 *prev, const vx_u8 *cur, int prev_pitch, int cur_pitch, int w,
                                           int h, int bits, vx_u32 *row_sad) {
+    typedef typename vx_pick<WIDE, vx_u16, vx_u8>::type T;
     // prev - cur, then the vertical blur; staged column c is picture
-    // column mirror(j0 - 2 + c), so both passes read mirrored samples
+    // column mirror(j0 - 4 + c), so both passes read mirrored samples
     // exactly where the two-kernel form read them.
-    __shared__ vx_i32 diff[VX_MOTION_SH][VX_MOTION_SW];
+    __shared__ vx_motion_i32x4 diff4[VX_MOTION_SH * VX_MOTION_GROUPS];
     __shared__ vx_i32 blur[VX_MOTION_TH][VX_MOTION_SW];
     __shared__ vx_u32 part[VX_MOTION_TH][32];
+    vx_i32(*diff)[VX_MOTION_SW] = (vx_i32(*)[VX_MOTION_SW])diff4;
     const int i0 = blockIdx.y * VX_MOTION_TH, j0 = blockIdx.x * VX_MOTION_TW;
     const int t = threadIdx.x;
+    // Tiles whose staged columns all lie inside the picture need no column
+    // mirror: one aligned load of 4 samples per group where the rows allow.
+    const bool inside = j0 - 4 >= 0 && j0 - 4 + VX_MOTION_SW <= w;
     // Only samples some output reads are staged (rows up to h + 1, columns
-    // up to w + 1, as the filters mirror them); the rest stay unread.
-    for (int idx = t; idx < VX_MOTION_SH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
-        int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
-        int y = i0 - 2 + r, x = j0 - 2 + c;
-        if (y > h + 1 || x > w + 1) continue;
+    // -2 to w + 1, as the filters mirror them); the rest stay unread.
+    for (int idx = t; idx < VX_MOTION_SH * VX_MOTION_GROUPS; idx += VMAFX_BLOCK) {
+        int r = idx / VX_MOTION_GROUPS, g = idx - r * VX_MOTION_GROUPS;
+        int y = i0 - 2 + r, x0 = j0 - 4 + 4 * g;
+        if (y > h + 1) continue;
         long long yr = vx_mirror(y, h);
-        int xc = vx_mirror(x, w);
-        if (WIDE)
-            diff[r][c] = (vx_i32)((const vx_u16 *)(prev + yr * prev_pitch))[xc] -
-                         (vx_i32)((const vx_u16 *)(cur + yr * cur_pitch))[xc];
-        else
-            diff[r][c] = (vx_i32)prev[yr * prev_pitch + xc] - (vx_i32)cur[yr * cur_pitch + xc];
+        const T *rp = (const T *)(prev + yr * prev_pitch), *rc = (const T *)(cur + yr * cur_pitch);
+        vx_motion_i32x4 d;
+        if (inside && (((vx_u64)(rp + x0) | (vx_u64)(rc + x0)) & (4 * sizeof(T) - 1)) == 0) {
+            vx_motion_vec4<T> a = *(const vx_motion_vec4<T> *)(rp + x0), b = *(const vx_motion_vec4<T> *)(rc + x0);
+            for (int e = 0; e < 4; e++) d.v[e] = (vx_i32)a.v[e] - (vx_i32)b.v[e];
+        } else {
+            for (int e = 0; e < 4; e++) {
+                int x = x0 + e;
+                if (x < -2 || x > w + 1) {
+                    d.v[e] = 0;
+                    continue;
+                }
+                int xc = vx_mirror(x, w);
+                d.v[e] = (vx_i32)rp[xc] - (vx_i32)rc[xc];
+            }
+        }
+        diff4[idx] = d;
     }
     __syncthreads();
+    // Vertical blur, the symmetric filter's mirrored taps added first.
     for (int idx = t; idx < VX_MOTION_TH * VX_MOTION_SW; idx += VMAFX_BLOCK) {
         int r = idx / VX_MOTION_SW, c = idx - r * VX_MOTION_SW;
-        if (i0 + r >= h || j0 - 2 + c > w + 1) continue;
+        int x = j0 - 4 + c;
+        if (i0 + r >= h || x < -2 || x > w + 1) continue;
+        vx_i32 d04 = diff[r][c] + diff[r + 4][c], d13 = diff[r + 1][c] + diff[r + 3][c], d2 = diff[r + 2][c];
         if (WIDE) {
-            vx_i64 acc = 0;
-            for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * (vx_i64)diff[r + k][c];
+            vx_i64 acc = (vx_i64)VX_MOTION_FILTER[0] * d04 + (vx_i64)VX_MOTION_FILTER[1] * d13 +
+                         (vx_i64)VX_MOTION_FILTER[2] * d2;
             blur[r][c] = (vx_i32)((acc + (1LL << (bits - 1))) >> bits);
         } else {
-            vx_i32 acc = 0;
-            for (int k = 0; k < 5; k++) acc += VX_MOTION_FILTER[k] * diff[r + k][c];
+            vx_i32 acc = VX_MOTION_FILTER[0] * d04 + VX_MOTION_FILTER[1] * d13 + VX_MOTION_FILTER[2] * d2;
             blur[r][c] = (acc + (1 << 7)) >> 8;
         }
     }
     __syncthreads();
-    // Horizontal blur and |.|: a warp's 32 threads per row, two rows each.
+    // Horizontal blur and |.|: a warp's 32 threads per row, two rows each;
+    // output column c reads staged columns c + 2 .. c + 6.
     const int lane = t & 31, warp = t >> 5;
     for (int r = warp; r < VX_MOTION_TH; r += VMAFX_BLOCK / 32) {
         vx_u32 sum = 0;
         if (i0 + r < h)
             for (int c = lane; c < VX_MOTION_TW && j0 + c < w; c += 32) {
-                vx_i64 acc = 0;
-                for (int k = 0; k < 5; k++) acc += (vx_i64)VX_MOTION_FILTER[k] * blur[r][c + k];
+                const vx_i32 *b = &blur[r][c + 2];
+                vx_i64 acc = (vx_i64)VX_MOTION_FILTER[0] * (b[0] + b[4]) +
+                             (vx_i64)VX_MOTION_FILTER[1] * (b[1] + b[3]) + (vx_i64)VX_MOTION_FILTER[2] * b[2];
                 vx_i32 v = (vx_i32)((acc + (1 << 15)) >> 16);
                 sum += (vx_u32)(v < 0 ? -(vx_i64)v : (vx_i64)v);
             }

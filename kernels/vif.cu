@@ -7,11 +7,13 @@
 //     rounded shifts, truncations as the CPU) into shared memory, the
 //     horizontal pass and the per-pixel statistic (`accumulate` in
 //     src/feature/vif/mod.rs) in registers, 4 columns per thread; the
-//     block's four sums (u64, wrapping = the CPU's i64 wrapping_add) go to
-//     partials[block * 4 + q].
-//   vif_subsample_<scale>[_8|_16]: filter with the next scale's filter and
-//     keep even rows and columns, into a packed u16 plane.
-//   vif_reduce: one block per scale adds its blocks' partials into sums[16].
+//     block's four sums (u64, wrapping = the CPU's i64 wrapping_add) are
+//     added to the scale's four in sums[4 * scale ..] (atomicAdd). Scales 0-2 also subsample their tile for the
+//     next scale (below), from the input tile already in shared memory.
+//   vif_subsample_0[_8|_16]: filter with the next scale's filter and keep
+//     even rows and columns, into a packed u16 plane: scale 1's input when
+//     scale 0's statistic is skipped (`vif_skip_scale0`).
+//   vif_zero: zeroes sums[16] before a frame's first statistic.
 //
 // Exactness: every integer step is the CPU's (same widths, same
 // truncations, unsigned wrap-around where the CPU wraps; sums mod 2^64 are
@@ -110,9 +112,9 @@ __device__ inline void vx_vif_accumulate(vx_vif_sums &s, vx_i32 sigma1_sq, vx_i3
     }
 }
 
-// The four sums over the block into partials[block * 4 ..], `red` holding
+// The four sums over the block added to sums[0 .. 4], `red` holding
 // 4 * VMAFX_BLOCK u64 (free shared memory). Order-free: sums mod 2^64.
-__device__ inline void vx_vif_block_sums(vx_vif_sums s, vx_u64 *red, vx_u64 *partials) {
+__device__ inline void vx_vif_block_sums(vx_vif_sums s, vx_u64 *red, vx_u64 *sums) {
     const unsigned t = threadIdx.x;
     red[t] = s.num_log;
     red[VMAFX_BLOCK + t] = s.den_log;
@@ -124,10 +126,7 @@ __device__ inline void vx_vif_block_sums(vx_vif_sums s, vx_u64 *red, vx_u64 *par
             for (int q = 0; q < 4; q++) red[q * VMAFX_BLOCK + t] += red[q * VMAFX_BLOCK + t + half];
         __syncthreads();
     }
-    if (t < 4) {
-        unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
-        partials[block * 4 + t] = red[t * VMAFX_BLOCK];
-    }
+    if (t < 4) atomicAdd(&sums[t], red[t * VMAFX_BLOCK]);
 }
 
 // Statistic tiles: 8 output rows by VX_VIF_TW(S) columns, where the tile
@@ -216,10 +215,17 @@ template <int S> __device__ inline void vx_vif_hfilter_sq(const vx_vif_u32x4 *pl
 // One output tile of the statistic at scale S, samples of type T. WIDE:
 // the vertical squares need u64 (the CPU's u64 accumulators); for 8-bit
 // scale 0 they stay below 65536 * 255^2 < 2^32, so u32 gives the same.
-template <typename T, int S, bool WIDE>
+//
+// With SUB (scales 0-2) the block also makes the next scale's subsampled
+// pixels of its tile, vif_subsample's arithmetic on the same input tile:
+// rows ty0/2 .. ty0/2 + 3 and columns tx0/2 .. (tx0 + TW)/2 - 1 of out_r and
+// out_d ((w/2) x (h/2) u16, out_stride samples a row). The tile holds every
+// sample they read, mirrored as vif_subsample mirrors them: the next
+// filter's half HS is below H, and TW - 2 + H + HS < 128.
+template <typename T, int S, bool WIDE, bool SUB>
 __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_pitch, int dis_pitch, int w,
                                    int h, int mu_shift, int sq_shift, double egl, const vx_u16 *table,
-                                   vx_u64 *partials) {
+                                   vx_u64 *sums, vx_u16 *out_r, vx_u16 *out_d, int out_stride) {
     const int H = vx_vif_half<S>::v;
     const int TAPS = 2 * H + 1;
     const int G = VX_VIF_CW / 4;          // 4-column groups per tile row
@@ -232,6 +238,12 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
     __shared__ vx_vif_u32x4 vplanes[5 * V];
     vx_vif_u32x4 *v_mu1 = vplanes, *v_mu2 = vplanes + V, *v_rr = vplanes + 2 * V, *v_dd = vplanes + 3 * V,
                  *v_rd = vplanes + 4 * V;
+    // SUB: the next scale's filter (SN), its half, its 4 output rows
+    // filtered vertically at every tile column (reference, then distorted).
+    const int SN = SUB ? S + 1 : S;
+    const int HS = vx_vif_half<SN>::v;
+    const int SR = VX_VIF_TH / 2;
+    __shared__ vx_u16 sub_v[SUB ? 2 * SR * VX_VIF_CW : 1];
 
     const int tx0 = blockIdx.x * TW, ty0 = blockIdx.y * VX_VIF_TH;
     // Tiles whose columns all lie inside the plane need no column mirror.
@@ -240,12 +252,20 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
         int r = idx / G, g = idx - r * G;
         long long y = vx_vif_reflect(ty0 - H + r, h);
         const T *row_r = (const T *)(ref + y * ref_pitch), *row_d = (const T *)(dis + y * dis_pitch);
+        const int x0 = tx0 - H + 4 * g;
         vx_vif_vec4<T> a, b;
-        for (int e = 0; e < 4; e++) {
-            int x = tx0 - H + 4 * g + e;
-            if (!inside) x = vx_vif_reflect(x, w);
-            a.v[e] = row_r[x];
-            b.v[e] = row_d[x];
+        // One load per group where it needs no mirror and both rows are
+        // aligned to it (x0 is a multiple of 4; planes of a common pitch).
+        if (inside && (((vx_u64)(row_r + x0) | (vx_u64)(row_d + x0)) & (sizeof(a) - 1)) == 0) {
+            a = *(const vx_vif_vec4<T> *)(row_r + x0);
+            b = *(const vx_vif_vec4<T> *)(row_d + x0);
+        } else {
+            for (int e = 0; e < 4; e++) {
+                int x = x0 + e;
+                if (!inside) x = vx_vif_reflect(x, w);
+                a.v[e] = row_r[x];
+                b.v[e] = row_d[x];
+            }
         }
         in_r[idx] = a;
         in_d[idx] = b;
@@ -315,6 +335,24 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
         v_dd[idx] = o_dd;
         v_rd[idx] = o_rd;
     }
+    if (SUB) {
+        // Subsampled row ty0/2 + r reads rows ty0 + 2r - HS + k: tile rows
+        // 2r + H - HS + k.
+        const T *tr = (const T *)in_r, *td = (const T *)in_d;
+        for (int idx = threadIdx.x; idx < SR * VX_VIF_CW; idx += VMAFX_BLOCK) {
+            int r = idx / VX_VIF_CW, c = idx - r * VX_VIF_CW;
+            const int at = (2 * r + H - HS) * VX_VIF_CW + c;
+            vx_u32 a_r = 0, a_d = 0;
+            VX_VIF_UNROLL
+            for (int k = 0; k < 2 * HS + 1; k++) {
+                vx_u32 f = VX_VIF_FILTER[SN][k];
+                a_r += f * (vx_u32)tr[at + k * VX_VIF_CW];
+                a_d += f * (vx_u32)td[at + k * VX_VIF_CW];
+            }
+            sub_v[idx] = (vx_u16)((a_r + mu_round) >> mu_shift);
+            sub_v[SR * VX_VIF_CW + idx] = (vx_u16)((a_d + mu_round) >> mu_shift);
+        }
+    }
     __syncthreads();
 
     // Horizontal and the statistic: thread (r, g) makes output columns
@@ -342,21 +380,45 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
             vx_vif_accumulate(s, sigma1_sq, sigma2_sq, sigma12, egl, table);
         }
     }
+    if (SUB) {
+        // Subsampled column tx0/2 + x reads columns tx0 + 2x - HS + k: tile
+        // columns 2x + H - HS + k.
+        const int OW = TW / 2, ow = w / 2, oh = h / 2;
+        for (int idx = threadIdx.x; idx < SR * OW; idx += VMAFX_BLOCK) {
+            int r = idx / OW, x = idx - r * OW;
+            int gy = ty0 / 2 + r, gx = tx0 / 2 + x;
+            if (gy >= oh || gx >= ow) continue;
+            const int at = r * VX_VIF_CW + 2 * x + H - HS;
+            vx_u32 a_r = 0, a_d = 0;
+            VX_VIF_UNROLL
+            for (int k = 0; k < 2 * HS + 1; k++) {
+                vx_u32 f = VX_VIF_FILTER[SN][k];
+                a_r += f * (vx_u32)sub_v[at + k];
+                a_d += f * (vx_u32)sub_v[SR * VX_VIF_CW + at + k];
+            }
+            long long o = (long long)gy * out_stride + gx;
+            out_r[o] = (vx_u16)((a_r + 32768u) >> 16);
+            out_d[o] = (vx_u16)((a_d + 32768u) >> 16);
+        }
+    }
     __syncthreads();
-    vx_vif_block_sums(s, (vx_u64 *)vplanes, partials);
+    vx_vif_block_sums(s, (vx_u64 *)vplanes, sums);
 }
 
 #define VX_VIF_STAT_ARGS                                                                              \
     const vx_u8 *ref, const vx_u8 *dis, int ref_pitch, int dis_pitch, int w, int h, int mu_shift,     \
-        int sq_shift, double egl, const vx_u16 *table, vx_u64 *partials
-#define VX_VIF_STAT_PASS ref, dis, ref_pitch, dis_pitch, w, h, mu_shift, sq_shift, egl, table, partials
+        int sq_shift, double egl, const vx_u16 *table, vx_u64 *sums, vx_u16 *out_r, vx_u16 *out_d,    \
+        int out_stride
+#define VX_VIF_STAT_PASS                                                                              \
+    ref, dis, ref_pitch, dis_pitch, w, h, mu_shift, sq_shift, egl, table, sums, out_r, out_d, out_stride
 
-// Grid (ceil(w / VX_VIF_TW(S)), ceil(h / 8)); partials holds 4 u64 per block.
-VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_8(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u8, 0, false>(VX_VIF_STAT_PASS); }
-VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_16(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 0, true>(VX_VIF_STAT_PASS); }
-VMAFX_KERNEL void vif_stat_1(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 1, true>(VX_VIF_STAT_PASS); }
-VMAFX_KERNEL void vif_stat_2(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 2, true>(VX_VIF_STAT_PASS); }
-VMAFX_KERNEL void vif_stat_3(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 3, true>(VX_VIF_STAT_PASS); }
+// Grid (ceil(w / VX_VIF_TW(S)), ceil(h / 8)); sums: the scale's 4 u64 (zeroed
+// by vif_zero); out_r, out_d: the next scale's planes (unused by vif_stat_3).
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_8(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u8, 0, false, true>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_0_16(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 0, true, true>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_1(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 1, true, true>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_2(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 2, true, true>(VX_VIF_STAT_PASS); }
+VMAFX_KERNEL VMAFX_MIN_BLOCKS(4) void vif_stat_3(VX_VIF_STAT_ARGS) { vx_vif_stat<vx_u16, 3, true, false>(VX_VIF_STAT_PASS); }
 
 #define VX_VIF_OW 64
 #define VX_VIF_OH 8
@@ -425,25 +487,8 @@ VX_VIF_UNROLL
 // Grid (ceil((w / 2) / 64), ceil((h / 2) / 8)); out_stride in samples.
 VMAFX_KERNEL void vif_subsample_0_8(VX_VIF_SUB_ARGS) { vx_vif_subsample<vx_u8, 0>(VX_VIF_SUB_PASS); }
 VMAFX_KERNEL void vif_subsample_0_16(VX_VIF_SUB_ARGS) { vx_vif_subsample<vx_u16, 0>(VX_VIF_SUB_PASS); }
-VMAFX_KERNEL void vif_subsample_1(VX_VIF_SUB_ARGS) { vx_vif_subsample<vx_u16, 1>(VX_VIF_SUB_PASS); }
-VMAFX_KERNEL void vif_subsample_2(VX_VIF_SUB_ARGS) { vx_vif_subsample<vx_u16, 2>(VX_VIF_SUB_PASS); }
 
-// Grid (4, 1): block s adds scale s's n_s block partials (partials of
-// scale s start after those of the scales before it) into sums[4s .. 4s+4].
-VMAFX_KERNEL void vif_reduce(const vx_u64 *partials, int n0, int n1, int n2, int n3, vx_u64 *sums) {
-    __shared__ vx_u64 red[4 * VMAFX_BLOCK];
-    const int s = blockIdx.x;
-    const int counts[4] = {n0, n1, n2, n3};
-    long long off = 0;
-    for (int t = 0; t < s; t++) off += 4LL * counts[t];
-    vx_vif_sums acc = {0, 0, 0, 0};
-    for (int b = threadIdx.x; b < counts[s]; b += VMAFX_BLOCK) {
-        const vx_u64 *p = partials + off + 4LL * b;
-        acc.num_log += p[0];
-        acc.den_log += p[1];
-        acc.num_non_log += p[2];
-        acc.den_non_log += p[3];
-    }
-    // vx_vif_block_sums writes at block index blockIdx.x (gridDim.y is 1).
-    vx_vif_block_sums(acc, red, sums);
+// Grid (1, 1): the frame's 16 sums (4 scales x 4) to zero.
+VMAFX_KERNEL void vif_zero(vx_u64 *sums) {
+    if (threadIdx.x < 16) sums[threadIdx.x] = 0;
 }

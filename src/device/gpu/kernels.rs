@@ -108,11 +108,13 @@ pub(crate) const CONVERT: KernelSource = source::<ConvertKernels<()>>();
 
 kernel_set! {
     /// kernels/vif.cu: integer VIF (src/feature/vif/gpu.rs): the statistic
-    /// per scale, the subsampling between scales, the reduction over blocks.
+    /// per scale (subsampling the next scale's input on the way, adding its
+    /// blocks' sums to the frame's), scale 1's input alone (when scale 0's
+    /// statistic is skipped), the sums' zeroing.
     pub(crate) struct VifKernels = "vif.cu", include_str!("../../../kernels/vif.cu"), {
         vif_stat_0_8, vif_stat_0_16, vif_stat_1, vif_stat_2, vif_stat_3,
-        vif_subsample_0_8, vif_subsample_0_16, vif_subsample_1, vif_subsample_2,
-        vif_reduce,
+        vif_subsample_0_8, vif_subsample_0_16,
+        vif_zero,
     }
 }
 pub const VIF: KernelSource = source::<VifKernels<()>>();
@@ -168,16 +170,16 @@ mod tests {
         // Functions as a lane would hand them back: the entry's index + 100.
         let functions: Vec<u32> = (0..VIF.entries.len() as u32).map(|i| i + 100).collect();
         let k = VifKernels::<u32>::from_loaded(&Loaded::new(&VIF, &functions)).unwrap();
-        assert_eq!((k.vif_stat_0_8, k.vif_reduce, k.vif_subsample_2), (100, 109, 108));
+        assert_eq!((k.vif_stat_0_8, k.vif_zero, k.vif_subsample_0_16), (100, 107, 106));
         // A source listing its entries in another order gets the same kernels.
         let reversed: Vec<&'static str> = VIF.entries.iter().rev().copied().collect();
         let reversed = KernelSource { entries: Box::leak(reversed.into_boxed_slice()), ..VIF };
-        let functions: Vec<u32> = (0..10).rev().map(|i| i + 100).collect();
+        let functions: Vec<u32> = (0..8).rev().map(|i| i + 100).collect();
         let k = VifKernels::<u32>::from_loaded(&Loaded::new(&reversed, &functions)).unwrap();
-        assert_eq!((k.vif_stat_0_8, k.vif_reduce, k.vif_subsample_2), (100, 109, 108));
+        assert_eq!((k.vif_stat_0_8, k.vif_zero, k.vif_subsample_0_16), (100, 107, 106));
         // A missing entry is an error that names it.
-        let short = KernelSource { entries: &VIF.entries[..9], ..VIF };
-        let e = VifKernels::<u32>::from_loaded(&Loaded::new(&short, &functions[..9])).unwrap_err();
-        assert!(e.to_string().contains("vif_reduce"), "{e}");
+        let short = KernelSource { entries: &VIF.entries[..7], ..VIF };
+        let e = VifKernels::<u32>::from_loaded(&Loaded::new(&short, &functions[..7])).unwrap_err();
+        assert!(e.to_string().contains("vif_zero"), "{e}");
     }
 }

@@ -1,8 +1,11 @@
 //! VIF's device twin (kernels/vif.cu) on a lane ([`TwinLane`]): the twin of
 //! [`super::VifComputer::sums`], a port of libvmaf 3.2.0's
 //! `feature/integer_vif.c` (`vif_statistic_8/16`, `subsample_rd_8/16`).
-//! Per frame: up to four statistic launches, three subsamplings into a
-//! device pyramid, one reduction and one download of 4 scales x 4 sums. The
+//! Per frame: four statistic launches, the first three of which also
+//! subsample their tiles into the next scale of a device pyramid (a
+//! subsampling launch of its own only when scale 0's statistic is
+//! skipped), each block adding its sums to its scale's four, and one
+//! download of 4 scales x 4 sums. The
 //! host turns them into scores with the CPU's own [`VifSums::num_den`], so
 //! results are the CPU's by construction.
 
@@ -21,7 +24,7 @@ fn stat_tile(scale: usize) -> (usize, usize) {
     let half = vif::FILTERS[scale].len() / 2;
     ((128 - 2 * half) & !3, 8)
 }
-/// Output tile of `vif_subsample_*` (VX_VIF_OW x VX_VIF_OH).
+/// Output tile of `vif_subsample_0_*` (VX_VIF_OW x VX_VIF_OH).
 const SUB_TILE: (usize, usize) = (64, 8);
 
 scratch_struct! {
@@ -34,8 +37,7 @@ struct VifScratch {
     log2,
     /// Scales 1..=3 of both pictures.
     pyramid,
-    /// Four sums per block of every statistic launch, then their totals.
-    partials,
+    /// Four sums per scale, zeroed per frame, added to by every block.
     sums,
 }
 }
@@ -142,22 +144,25 @@ fn sums_on<L: TwinLane>(
         (p, DevPlane { ptr: at + one, ..p })
     };
 
-    let mut counts = [0usize; 4];
-    for (s, count) in counts.iter_mut().enumerate() {
-        if s > 0 || !skip_scale0 {
-            let (gx, gy) = blocks(dims[s].0, dims[s].1, stat_tile(s));
-            *count = gx as usize * gy as usize;
-        }
-    }
-    let partials = lane.grow(&mut scratch.partials, counts.iter().sum::<usize>() * 32)?;
     let sums = lane.grow(&mut scratch.sums, 16 * 8)?;
+    // SAFETY: vif_zero (sums): sums holds 16 u64.
+    unsafe { lane.launch(k.vif_zero, (1, 1), Args::new().ptr(sums)) }?;
 
-    let mut partial_at = partials;
     for s in 0..4 {
         let (sr, sd) = if s == 0 { (r, d) } else { plane(s) };
         let (sw, sh) = dims[s];
-        if counts[s] > 0 {
-            let (mu_shift, sq_shift) = if s == 0 { (bpc, 2 * (bpc - 8)) } else { (16, 16) };
+        // Scales 0-2 write the next scale's planes: the statistic's blocks
+        // subsample their tiles, or vif_subsample_0 when scale 0's
+        // statistic is skipped. Scale 3 writes none (null, unused).
+        let (nr, nd, next_width) = if s < 3 {
+            let (nr, nd) = plane(s + 1);
+            (nr.ptr, nd.ptr, nr.width)
+        } else {
+            (0, 0, 0)
+        };
+        let mu_shift = if s == 0 { bpc } else { 16 };
+        if s > 0 || !skip_scale0 {
+            let sq_shift = if s == 0 { 2 * (bpc - 8) } else { 16 };
             let entry = match s {
                 0 if bps == 1 => k.vif_stat_0_8,
                 0 => k.vif_stat_0_16,
@@ -176,24 +181,22 @@ fn sums_on<L: TwinLane>(
                 .i32(sq_shift as i32)
                 .f64(enhn_gain_limit)
                 .ptr(table)
-                .ptr(partial_at);
+                .ptr(sums + 32 * s as u64)
+                .ptr(nr)
+                .ptr(nd)
+                .i32(int(next_width, "width")?);
             // SAFETY: vif_stat_* (ref, dis, ref_pitch, dis_pitch, w, h,
-            // mu_shift, sq_shift, egl, table, partials): each plane spans
-            // sh rows of its pitch (scale 0: the caller's planes, checked
-            // by DevPlane; others: the pyramid), table holds 65537 u16,
-            // partials 4 u64 per block of this grid.
+            // mu_shift, sq_shift, egl, table, sums, out_r, out_d,
+            // out_stride): each plane spans sh rows of its pitch (scale 0:
+            // the caller's planes, checked by DevPlane; others: the
+            // pyramid), table holds 65537 u16, sums + 32 s is the scale's
+            // 4 u64 of the 16; scales 0-2: out_r and out_d hold (sw/2) x
+            // (sh/2) u16 each, packed (the pyramid); scale 3 does not
+            // touch them.
             unsafe { lane.launch(entry, blocks(sw, sh, stat_tile(s)), args) }?;
-            partial_at += counts[s] as u64 * 32;
-        }
-        if s < 3 {
-            let (nr, nd) = plane(s + 1);
-            let entry = match s {
-                0 if bps == 1 => k.vif_subsample_0_8,
-                0 => k.vif_subsample_0_16,
-                1 => k.vif_subsample_1,
-                _ => k.vif_subsample_2,
-            };
-            let mu_shift = if s == 0 { bpc } else { 16 };
+        } else {
+            // Scale 0's statistic skipped: its subsampling alone.
+            let entry = if bps == 1 { k.vif_subsample_0_8 } else { k.vif_subsample_0_16 };
             let args = Args::new()
                 .ptr(sr.ptr)
                 .ptr(sd.ptr)
@@ -202,25 +205,15 @@ fn sums_on<L: TwinLane>(
                 .i32(int(sw, "width")?)
                 .i32(int(sh, "height")?)
                 .i32(mu_shift as i32)
-                .ptr(nr.ptr)
-                .ptr(nd.ptr)
-                .i32(int(nr.width, "width")?);
-            // SAFETY: vif_subsample_* (ref, dis, ref_pitch, dis_pitch, w,
-            // h, mu_shift, out_r, out_d, out_stride): inputs as above;
+                .ptr(nr)
+                .ptr(nd)
+                .i32(int(next_width, "width")?);
+            // SAFETY: vif_subsample_0_* (ref, dis, ref_pitch, dis_pitch,
+            // w, h, mu_shift, out_r, out_d, out_stride): inputs as above;
             // the outputs hold (w/2) x (h/2) u16 each, packed.
-            unsafe { lane.launch(entry, blocks(nr.width, nr.height, SUB_TILE), args) }?;
+            unsafe { lane.launch(entry, blocks(sw / 2, sh / 2, SUB_TILE), args) }?;
         }
     }
-    let args = Args::new()
-        .ptr(partials)
-        .i32(int(counts[0], "blocks")?)
-        .i32(int(counts[1], "blocks")?)
-        .i32(int(counts[2], "blocks")?)
-        .i32(int(counts[3], "blocks")?)
-        .ptr(sums);
-    // SAFETY: vif_reduce (partials, n0, n1, n2, n3, sums): partials
-    // holds 4 u64 per counted block, sums 16 u64.
-    unsafe { lane.launch(k.vif_reduce, (4, 1), args) }?;
     let v = lane.download_vec::<u64>(sums, 16)?;
     let mut out = [VifSums::default(); 4];
     for (s, o) in out.iter_mut().enumerate() {
