@@ -444,7 +444,7 @@ static int config_output(AVFilterLink *outlink)
      * main's hw_frames_ctx itself, after this, for a filter that is not
      * FF_FILTER_FLAG_HWFRAME_AWARE, and asserts that the filter set none
      * (setting it here aborted every graph with a real DRM frames context:
-     * tests/dmabuf_graph.rs). */
+     * tests/lavfi/dmabuf_graph.rs). */
     return ff_framesync_configure(&s->fs);
 }
 
