@@ -8,8 +8,9 @@
 //     horizontal pass and the per-pixel statistic (`accumulate` in
 //     src/feature/vif/mod.rs) in registers, 4 columns per thread; the
 //     block's four sums (u64, wrapping = the CPU's i64 wrapping_add) are
-//     added to the scale's four in sums[4 * scale ..] (atomicAdd). Scales 0-2 also subsample their tile for the
-//     next scale (below), from the input tile already in shared memory.
+//     added to the scale's four in sums[4 * scale ..] (atomicAdd). Scales
+//     0-2 also subsample their tile for the next scale (below), from the
+//     input tile already in shared memory.
 //   vif_subsample_0[_8|_16]: filter with the next scale's filter and keep
 //     even rows and columns, into a packed u16 plane: scale 1's input when
 //     scale 0's statistic is skipped (`vif_skip_scale0`).
@@ -255,7 +256,8 @@ __device__ inline void vx_vif_stat(const vx_u8 *ref, const vx_u8 *dis, int ref_p
         const int x0 = tx0 - H + 4 * g;
         vx_vif_vec4<T> a, b;
         // One load per group where it needs no mirror and both rows are
-        // aligned to it (x0 is a multiple of 4; planes of a common pitch).
+        // aligned to it (x0 is a multiple of 4; each row is checked, as the
+        // planes' pitches and producers may differ).
         if (inside && (((vx_u64)(row_r + x0) | (vx_u64)(row_d + x0)) & (sizeof(a) - 1)) == 0) {
             a = *(const vx_vif_vec4<T> *)(row_r + x0);
             b = *(const vx_vif_vec4<T> *)(row_d + x0);

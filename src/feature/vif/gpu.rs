@@ -1,13 +1,13 @@
 //! VIF's device twin (kernels/vif.cu) on a lane ([`TwinLane`]): the twin of
 //! [`super::VifComputer::sums`], a port of libvmaf 3.2.0's
 //! `feature/integer_vif.c` (`vif_statistic_8/16`, `subsample_rd_8/16`).
-//! Per frame: four statistic launches, the first three of which also
-//! subsample their tiles into the next scale of a device pyramid (a
-//! subsampling launch of its own only when scale 0's statistic is
-//! skipped), each block adding its sums to its scale's four, and one
-//! download of 4 scales x 4 sums. The
-//! host turns them into scores with the CPU's own [`VifSums::num_den`], so
-//! results are the CPU's by construction.
+//! Per frame: one launch zeroing the sums, four statistic launches (each
+//! block adding its sums to its scale's four; the first three also
+//! subsample their tiles into the next scale of a device pyramid, which a
+//! launch of its own does only when scale 0's statistic is skipped), and
+//! one download of 4 scales x 4 sums. The host turns them into scores with
+//! the CPU's own [`VifSums::num_den`], so results are the CPU's by
+//! construction.
 
 use super::{self as vif, log2_table, VifSums};
 use crate::device::gpu::backend::{int, scratch_struct, Args, DevPlane};
