@@ -29,7 +29,11 @@ pub const PART: &str = "bench-gpu";
 /// calls on a warm machine.
 pub const WORK: &str = "build/xtask/bench-gpu-work";
 /// WxH:bits:distinct:frames[:model], vmaf_v0.6.1 when no model is named.
-pub const DEFAULT_CONFIGS: &str = "1920x1080:8:32:240 1920x1080:10:32:240 3840x2160:8:24:120 3840x2160:10:24:120 \
+/// The v0.6.1 runs are long enough (0.2-0.3 s each with 4 lanes on the
+/// H200) that a host's hiccup does not decide the median: the 120- and
+/// 240-frame runs of 2026-12-04 took 0.13 to 0.32 s for the same frames on
+/// a noisy host.
+pub const DEFAULT_CONFIGS: &str = "1920x1080:8:32:960 1920x1080:10:32:960 3840x2160:8:24:480 3840x2160:10:24:480 \
     1920x1080:8:32:120:vmaf_v1.0.16_3d0h 3840x2160:8:24:60:vmaf_v1.0.16_3d0h 3840x2160:10:24:60:vmaf_v1.0.16_3d0h \
     1920x1080:8:32:120:vmaf_v1.0.16_hfr_3d0h";
 pub const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
@@ -800,6 +804,29 @@ fn first<'a>(records: &'a [Record], config: &str, tag: &str) -> Option<&'a Json>
     records.iter().find(|r| r.config == config && r.tag == tag).map(|r| &r.result)
 }
 
+/// How far apart (largest / smallest) one lane's timed runs of a
+/// configuration may be before its row is flagged as measured on a noisy
+/// host.
+pub const NOISY_SPREAD: f64 = 1.25;
+
+/// A note when `r`'s timed runs of N frames (`runs_s`) are more than
+/// [`NOISY_SPREAD`] apart: the median then says little, nor the ratio
+/// built on it.
+pub fn spread_note(r: &Json) -> Option<String> {
+    let runs = r.nums("runs_s")?;
+    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = runs.iter().copied().fold(0.0, f64::max);
+    (runs.len() > 1 && lo > 0.0 && hi / lo > NOISY_SPREAD).then(|| {
+        format!(
+            "its {} timed runs took {} to {} s ({}x apart): a noisy host, so this row's fps and ratio are not figures to quote (rerun, or with more frames)",
+            runs.len(),
+            f(lo, 3),
+            f(hi, 3),
+            f(hi / lo, 2)
+        )
+    })
+}
+
 /// "yes, 0 diff" / "**NO**" / "n/a" from a vmafx check field.
 fn check_cell(r: &Json) -> String {
     match r.str("check") {
@@ -944,6 +971,11 @@ pub fn tabulate(records: &[Record], gpu_csv: &str, o: &RunOptions) -> String {
             for (tag, r) in [("libvmaf CUDA", b), ("libvmaf CPU", lcpu)] {
                 if let Some(e) = r.str("error") {
                     notes.push(format!("{size} {bits}-bit, {tag}: {e}"));
+                }
+            }
+            for (tag, r) in [(a_tag, a), ("libvmaf CUDA", b)] {
+                if let Some(n) = spread_note(r) {
+                    notes.push(format!("{size} {bits}-bit, {tag}: {n}"));
                 }
             }
             let vmafx_first = a.nums("vmaf_first").or_else(|| cpu.nums("vmaf_first"));
@@ -1159,6 +1191,28 @@ RESULT {\"fps\": 1}\n\
         let t = tabulate(&bad, "", &opts());
         assert!(t.contains("| **NO** |"), "{t}");
         assert!(t.contains("- 3840x2160 8-bit vmaf_v0.6.1: DIFFERENT: vif frame 3"), "{t}");
+    }
+
+    #[test]
+    fn runs_too_far_apart_are_flagged_and_close_ones_are_not() {
+        let c = "3840x2160:10:24:120";
+        let records = |vmafx_runs: &str| {
+            vec![
+                rec(c, "vmafx-cuda", &format!(r#"{{"fps": 850.0, "runs_s": {vmafx_runs}, "check": "equal"}}"#)),
+                rec(c, "libvmaf-cuda", r#"{"fps": 580.0, "runs_s": [0.208, 0.209, 0.21]}"#),
+            ]
+        };
+        // The second call of 2026-12-04: the same 120 frames in 0.13 to 0.32 s.
+        let t = tabulate(&records("[0.319358, 0.192634, 0.132885]"), "", &opts());
+        assert!(
+            t.contains("- 3840x2160 10-bit, vmafx CUDA: its 3 timed runs took 0.133 to 0.319 s (2.40x apart): a noisy host"),
+            "{t}"
+        );
+        assert!(!t.contains("libvmaf CUDA: its"), "{t}");
+        // Within a quarter of each other: no note.
+        let t = tabulate(&records("[0.066, 0.070, 0.081]"), "", &opts());
+        assert!(!t.contains("noisy host"), "{t}");
+        assert_eq!(spread_note(&Json::parse(r#"{"runs_s": [0.1]}"#).unwrap()), None);
     }
 
     #[test]
