@@ -805,8 +805,8 @@ fn first<'a>(records: &'a [Record], config: &str, tag: &str) -> Option<&'a Json>
 }
 
 /// How far apart (largest / smallest) one lane's timed runs of a
-/// configuration may be before its row is flagged as measured on a noisy
-/// host.
+/// configuration may be before its row is flagged: a host's hiccup, or a
+/// cost that varies from run to run (each run starts a fresh context).
 pub const NOISY_SPREAD: f64 = 1.25;
 
 /// A note when `r`'s timed runs of N frames (`runs_s`) are more than
@@ -818,7 +818,7 @@ pub fn spread_note(r: &Json) -> Option<String> {
     let hi = runs.iter().copied().fold(0.0, f64::max);
     (runs.len() > 1 && lo > 0.0 && hi / lo > NOISY_SPREAD).then(|| {
         format!(
-            "its {} timed runs took {} to {} s ({}x apart): a noisy host, so this row's fps and ratio are not figures to quote (rerun, or with more frames)",
+            "its {} timed runs took {} to {} s ({}x apart): the median says little, so this row's fps and ratio are not figures to quote (rerun; look for what varies between runs)",
             runs.len(),
             f(lo, 3),
             f(hi, 3),
@@ -1205,13 +1205,13 @@ RESULT {\"fps\": 1}\n\
         // The second call of 2026-12-04: the same 120 frames in 0.13 to 0.32 s.
         let t = tabulate(&records("[0.319358, 0.192634, 0.132885]"), "", &opts());
         assert!(
-            t.contains("- 3840x2160 10-bit, vmafx CUDA: its 3 timed runs took 0.133 to 0.319 s (2.40x apart): a noisy host"),
+            t.contains("- 3840x2160 10-bit, vmafx CUDA: its 3 timed runs took 0.133 to 0.319 s (2.40x apart): the median says little"),
             "{t}"
         );
         assert!(!t.contains("libvmaf CUDA: its"), "{t}");
         // Within a quarter of each other: no note.
         let t = tabulate(&records("[0.066, 0.070, 0.081]"), "", &opts());
-        assert!(!t.contains("noisy host"), "{t}");
+        assert!(!t.contains("the median says little"), "{t}");
         assert_eq!(spread_note(&Json::parse(r#"{"runs_s": [0.1]}"#).unwrap()), None);
     }
 
