@@ -277,9 +277,17 @@ pub struct OwnedPicture {
     height: usize,
     strides: [usize; 3],
     offsets: [usize; 3],
-    // u16 storage keeps 2-byte alignment for every depth.
-    storage: Vec<u16>,
+    // Cache-line storage: every plane, and with 64-byte strides every row,
+    // starts on a cache line (a Vec<u16> of this size comes from mmap at 16
+    // bytes past a page, and then each 64-byte SIMD load of a row would
+    // touch two lines). u16s within, so 16-bit rows read as &[u16].
+    storage: Vec<Line>,
 }
+
+/// 64 bytes, 64-aligned: [`OwnedPicture`]'s unit of storage.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Line([u16; 32]);
 
 /// Row `y` of plane `i`, whose samples OR to `any`: an error naming the
 /// first sample beyond `bits` (searched for only then).
@@ -313,7 +321,7 @@ impl OwnedPicture {
             height,
             strides,
             offsets,
-            storage: vec![0u16; total.div_ceil(2)],
+            storage: vec![Line([0; 32]); total.div_ceil(64)],
         })
     }
 
@@ -331,20 +339,19 @@ impl OwnedPicture {
     }
 
     fn bytes(&self) -> &[u8] {
-        // SAFETY: u16 storage reinterpreted as twice as many bytes.
-        unsafe {
-            std::slice::from_raw_parts(self.storage.as_ptr() as *const u8, self.storage.len() * 2)
-        }
+        // SAFETY: `Line` is 64 plain bytes (repr(C) [u16; 32], no padding).
+        unsafe { std::slice::from_raw_parts(self.storage.as_ptr() as *const u8, self.storage.len() * 64) }
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `bytes`, with unique access.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.storage.as_mut_ptr() as *mut u8,
-                self.storage.len() * 2,
-            )
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 64) }
+    }
+
+    /// The storage as u16s (any bit pattern is a valid u16).
+    fn words_mut(&mut self) -> &mut [u16] {
+        // SAFETY: as in `bytes`; Line is 64-aligned, so u16-aligned.
+        unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u16, self.storage.len() * 32) }
     }
 
     /// Plane `i` as mutable bytes, `stride(i)` bytes per row.
@@ -393,7 +400,7 @@ impl OwnedPicture {
         // once per row with an OR of the samples (the slow search for the
         // offending sample runs only on error).
         let (off, stride16) = (self.offsets[i] / 2, stride / 2);
-        let plane = &mut self.storage[off..off + stride16 * h];
+        let plane = &mut self.words_mut()[off..off + stride16 * h];
         for (y, (d, s)) in plane.chunks_mut(stride16).zip(packed.chunks_exact(row)).enumerate() {
             let mut any = 0u16;
             for (dv, sv) in d[..w].iter_mut().zip(s.chunks_exact(2)) {
@@ -416,7 +423,7 @@ impl OwnedPicture {
         let (w, h) = self.format.plane_size(i, self.width, self.height);
         let bits = self.format.bits;
         let (off, stride16) = (self.offsets[i] / 2, self.strides[i] / 2);
-        let plane = &mut self.storage[off..off + stride16 * h];
+        let plane = &mut self.words_mut()[off..off + stride16 * h];
         for (y, row) in plane.chunks_mut(stride16).enumerate() {
             let mut any = 0u16;
             for v in &mut row[..w] {
@@ -477,6 +484,26 @@ mod tests {
         assert_eq!(f.plane_size(1, 7, 5), (4, 3));
         let f = PixelFormat::new(Chroma::Yuv422, 8).unwrap();
         assert_eq!(f.plane_size(2, 7, 5), (4, 5));
+    }
+
+    #[test]
+    fn owned_rows_start_on_cache_lines() {
+        // Large enough for the allocator to map it (16 bytes past a page
+        // for a plain Vec<u16>), in both depths and a clone.
+        for bits in [8, 10] {
+            let f = PixelFormat::new(Chroma::Yuv420, bits).unwrap();
+            let p = OwnedPicture::new(f, 1919, 1081).unwrap();
+            for pic in [p.clone(), p] {
+                let v = pic.view();
+                for i in 0..v.plane_count() {
+                    let plane = v.plane(i);
+                    for y in [0, 1, plane.height() - 1] {
+                        let row = plane.data()[y * plane.stride()..].as_ptr();
+                        assert_eq!(row as usize % 64, 0, "{bits}-bit plane {i} row {y}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

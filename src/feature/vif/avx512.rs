@@ -7,7 +7,9 @@
 //! zmm): the pair blocks are built 32 columns a step and laid out joined
 //! (each quantity's 16 column pairs side by side), so the vertical pass
 //! reads each with one 512-bit load; the horizontal pass reads 32 i16 row
-//! values (16 pairs) at once. (VNNI's `vpdpwssd` in place of `vpmaddwd` +
+//! values (16 pairs) at once. The ring of blocks starts on a cache line,
+//! and the vertical pass sweeps two output rows at once, loading each block
+//! chunk once for both (the ring is L2-sized; those loads bounded it). (VNNI's `vpdpwssd` in place of `vpmaddwd` +
 //! `vpaddd` was tried: no faster on this AMD EPYC, where both run at one
 //! zmm multiply-add a cycle.) The per-pixel statistic runs on 16 lanes with mask
 //! registers (same operations as the AVX2 one, no FMA; its sums are
@@ -151,7 +153,10 @@ fn add_masked_i64(_cpu: Avx512, sum: __m256i, v: __m512i, mask: __mmask16) -> __
 }
 
 /// table[m] for sixteen lanes of m in 32768..65536, through the block code
-/// of `avx2::Log2Lut` (see there).
+/// of `avx2::Log2Lut` (see there). One `vpgatherdd` fetches the blocks:
+/// sixteen scalar loads compile to `vpextrd`/`vpinsrd` chains, two uops
+/// each on the vector ports the filter passes need. The gather made VIF 8 %
+/// faster on an Intel Xeon and was no slower on an AMD EPYC.
 #[inline(always)]
 fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
     // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; `at` and `e` are 64 bytes, and each
@@ -161,14 +166,7 @@ fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
             _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
             _mm512_set1_epi32(2047),
         );
-        let mut at = [0u32; 16];
-        _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
-        let mut e = [0u32; 16];
-        for l in 0..16 {
-            // SAFETY: every index < 2048 = blocks.len().
-            e[l] = *blocks.get_unchecked(at[l] as usize);
-        }
-        let e = _mm512_loadu_si512(e.as_ptr() as *const _);
+        let e = _mm512_i32gather_epi32::<4>(index, blocks.as_ptr() as *const _);
         let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
         let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
         let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
@@ -343,6 +341,102 @@ fn build_block<T: Avx2Sample, const NQ: usize>(
     }
 }
 
+/// What turns the vertical sums into the 16-bit row values the horizontal
+/// pass reads (libvmaf's shifts, and offsets for `vpmaddwd`).
+struct PostVertical {
+    bias31: __m512i,
+    off16: __m512i,
+    low16: __m512i,
+    mu_round: __m512i,
+    mu_shift: __m128i,
+    sq_round: __m512i,
+    sq_shift: __m128i,
+    sq_up: __m128i,
+}
+
+/// One sweep of the vertical pass over the ring of pair blocks.
+struct VerticalPass<'a> {
+    bp: *const i32,
+    block_len: usize,
+    /// Ring slot of each block read, in term order (see `stat`).
+    slots: &'a [usize],
+    coefs: &'a [__m512i],
+    chunks16: usize,
+    /// Row set 0 of xs (ROW_QUANTITIES rows of `xlen`), then row set 1.
+    xp: *mut i16,
+    xlen: usize,
+}
+
+impl VerticalPass<'_> {
+    /// ROWS output rows (1, or 2 when `slots` has one read more than
+    /// `coefs`): row r takes read u with term u - r. Each block chunk is
+    /// loaded once for both rows.
+    #[inline(always)]
+    fn run<T: Avx2Sample, const NQ: usize, const ROWS: usize>(&self, _cpu: Avx512, post: &PostVertical) {
+        let n_terms = self.coefs.len();
+        assert!(self.slots.len() == n_terms + ROWS - 1 && (1..=2).contains(&ROWS));
+        // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL. Reads: slot < ring and
+        // c2 < 2 * chunks32, so chunk c2 of a slot lies inside the ring,
+        // and k < NQ keeps the 16 elements inside that chunk. Writes:
+        // MAX_HALF + 8 * c + 16 <= xlen, inside row k of row set r < 2.
+        unsafe {
+            let PostVertical { bias31, off16, low16, mu_round, mu_shift, sq_round, sq_shift, sq_up } = *post;
+            for c2 in 0..self.chunks16 {
+                let c = 2 * c2;
+                let mut acc = [[_mm512_setzero_si512(); NQ]; ROWS];
+                for (u, &slot) in self.slots.iter().enumerate() {
+                    let src = self.bp.add(slot * self.block_len + c2 * NQ * 16);
+                    for k in 0..NQ {
+                        let v = _mm512_loadu_si512(src.add(k * 16) as *const _);
+                        for (row, a) in acc.iter_mut().enumerate() {
+                            // Term u - row of this row, if it has one.
+                            if u >= row && u - row < n_terms {
+                                a[k] = _mm512_add_epi32(a[k], _mm512_madd_epi16(v, self.coefs[u - row]));
+                            }
+                        }
+                    }
+                }
+                for (row, a) in acc.iter().enumerate() {
+                    let mut x = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                    if !T::WIDE {
+                        for k in 0..2 {
+                            let mu = _mm512_srli_epi32::<8>(_mm512_add_epi32(a[k], _mm512_set1_epi32(128)));
+                            x[k] = _mm512_xor_si512(mu, off16);
+                        }
+                        for s in 0..3 {
+                            let t = _mm512_xor_si512(a[2 + s], bias31);
+                            x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                            x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                        }
+                    } else {
+                        for k in 0..2 {
+                            let sum = _mm512_add_epi32(a[k], bias31);
+                            let mu = _mm512_srl_epi32(_mm512_add_epi32(sum, mu_round), mu_shift);
+                            x[k] = _mm512_xor_si512(_mm512_and_si512(mu, low16), off16);
+                        }
+                        for s in 0..3 {
+                            let hi = _mm512_add_epi32(a[2 + 2 * s], bias31);
+                            let lo = _mm512_add_epi32(a[3 + 2 * s], bias31);
+                            let t = _mm512_add_epi32(
+                                _mm512_sll_epi32(hi, sq_up),
+                                _mm512_srl_epi32(_mm512_add_epi32(lo, sq_round), sq_shift),
+                            );
+                            x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
+                            x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
+                        }
+                    }
+                    let set = self.xp.add(row * ROW_QUANTITIES * self.xlen);
+                    for (k, &v) in x.iter().enumerate() {
+                        // Every lane is < 65536: the truncating pack is exact.
+                        let v = _mm512_cvtepi32_epi16(v);
+                        _mm256_storeu_si256(set.add(k * self.xlen + MAX_HALF + 8 * c) as *mut __m256i, v);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 fn stat<T: Avx2Sample, const NQ: usize>(
     r: &Plane<T>,
@@ -370,12 +464,23 @@ fn stat<T: Avx2Sample, const NQ: usize>(
     // in avx2.rs): a pass reads blocks of one parity, the ring is half size.
     let one_parity = terms.iter().all(|t| (t.off - terms[0].off) % 2 == 0);
     let (passes, step, ring) = if one_parity { (2, 2, half + 1) } else { (1, 1, 2 * half + 1) };
+    // The vertical pass sweeps two output rows, i and i + step, when the
+    // terms' rows are `step` apart (every scale's filter): row i + step
+    // reads row i's blocks shifted by one term, so a sweep loads n_terms + 1
+    // blocks instead of 2 * n_terms. The ring (hundreds of KiB at 1080p)
+    // lives in L2, and those loads bounded the pass. One more ring slot
+    // holds the extra block.
+    let paired = terms.iter().enumerate().all(|(t, x)| x.off == terms[0].off + (t * step) as isize);
+    let ring = ring + paired as usize;
     let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
     // Room for 32-element reads past the last column.
     let xlen = MAX_HALF + 16 * chunks16 + 96;
-    scratch.i32s.resize(ring * block_len, 0);
-    scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
-    let blocks = &mut scratch.i32s;
+    // The ring starts on a cache line (16 i32 of slack), so that each
+    // 64-byte chunk load and store touches one line, not two.
+    scratch.i32s.resize(ring * block_len + 16, 0);
+    scratch.i16s.resize(2 * ROW_QUANTITIES * xlen, 0);
+    let line = scratch.i32s.as_ptr().align_offset(64).min(16);
+    let blocks = &mut scratch.i32s[line..line + ring * block_len];
     let xs = &mut scratch.i16s;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
@@ -393,8 +498,11 @@ fn stat<T: Avx2Sample, const NQ: usize>(
 
     for pass in 0..passes {
         let mut built = pass as isize - half as isize - step as isize;
-        for i in (pass..h).step_by(step) {
-            let top = (i + half) as isize;
+        let mut i = pass;
+        while i < h {
+            // Rows i and, where paired and inside the plane, i + step.
+            let rows = if paired && i + step < h { 2 } else { 1 };
+            let top = (i + (rows - 1) * step + half) as isize;
             while built < top {
                 built += step as isize;
                 let slot = slot_of(built);
@@ -408,126 +516,101 @@ fn stat<T: Avx2Sample, const NQ: usize>(
                 );
             }
             // Vertical pass, 16 columns (one joined block chunk) a step.
-            let slots: [usize; MAX_TERMS] =
-                std::array::from_fn(|t| slot_of(i as isize + terms[t.min(n_terms - 1)].off));
-            let bp = blocks.as_ptr();
-            let xp = xs.as_mut_ptr();
-            for c2 in 0..chunks16 {
-                let c = 2 * c2;
-                let mut a = [_mm512_setzero_si512(); NQ];
-                for t in 0..n_terms {
-                    // SAFETY: slot < ring and c2 < 2 * chunks32: inside the ring.
-                    let src = unsafe { bp.add(slots[t] * block_len + c2 * NQ * 16) };
-                    for (k, a) in a.iter_mut().enumerate() {
-                        // SAFETY: k < NQ: the 16 elements read lie in chunk c2.
-                        let v = unsafe { _mm512_loadu_si512(src.add(k * 16) as *const _) };
-                        *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
-                    }
-                }
-                let mut x = [_mm512_setzero_si512(); ROW_QUANTITIES];
-                if !T::WIDE {
-                    for k in 0..2 {
-                        let mu = _mm512_srli_epi32::<8>(_mm512_add_epi32(a[k], _mm512_set1_epi32(128)));
-                        x[k] = _mm512_xor_si512(mu, off16);
-                    }
-                    for s in 0..3 {
-                        let t = _mm512_xor_si512(a[2 + s], bias31);
-                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
-                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
-                    }
-                } else {
-                    for k in 0..2 {
-                        let sum = _mm512_add_epi32(a[k], bias31);
-                        let mu = _mm512_srl_epi32(_mm512_add_epi32(sum, mu_round), mu_shift);
-                        x[k] = _mm512_xor_si512(_mm512_and_si512(mu, low16), off16);
-                    }
-                    for s in 0..3 {
-                        let hi = _mm512_add_epi32(a[2 + 2 * s], bias31);
-                        let lo = _mm512_add_epi32(a[3 + 2 * s], bias31);
-                        let t = _mm512_add_epi32(
-                            _mm512_sll_epi32(hi, sq_up),
-                            _mm512_srl_epi32(_mm512_add_epi32(lo, sq_round), sq_shift),
-                        );
-                        x[2 + 2 * s] = _mm512_xor_si512(_mm512_srli_epi32::<16>(t), off16);
-                        x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
-                    }
-                }
-                for (k, &v) in x.iter().enumerate() {
-                    // Every lane is < 65536: the truncating pack is exact.
-                    let v = _mm512_cvtepi32_epi16(v);
-                    // SAFETY: MAX_HALF + 8 * c + 16 <= xlen: inside row k of xs.
-                    unsafe { _mm256_storeu_si256(xp.add(k * xlen + MAX_HALF + 8 * c) as *mut __m256i, v) };
-                }
+            // Read u (u < n_terms + rows - 1) is the block of row i's term u
+            // and, when paired, of row i + step's term u - 1.
+            let reads = n_terms + rows - 1;
+            let slots: [usize; MAX_TERMS + 1] = std::array::from_fn(|u| {
+                let t = u.min(reads - 1);
+                let off = if t < n_terms { terms[t].off } else { terms[n_terms - 1].off + step as isize };
+                slot_of(i as isize + off)
+            });
+            let vp = VerticalPass {
+                bp: blocks.as_ptr(),
+                block_len,
+                slots: &slots[..reads],
+                coefs: &coefs[..n_terms],
+                chunks16,
+                xp: xs.as_mut_ptr(),
+                xlen,
+            };
+            let post = PostVertical { bias31, off16, low16, mu_round, mu_shift, sq_round, sq_shift, sq_up };
+            if rows == 2 {
+                vp.run::<T, NQ, 2>(cpu, &post);
+            } else {
+                vp.run::<T, NQ, 1>(cpu, &post);
             }
-            for k in 0..ROW_QUANTITIES {
+            for k in 0..rows * ROW_QUANTITIES {
                 mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
             }
-
-            // Horizontal pass and statistic: even columns, then odd ones,
-            // 16 a step.
-            let xp = xs.as_ptr();
-            for parity in 0..2 {
-                let count = (w + 1 - parity) / 2;
-                let mut x0 = 0;
-                while x0 < count {
-                    let j0 = 2 * x0 + parity;
-                    let mut a = [_mm512_setzero_si512(); ROW_QUANTITIES];
-                    for t in 0..n_terms {
-                        let e = (MAX_HALF + j0) as isize + terms[t].off;
-                        for (k, a) in a.iter_mut().enumerate() {
-                            // SAFETY: e >= 0 (off >= -MAX_HALF) and the 32
-                            // elements read end below MAX_HALF + w + 48 <= xlen.
-                            let v = unsafe { _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _) };
-                            *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+            for r in 0..rows {
+                // Horizontal pass and statistic: even columns, then odd ones,
+                // 16 a step.
+                // SAFETY: row set r of xs: r < 2, and xs holds two.
+                let xp = unsafe { xs.as_ptr().add(r * ROW_QUANTITIES * xlen) };
+                for parity in 0..2 {
+                    let count = (w + 1 - parity) / 2;
+                    let mut x0 = 0;
+                    while x0 < count {
+                        let j0 = 2 * x0 + parity;
+                        let mut a = [_mm512_setzero_si512(); ROW_QUANTITIES];
+                        for t in 0..n_terms {
+                            let e = (MAX_HALF + j0) as isize + terms[t].off;
+                            for (k, a) in a.iter_mut().enumerate() {
+                                // SAFETY: e >= 0 (off >= -MAX_HALF) and the 32
+                                // elements read end below MAX_HALF + w + 48 <= xlen.
+                                let v = unsafe { _mm512_loadu_si512(xp.offset(k as isize * xlen as isize + e) as *const _) };
+                                *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coefs[t]));
+                            }
                         }
-                    }
-                    let mu1 = _mm512_add_epi32(a[0], bias31);
-                    let mu2 = _mm512_add_epi32(a[1], bias31);
-                    // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
-                    let q16 = |hi: __m512i, lo: __m512i| {
-                        let lo = _mm512_add_epi32(_mm512_add_epi32(lo, bias31), _mm512_set1_epi32(32768));
-                        _mm512_add_epi32(_mm512_add_epi32(hi, bias31), _mm512_srli_epi32::<16>(lo))
-                    };
-                    let xx = q16(a[2], a[3]);
-                    let yy = q16(a[4], a[5]);
-                    let xy = q16(a[6], a[7]);
-                    let s1 = _mm512_sub_epi32(xx, mul_q32(cpu, mu1, mu1));
-                    let s2 = _mm512_sub_epi32(yy, mul_q32(cpu, mu2, mu2));
-                    let s12 = _mm512_sub_epi32(xy, mul_q32(cpu, mu1, mu2));
-                    let left = (count - x0).min(16) as i32;
-                    if let Some(blocks) = &lut.blocks {
-                        let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
-                        statistic16(cpu, &mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
-                        x0 += 16;
-                        continue;
-                    }
-                    let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
-                    statistic(
-                        cpu.0,
-                        &mut acc,
-                        _mm512_castsi512_si256(s1),
-                        _mm512_castsi512_si256(s2),
-                        _mm512_castsi512_si256(s12),
-                        valid_lo,
-                        egl,
-                        lut,
-                    );
-                    if left > 8 {
-                        let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
+                        let mu1 = _mm512_add_epi32(a[0], bias31);
+                        let mu2 = _mm512_add_epi32(a[1], bias31);
+                        // (sum f * (hi << 16 | lo) + 2^15) >> 16, mod 2^32.
+                        let q16 = |hi: __m512i, lo: __m512i| {
+                            let lo = _mm512_add_epi32(_mm512_add_epi32(lo, bias31), _mm512_set1_epi32(32768));
+                            _mm512_add_epi32(_mm512_add_epi32(hi, bias31), _mm512_srli_epi32::<16>(lo))
+                        };
+                        let xx = q16(a[2], a[3]);
+                        let yy = q16(a[4], a[5]);
+                        let xy = q16(a[6], a[7]);
+                        let s1 = _mm512_sub_epi32(xx, mul_q32(cpu, mu1, mu1));
+                        let s2 = _mm512_sub_epi32(yy, mul_q32(cpu, mu2, mu2));
+                        let s12 = _mm512_sub_epi32(xy, mul_q32(cpu, mu1, mu2));
+                        let left = (count - x0).min(16) as i32;
+                        if let Some(blocks) = &lut.blocks {
+                            let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
+                            statistic16(cpu, &mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
+                            x0 += 16;
+                            continue;
+                        }
+                        let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
                         statistic(
                             cpu.0,
                             &mut acc,
-                            _mm512_extracti64x4_epi64::<1>(s1),
-                            _mm512_extracti64x4_epi64::<1>(s2),
-                            _mm512_extracti64x4_epi64::<1>(s12),
-                            valid_hi,
+                            _mm512_castsi512_si256(s1),
+                            _mm512_castsi512_si256(s2),
+                            _mm512_castsi512_si256(s12),
+                            valid_lo,
                             egl,
                             lut,
                         );
+                        if left > 8 {
+                            let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
+                            statistic(
+                                cpu.0,
+                                &mut acc,
+                                _mm512_extracti64x4_epi64::<1>(s1),
+                                _mm512_extracti64x4_epi64::<1>(s2),
+                                _mm512_extracti64x4_epi64::<1>(s12),
+                                valid_hi,
+                                egl,
+                                lut,
+                            );
+                        }
+                        x0 += 16;
                     }
-                    x0 += 16;
                 }
             }
+            i += rows * step;
         }
     }
     acc.sums(cpu.0)
