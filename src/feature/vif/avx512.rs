@@ -9,9 +9,10 @@
 //! reads each with one 512-bit load; the horizontal pass reads 32 i16 row
 //! values (16 pairs) at once. The ring of blocks starts on a cache line,
 //! and the vertical pass sweeps two output rows at once, loading each block
-//! chunk once for both (the ring is L2-sized; those loads bounded it). (VNNI's `vpdpwssd` in place of `vpmaddwd` +
-//! `vpaddd` was tried: no faster on this AMD EPYC, where both run at one
-//! zmm multiply-add a cycle.) The per-pixel statistic runs on 16 lanes with mask
+//! chunk once for both (the ring is L2-sized; those loads bounded it).
+//! (VNNI's `vpdpwssd` in place of `vpmaddwd` + `vpaddd` was tried: no
+//! faster on an AMD EPYC, where both run at one zmm multiply-add a
+//! cycle.) The per-pixel statistic runs on 16 lanes with mask
 //! registers (same operations as the AVX2 one, no FMA; its sums are
 //! integer, so lane order does not matter); with an irregular log2 table it
 //! falls back to the AVX2 statistic on each 8-lane half. Subsampling runs
@@ -159,8 +160,8 @@ fn add_masked_i64(_cpu: Avx512, sum: __m256i, v: __m512i, mask: __mmask16) -> __
 /// faster on an Intel Xeon and was no slower on an AMD EPYC.
 #[inline(always)]
 fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
-    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; `at` and `e` are 64 bytes, and each
-    // table read is bounded where it is made.
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the gather reads blocks[index]
+    // with every index masked below 2048 = blocks.len().
     unsafe {
         let index = _mm512_and_si512(
             _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
