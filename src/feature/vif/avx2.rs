@@ -32,7 +32,7 @@ use std::arch::x86_64::*;
 
 use super::scalar;
 use super::{
-    log2_table, reflect, Kernels, Plane, Sample, Scratch, StatParams, SubsampleParams, VifSums, FILTERS,
+    log2_table, on_cache_line, reflect, Kernels, Plane, Sample, Scratch, StatParams, SubsampleParams, VifSums, FILTERS,
     MAX_HALF, SIGMA_NSQ,
 };
 
@@ -621,12 +621,8 @@ fn stat<T: Avx2Sample, const NQ: usize>(
     let (passes, step, ring) = if one_parity { (2, 2, half + 1) } else { (1, 1, 2 * half + 1) };
     let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
     let xlen = MAX_HALF + 16 * chunks16 + 64;
-    // The ring starts on a cache line (16 i32 of slack): block chunks are
-    // 32 bytes at multiples of 32, so none of their loads spans two lines.
-    scratch.i32s.resize(ring * block_len + 16, 0);
     scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
-    let line = scratch.i32s.as_ptr().align_offset(64).min(16);
-    let blocks = &mut scratch.i32s[line..line + ring * block_len];
+    let blocks = on_cache_line(&mut scratch.i32s, ring * block_len);
     let xs = &mut scratch.i16s;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);

@@ -25,7 +25,7 @@ use super::avx2::{
     self, coef, log2_lut, mirror, statistic, terms, Avx2, Avx2Sample, StatAcc, MAX_TERMS, ROW_QUANTITIES,
 };
 use super::scalar;
-use super::{reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
+use super::{on_cache_line, reflect, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifSums, FILTERS, MAX_HALF};
 
 /// Proof that the CPU has AVX-512 F/BW/DQ/VL and AVX2, for the
 /// `#[inline(always)]` helpers below (as `avx2::Avx2` is for that module's):
@@ -357,14 +357,15 @@ struct PostVertical {
 
 /// One sweep of the vertical pass over the ring of pair blocks.
 struct VerticalPass<'a> {
-    bp: *const i32,
+    /// The ring: slots of `block_len` i32s.
+    blocks: &'a [i32],
     block_len: usize,
     /// Ring slot of each block read, in term order (see `stat`).
     slots: &'a [usize],
     coefs: &'a [__m512i],
     chunks16: usize,
-    /// Row set 0 of xs (ROW_QUANTITIES rows of `xlen`), then row set 1.
-    xp: *mut i16,
+    /// Row set 0 (ROW_QUANTITIES rows of `xlen`), then row set 1.
+    xs: &'a mut [i16],
     xlen: usize,
 }
 
@@ -373,20 +374,25 @@ impl VerticalPass<'_> {
     /// `coefs`): row r takes read u with term u - r. Each block chunk is
     /// loaded once for both rows.
     #[inline(always)]
-    fn run<T: Avx2Sample, const NQ: usize, const ROWS: usize>(&self, _cpu: Avx512, post: &PostVertical) {
+    fn run<T: Avx2Sample, const NQ: usize, const ROWS: usize>(&mut self, _cpu: Avx512, post: &PostVertical) {
         let n_terms = self.coefs.len();
         assert!(self.slots.len() == n_terms + ROWS - 1 && (1..=2).contains(&ROWS));
-        // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL. Reads: slot < ring and
-        // c2 < 2 * chunks32, so chunk c2 of a slot lies inside the ring,
-        // and k < NQ keeps the 16 elements inside that chunk. Writes:
-        // MAX_HALF + 8 * c + 16 <= xlen, inside row k of row set r < 2.
+        assert!(self.slots.iter().all(|&slot| (slot + 1) * self.block_len <= self.blocks.len()));
+        assert!(self.chunks16 * NQ * 16 <= self.block_len);
+        assert!(MAX_HALF + 16 * self.chunks16 <= self.xlen && ROWS * ROW_QUANTITIES * self.xlen <= self.xs.len());
+        let (bp, xp) = (self.blocks.as_ptr(), self.xs.as_mut_ptr());
+        // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL. By the asserts above:
+        // reads of chunk c2 < chunks16 of a slot, quantity k < NQ (16
+        // i32s at slot * block_len + (c2 * NQ + k) * 16) stay inside the
+        // slot, inside `blocks`; writes of 16 i16s at MAX_HALF + 16 * c2
+        // stay inside row k of row set row < ROWS, inside `xs`.
         unsafe {
             let PostVertical { bias31, off16, low16, mu_round, mu_shift, sq_round, sq_shift, sq_up } = *post;
             for c2 in 0..self.chunks16 {
                 let c = 2 * c2;
                 let mut acc = [[_mm512_setzero_si512(); NQ]; ROWS];
                 for (u, &slot) in self.slots.iter().enumerate() {
-                    let src = self.bp.add(slot * self.block_len + c2 * NQ * 16);
+                    let src = bp.add(slot * self.block_len + c2 * NQ * 16);
                     for k in 0..NQ {
                         let v = _mm512_loadu_si512(src.add(k * 16) as *const _);
                         for (row, a) in acc.iter_mut().enumerate() {
@@ -426,7 +432,7 @@ impl VerticalPass<'_> {
                             x[3 + 2 * s] = _mm512_xor_si512(_mm512_and_si512(t, low16), off16);
                         }
                     }
-                    let set = self.xp.add(row * ROW_QUANTITIES * self.xlen);
+                    let set = xp.add(row * ROW_QUANTITIES * self.xlen);
                     for (k, &v) in x.iter().enumerate() {
                         // Every lane is < 65536: the truncating pack is exact.
                         let v = _mm512_cvtepi32_epi16(v);
@@ -476,12 +482,8 @@ fn stat<T: Avx2Sample, const NQ: usize>(
     let slot_of = |v: isize| v.div_euclid(step as isize).rem_euclid(ring as isize) as usize;
     // Room for 32-element reads past the last column.
     let xlen = MAX_HALF + 16 * chunks16 + 96;
-    // The ring starts on a cache line (16 i32 of slack), so that each
-    // 64-byte chunk load and store touches one line, not two.
-    scratch.i32s.resize(ring * block_len + 16, 0);
     scratch.i16s.resize(2 * ROW_QUANTITIES * xlen, 0);
-    let line = scratch.i32s.as_ptr().align_offset(64).min(16);
-    let blocks = &mut scratch.i32s[line..line + ring * block_len];
+    let blocks = on_cache_line(&mut scratch.i32s, ring * block_len);
     let xs = &mut scratch.i16s;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
@@ -495,6 +497,7 @@ fn stat<T: Avx2Sample, const NQ: usize>(
     let sq_round = _mm512_set1_epi32(p.sq.round as i32);
     let sq_shift = _mm_cvtsi32_si128(p.sq.shift as i32);
     let sq_up = _mm_cvtsi32_si128(16 - p.sq.shift as i32);
+    let post = PostVertical { bias31, off16, low16, mu_round, mu_shift, sq_round, sq_shift, sq_up };
     let lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 
     for pass in 0..passes {
@@ -525,16 +528,15 @@ fn stat<T: Avx2Sample, const NQ: usize>(
                 let off = if t < n_terms { terms[t].off } else { terms[n_terms - 1].off + step as isize };
                 slot_of(i as isize + off)
             });
-            let vp = VerticalPass {
-                bp: blocks.as_ptr(),
+            let mut vp = VerticalPass {
+                blocks,
                 block_len,
                 slots: &slots[..reads],
                 coefs: &coefs[..n_terms],
                 chunks16,
-                xp: xs.as_mut_ptr(),
+                xs,
                 xlen,
             };
-            let post = PostVertical { bias31, off16, low16, mu_round, mu_shift, sq_round, sq_shift, sq_up };
             if rows == 2 {
                 vp.run::<T, NQ, 2>(cpu, &post);
             } else {

@@ -268,6 +268,16 @@ pub struct Scratch {
     pub(crate) i16s: Vec<i16>,
 }
 
+/// `len` i32s of `buf` (grown as needed) that start on a 64-byte cache line:
+/// the SIMD statistics' ring of pair blocks. A Vec that size comes from mmap
+/// at 16 bytes past a page, and then every 64-byte load of it (and every
+/// other 32-byte one) would span two lines.
+pub(crate) fn on_cache_line(buf: &mut Vec<i32>, len: usize) -> &mut [i32] {
+    buf.resize(len + 16, 0);
+    let line = buf.as_ptr().align_offset(64).min(16);
+    &mut buf[line..line + len]
+}
+
 /// libvmaf's edge rule, seen from a reader: the row (or column) that index
 /// `i` of a `n`-long line holds once `pad_top_and_bottom` /
 /// `PADDING_SQ_DATA` have mirrored it (-1 → 1, n → n - 2, repeated).
