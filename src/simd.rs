@@ -2,7 +2,7 @@
 //!
 //! Kernels are chosen per level when an extractor is created; the scalar
 //! code is the reference every other level is tested against
-//! (`tests/checkasm.rs`). `VMAFX_CPU_LEVEL=scalar|avx2|avx512` (or the CLI's
+//! (`tests/checkasm.rs`). `VMAFX_CPU_LEVEL=scalar|avx2|avx512|avx512vnni` (or the CLI's
 //! `--cpu-level`) caps the level, like rav1e's `RAV1E_CPU_TARGET`.
 
 use std::sync::OnceLock;
@@ -13,16 +13,20 @@ pub enum CpuLevel {
     Scalar,
     Avx2,
     Avx512,
+    /// AVX-512 with VNNI (`vpdpwssd`: a 16-bit multiply-add into 32-bit
+    /// accumulators in one instruction); Intel since Ice Lake, AMD since Zen 4.
+    Avx512Vnni,
 }
 
 impl CpuLevel {
-    pub const ALL: [CpuLevel; 3] = [CpuLevel::Scalar, CpuLevel::Avx2, CpuLevel::Avx512];
+    pub const ALL: [CpuLevel; 4] = [CpuLevel::Scalar, CpuLevel::Avx2, CpuLevel::Avx512, CpuLevel::Avx512Vnni];
 
     pub fn name(self) -> &'static str {
         match self {
             CpuLevel::Scalar => "scalar",
             CpuLevel::Avx2 => "avx2",
             CpuLevel::Avx512 => "avx512",
+            CpuLevel::Avx512Vnni => "avx512vnni",
         }
     }
 
@@ -31,6 +35,7 @@ impl CpuLevel {
             "scalar" | "rust" | "c" | "none" => Some(CpuLevel::Scalar),
             "avx2" => Some(CpuLevel::Avx2),
             "avx512" => Some(CpuLevel::Avx512),
+            "avx512vnni" => Some(CpuLevel::Avx512Vnni),
             _ => None,
         }
     }
@@ -45,6 +50,9 @@ impl CpuLevel {
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx2")
             {
+                if is_x86_feature_detected!("avx512vnni") {
+                    return CpuLevel::Avx512Vnni;
+                }
                 return CpuLevel::Avx512;
             }
             if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {

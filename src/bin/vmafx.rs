@@ -96,10 +96,10 @@ struct Cli {
     /// Compute scores only every N frames
     #[arg(long, default_value_t = 1, value_name = "N")]
     subsample: u32,
-    /// Highest SIMD level: scalar, avx2 or avx512 (default: the best the CPU has)
+    /// Highest SIMD level: scalar, avx2, avx512 or avx512vnni (default: the best the CPU has)
     #[arg(long = "cpu-level", visible_alias = "cpu_level", value_name = "LEVEL")]
     cpu_level: Option<String>,
-    /// libvmaf's bitmask of instruction sets to disable (8: AVX2 and above, 16: AVX-512)
+    /// libvmaf's bitmask of instruction sets to disable (8: AVX2 and above, 16: AVX-512, 32: AVX-512 VNNI)
     #[arg(long, value_name = "MASK")]
     cpumask: Option<String>,
     /// Where to score: cpu (default), cuda[:N] or hip[:N] (GPU N, default 0)
@@ -167,17 +167,20 @@ fn cpu_level(cli: &Cli) -> Result<CpuLevel, Error> {
     let mut level = CpuLevel::detect();
     if let Some(name) = &cli.cpu_level {
         let cap = CpuLevel::parse(name)
-            .ok_or_else(|| Error::invalid(format!("--cpu-level {name}: expected scalar, avx2 or avx512")))?;
+            .ok_or_else(|| Error::invalid(format!("--cpu-level {name}: expected scalar, avx2, avx512 or avx512vnni")))?;
         level = level.min(cap);
     }
     if let Some(mask) = &cli.cpumask {
         let mask = parse_c_unsigned(mask)
             .ok_or_else(|| Error::invalid(format!("--cpumask {mask}: expected an integer")))?;
-        // libvmaf's VMAF_X86_CPU_FLAG_AVX2 = 1 << 3, AVX512 = 1 << 4.
+        // libvmaf's VMAF_X86_CPU_FLAG_AVX2 = 1 << 3, AVX512 = 1 << 4,
+        // AVX512ICL (Ice Lake's additions, VNNI among them) = 1 << 5.
         if mask & (1 << 3) != 0 {
             level = CpuLevel::Scalar;
         } else if mask & (1 << 4) != 0 {
             level = level.min(CpuLevel::Avx2);
+        } else if mask & (1 << 5) != 0 {
+            level = level.min(CpuLevel::Avx512);
         }
     }
     Ok(level)

@@ -8,6 +8,8 @@
 //! - `motion` (was tests/checkasm_motion.rs)
 //! - `speed` (the anti-alias blur of only the samples kept)
 //! - `vif` (was tests/checkasm_vif.rs)
+//! - `timing`: helpers of the ignored timing tests (1080p frames, thread CPU time,
+//!   libvmaf's extractors on this thread)
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -16,4 +18,5 @@ mod adm;
 mod cambi;
 mod motion;
 mod speed;
+mod timing;
 mod vif;

@@ -78,3 +78,35 @@ fn motion_sad_simd_matches_scalar() {
     }
     eprintln!("checkasm_motion: {cases} cases x {:?} levels, seed {seed}", levels);
 }
+
+/// Ours per level and libvmaf's motion extractor, per 1080p frame (median thread
+/// CPU time). Ours blurs the difference of two unequal frames; libvmaf's
+/// blurs each frame's reference luma and compares it with the last.
+#[test]
+#[ignore = "timing, not a check: cargo test --release --test checkasm -- --ignored --nocapture motion::"]
+fn motion_timing() {
+    use crate::timing;
+    use vmafx::CpuLevel;
+    let reps: u32 = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    for bits in [8u8, 10] {
+        let frame = timing::hd_frame(bits);
+        let (rv, dv) = (frame.0.view(), frame.1.view());
+        let (prev, cur) = (rv.luma(), dv.luma());
+        let mut line = format!("1920x1080 {bits}-bit motion, ms/frame (median thread CPU time):");
+        for level in CpuLevel::available() {
+            let sad = sad_fn(level);
+            let mut y_row = Vec::new();
+            let mut times = Vec::new();
+            for _ in 0..=reps {
+                let t = timing::thread_cpu_ms();
+                std::hint::black_box(sad(&prev, &cur, bits as u32, &mut y_row));
+                times.push(timing::thread_cpu_ms() - t);
+            }
+            line += &format!(" vmafx {} {:.2};", level.name(), timing::median(times));
+        }
+        for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
+            line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("motion", path, &frame, reps));
+        }
+        println!("{line}");
+    }
+}

@@ -733,7 +733,7 @@ fn device_option() {
 fn cpu_levels_score_alike() {
     let p = pair("cpu", Chroma::Yuv420, 8, 64, 40, 4);
     let want = ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", "scalar"]);
-    for level in ["avx2", "avx512"] {
+    for level in ["avx2", "avx512", "avx512vnni"] {
         assert_eq!(
             ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpu-level", level]),
             want,
@@ -741,6 +741,7 @@ fn cpu_levels_score_alike() {
         );
     }
     assert_eq!(ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpumask", "0x8"]), want);
+    assert_eq!(ok(&["-r", s(&p.reference), "-d", s(&p.distorted), "--cpumask", "0x20"]), want);
 }
 
 #[test]

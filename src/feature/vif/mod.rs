@@ -377,6 +377,9 @@ pub fn kernels(cpu: CpuLevel) -> Kernels {
     #[cfg(target_arch = "x86_64")]
     {
         let host = CpuLevel::detect_host();
+        if cpu >= CpuLevel::Avx512Vnni && host >= CpuLevel::Avx512Vnni {
+            return avx512::KERNELS_VNNI;
+        }
         if cpu >= CpuLevel::Avx512 && host >= CpuLevel::Avx512 {
             return avx512::KERNELS;
         }
