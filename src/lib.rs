@@ -183,8 +183,8 @@ pub mod internals {
         }
         pub mod vif {
             pub use crate::feature::vif::{
-                accumulate, kernels, log2_32, log2_64, log2_table, reflect, sums_scalar, Kernels, Plane, Scratch, StatParams,
-                SubsampleParams, VifComputer, VifSums, DESCRIPTOR, FILTERS, SIGMA_NSQ,
+                accumulate, kernels, kernels_for, log2_32, log2_64, log2_table, reflect, sums_scalar, Kernels, Plane, Scratch,
+                StatParams, SubsampleParams, VifComputer, VifSums, DESCRIPTOR, FILTERS, SIGMA_NSQ,
             };
             pub mod gpu {
                 pub use crate::feature::vif::gpu::{sums, sums_dev};

@@ -86,3 +86,41 @@ impl CpuLevel {
         CpuLevel::ALL.into_iter().filter(move |l| *l <= host)
     }
 }
+
+/// Whether vector gathers (`vpgatherdd`) beat scalar loads on this CPU, for
+/// the kernels that can do either (VIF's log2 lookups): they do on recent
+/// cores (8 % of VIF on an Intel Xeon of 2026, the same speed on an AMD
+/// EPYC Zen 4), not on AMD before Zen 3 (family 17h and older: gathers are
+/// microcoded and slow), nor on Intel cores whose microcode mitigates
+/// Gather Data Sampling ("Downfall", Skylake to Tiger Lake: a gather then
+/// costs several times more), which Linux reports in
+/// `/sys/devices/system/cpu/vulnerabilities/gather_data_sampling`.
+/// `VMAFX_GATHERS=0|1` overrides (for benchmarks). Detected once.
+pub(crate) fn fast_gathers() -> bool {
+    static FAST: OnceLock<bool> = OnceLock::new();
+    *FAST.get_or_init(|| match std::env::var("VMAFX_GATHERS").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => gathers_fast_here(),
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn gathers_fast_here() -> bool {
+    use std::arch::x86_64::__cpuid;
+    let vendor = __cpuid(0);
+    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163); // "AuthenticAMD"
+    if amd {
+        let eax = __cpuid(1).eax;
+        let base = (eax >> 8) & 0xf;
+        let family = if base == 0xf { base + ((eax >> 20) & 0xff) } else { base };
+        return family >= 0x19;
+    }
+    let gds = std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling");
+    !matches!(gds, Ok(state) if state.starts_with("Mitigation: Microcode"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn gathers_fast_here() -> bool {
+    false
+}

@@ -9,7 +9,7 @@ use crate::timing;
 
 use crate::support::synth::Rng;
 use vmafx::internals::feature::vif::{
-    kernels, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifComputer, VifSums, FILTERS,
+    kernels, kernels_for, Kernels, Plane, Scratch, StatParams, SubsampleParams, VifComputer, VifSums, FILTERS,
 };
 use vmafx::{Chroma, CpuLevel, OwnedPicture};
 
@@ -111,14 +111,26 @@ fn cases(seed: u64, sample_bits: u32) -> Vec<Case> {
     out
 }
 
-fn levels() -> Vec<(CpuLevel, Kernels)> {
-    support::cpu::simd_levels("vif").into_iter().map(|l| (l, kernels(l))).collect()
+/// One SIMD kernel table: its level, and whether its log2 lookups gather
+/// or load (both are checked on every machine: which one `kernels` picks
+/// depends on the CPU's gathers, `simd::fast_gathers`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Variant {
+    level: CpuLevel,
+    gathers: bool,
+}
+
+fn levels() -> Vec<(Variant, Kernels)> {
+    support::cpu::simd_levels("vif")
+        .into_iter()
+        .flat_map(|level| [false, true].map(|gathers| (Variant { level, gathers }, kernels_for(level, gathers))))
+        .collect()
 }
 
 fn check_stat<T: Copy + TryFrom<u32>>(
     stat_ref: impl Fn(&Plane<T>, &Plane<T>, &StatParams, &mut Scratch) -> VifSums,
     stat_simd: impl Fn(&Plane<T>, &Plane<T>, &StatParams, &mut Scratch) -> VifSums,
-    level: CpuLevel,
+    level: Variant,
     sample_bits: u32,
     seed: u64,
 ) where
@@ -160,7 +172,7 @@ fn check_stat<T: Copy + TryFrom<u32>>(
 fn check_subsample<T: Copy + TryFrom<u32>>(
     sub_ref: impl Fn(&Plane<T>, &Plane<T>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]),
     sub_simd: impl Fn(&Plane<T>, &Plane<T>, &SubsampleParams, &mut Scratch, &mut [u16], &mut [u16]),
-    level: CpuLevel,
+    level: Variant,
     sample_bits: u32,
     seed: u64,
 ) where
@@ -207,14 +219,17 @@ fn seeds() -> Vec<u64> {
 #[test]
 fn checkasm_vif_levels_cover_host() {
     let levels = levels();
-    assert_eq!(levels.last().map(|(l, _)| *l).unwrap_or(CpuLevel::Scalar), CpuLevel::detect());
+    assert_eq!(levels.last().map(|(v, _)| v.level).unwrap_or(CpuLevel::Scalar), CpuLevel::detect());
     let scalar = kernels(CpuLevel::Scalar).stat_u8 as usize;
     let mut seen = vec![scalar];
-    for (level, k) in &levels {
+    for (variant, k) in &levels {
         let f = k.stat_u8 as usize;
-        assert!(!seen.contains(&f), "{level:?} has no stat kernel of its own");
+        assert!(!seen.contains(&f), "{variant:?} has no stat kernel of its own");
         seen.push(f);
     }
+    // `kernels` hands out one of the two tables of the host's level.
+    let picked = kernels(CpuLevel::detect()).stat_u8 as usize;
+    assert!(levels.iter().any(|(_, k)| k.stat_u8 as usize == picked) || levels.is_empty());
 }
 
 #[test]
@@ -386,8 +401,8 @@ fn checkasm_vif_frames() {
 
 // ---- timing -------------------------------------------------------------
 
-fn time_ours(level: CpuLevel, frame: &(OwnedPicture, OwnedPicture), bits: u8, reps: u32) -> f64 {
-    let mut c = VifComputer::new(kernels(level), 100.0, false);
+fn time_ours(k: Kernels, frame: &(OwnedPicture, OwnedPicture), bits: u8, reps: u32) -> f64 {
+    let mut c = VifComputer::new(k, 100.0, false);
     let (rv, dv) = (frame.0.view(), frame.1.view());
     c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap();
     let mut times = Vec::new();
@@ -402,12 +417,17 @@ fn time_ours(level: CpuLevel, frame: &(OwnedPicture, OwnedPicture), bits: u8, re
 #[test]
 #[ignore = "timing, not a check: cargo test --test checkasm -- --ignored --nocapture vif::"]
 fn vif_timing() {
-    let reps = 10;
+    let reps = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     for bits in [8u8, 10] {
         let frame = timing::hd_frame(bits);
         let mut line = format!("1920x1080 {bits}-bit, ms/frame (median thread CPU time):");
         for level in CpuLevel::available() {
-            line += &format!(" vmafx {} {:.2};", level.name(), time_ours(level, &frame, bits, reps));
+            line += &format!(" vmafx {} {:.2}", level.name(), time_ours(kernels_for(level, false), &frame, bits, reps));
+            if level > CpuLevel::Scalar {
+                // The same level with its log2 lookups gathered.
+                line += &format!(" (gathers {:.2})", time_ours(kernels_for(level, true), &frame, bits, reps));
+            }
+            line += ";";
         }
         for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
             line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("vif", path, &frame, reps));
@@ -424,5 +444,5 @@ fn vif_profile() {
     let bits: u8 = std::env::var("VMAFX_PROFILE_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(8);
     let reps: u32 = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
     let frame = timing::hd_frame(bits);
-    println!("{:.2} ms/frame", time_ours(CpuLevel::detect_host(), &frame, bits, reps));
+    println!("{:.2} ms/frame", time_ours(kernels(CpuLevel::detect_host()), &frame, bits, reps));
 }

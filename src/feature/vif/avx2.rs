@@ -22,7 +22,12 @@
 //! The per-pixel statistic runs eight lanes at a time, its double parts
 //! four at a time, like the scalar one (same operations, no FMA): logs take
 //! k from a float exponent and the table index from the top bits, and the
-//! table is read through an 8 KiB block code of it that stays in L1.
+//! table is read through an 8 KiB block code of it that stays in L1. The
+//! blocks are fetched by one `vpgatherdd` (`KERNELS_GATHER`) or by eight
+//! scalar loads (`KERNELS`), whichever the core does faster
+//! (`simd::fast_gathers`: 6-9 % of VIF for the gather on an Intel Xeon
+//! held to AVX2, 2026-12-04; slow gathers on AMD before Zen 3 and on Intel
+//! cores with the Downfall microcode).
 //!
 //! Speed at 1920x1080 (thread CPU time per frame, a shared 2-core AMD EPYC
 //! with AVX-512): 8-bit ~33 ms, 10-bit ~42 ms; libvmaf 3.2.0's own AVX2
@@ -53,28 +58,40 @@ impl Avx2 {
     }
 }
 
-pub(super) const KERNELS: Kernels =
-    Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: statistic_slices };
+/// The kernels, the log2 lookups as scalar loads.
+pub(super) const KERNELS: Kernels = table::<false>();
+/// The kernels, the log2 lookups as one `vpgatherdd` (`simd::fast_gathers`).
+pub(super) const KERNELS_GATHER: Kernels = table::<true>();
+
+const fn table<const GATHER: bool>() -> Kernels {
+    Kernels {
+        stat_u8: stat_u8::<GATHER>,
+        stat_u16: stat_u16::<GATHER>,
+        subsample_u8,
+        subsample_u16,
+        statistic: statistic_slices::<GATHER>,
+    }
+}
 
 fn available() -> bool {
     is_x86_feature_detected!("avx2")
 }
 
-fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u8<const GATHER: bool>(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
     // The 8-bit kernel is vif_statistic_8's: means >> 8, squares unshifted.
     if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
-    unsafe { stat::<u8, 5>(r, d, p, s) }
+    unsafe { stat::<u8, 5, GATHER>(r, d, p, s) }
 }
 
-fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u16<const GATHER: bool>(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
     if !available() || p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
-    unsafe { stat::<u16, 8>(r, d, p, s) }
+    unsafe { stat::<u16, 8, GATHER>(r, d, p, s) }
 }
 
 fn subsample_u8(
@@ -107,17 +124,17 @@ fn subsample_u16(
     unsafe { subsample(r, d, p, s, out_r, out_d) }
 }
 
-fn statistic_slices(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+fn statistic_slices<const GATHER: bool>(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
     let n = s1.len().min(s2.len()).min(s12.len());
     if !available() {
         return scalar::statistic(&s1[..n], &s2[..n], &s12[..n], egl);
     }
     // SAFETY: AVX2 is present (checked above), the kernel's only precondition.
-    unsafe { statistic_avx2(&s1[..n], &s2[..n], &s12[..n], egl) }
+    unsafe { statistic_avx2::<GATHER>(&s1[..n], &s2[..n], &s12[..n], egl) }
 }
 
 #[target_feature(enable = "avx2")]
-fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
+fn statistic_avx2<const GATHER: bool>(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
     let cpu = Avx2::here();
     let lut = log2_lut();
     let egl = _mm256_set1_pd(egl);
@@ -134,7 +151,7 @@ fn statistic_avx2(s1: &[i32], s2: &[i32], s12: &[i32], egl: f64) -> VifSums {
         let load = |x: &[i32; 8]| unsafe { _mm256_loadu_si256(x.as_ptr() as *const __m256i) };
         let valid =
             _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        statistic(cpu, &mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
+        statistic::<GATHER>(cpu, &mut acc, load(&a), load(&b), load(&c), valid, egl, lut);
         j += 8;
     }
     acc.sums(cpu)
@@ -332,9 +349,10 @@ pub(super) fn log2_lut() -> &'static Log2Lut {
 
 impl Log2Lut {
     /// table[m] for eight lanes of m in 32768..65536 (other lanes: some
-    /// value, read inside the tables).
+    /// value, read inside the tables); the blocks fetched by one gather
+    /// with GATHER, else by eight scalar loads (see `simd::fast_gathers`).
     #[inline(always)]
-    fn lookup(&self, _cpu: Avx2, m: __m256i) -> __m256i {
+    fn lookup<const GATHER: bool>(&self, _cpu: Avx2, m: __m256i) -> __m256i {
         // SAFETY: `_cpu` proves AVX2; each read of a table is bounded where it is made.
         unsafe {
             match &self.blocks {
@@ -343,12 +361,16 @@ impl Log2Lut {
                         _mm256_sub_epi32(_mm256_srli_epi32::<4>(m), _mm256_set1_epi32(2048)),
                         _mm256_set1_epi32(2047),
                     );
-                    // Scalar loads: gathers are slow on some cores even from L1.
-                    let mut at = [0u32; 8];
-                    _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
-                    // SAFETY: every index < 2048 = blocks.len().
-                    let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
-                    let e = _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7));
+                    let e = if GATHER {
+                        // SAFETY: every index < 2048 = blocks.len().
+                        _mm256_i32gather_epi32::<4>(blocks.as_ptr() as *const i32, index)
+                    } else {
+                        let mut at = [0u32; 8];
+                        _mm256_storeu_si256(at.as_mut_ptr() as *mut __m256i, index);
+                        // SAFETY: every index < 2048 = blocks.len().
+                        let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
+                        _mm256_setr_epi32(b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7))
+                    };
                     let i1 = _mm256_add_epi32(_mm256_and_si256(m, _mm256_set1_epi32(15)), _mm256_set1_epi32(1));
                     let base = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
                     let p1 = _mm256_and_si256(_mm256_srli_epi32::<16>(e), _mm256_set1_epi32(0xff));
@@ -383,14 +405,14 @@ fn u32x4_to_f64(_cpu: Avx2, x: __m128i) -> __m256d {
 /// `log2_32` on eight u32 lanes (>= 2^17): k from the exponent of
 /// float(x >> 8) (exact: < 2^24), then table[x >> k] + 2048 k.
 #[inline(always)]
-fn log2_u32(_cpu: Avx2, x: __m256i, lut: &Log2Lut) -> __m256i {
+fn log2_u32<const GATHER: bool>(_cpu: Avx2, x: __m256i, lut: &Log2Lut) -> __m256i {
     // SAFETY: `_cpu` proves AVX2; the intrinsics here read and write no memory.
     unsafe {
         let f = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_srli_epi32::<8>(x)));
         // floor(log2 x) = biased exponent - 127 + 8; k = that - 15.
         let k = _mm256_sub_epi32(_mm256_srli_epi32::<23>(f), _mm256_set1_epi32(134));
         let m = _mm256_srlv_epi32(x, k);
-        _mm256_add_epi32(lut.lookup(_cpu, m), _mm256_slli_epi32::<11>(k))
+        _mm256_add_epi32(lut.lookup::<GATHER>(_cpu, m), _mm256_slli_epi32::<11>(k))
     }
 }
 
@@ -442,7 +464,7 @@ fn add_masked_i64(_cpu: Avx2, sum: __m256i, v: __m256i, mask: __m256i) -> __m256
 /// `accumulate` on eight pixels; lanes outside `valid` add nothing.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn statistic(
+pub(super) fn statistic<const GATHER: bool>(
     _cpu: Avx2,
     acc: &mut StatAcc,
     s1: __m256i,
@@ -468,7 +490,7 @@ pub(super) fn statistic(
         }
         let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
-        let den = _mm256_sub_epi32(log2_u32(_cpu, _mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
+        let den = _mm256_sub_epi32(log2_u32::<GATHER>(_cpu, _mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
         acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
 
         let num =
@@ -510,8 +532,8 @@ pub(super) fn statistic(
         let parts = pack_low32(_cpu, parts[0], parts[1]);
         let m = _mm256_and_si256(parts, _mm256_set1_epi32(0xffff));
         let k = _mm256_srai_epi32::<16>(parts);
-        let log_tmp = _mm256_add_epi32(lut.lookup(_cpu, m), _mm256_slli_epi32::<11>(k));
-        let v = _mm256_sub_epi32(log_tmp, log2_u32(_cpu, numer1, lut));
+        let log_tmp = _mm256_add_epi32(lut.lookup::<GATHER>(_cpu, m), _mm256_slli_epi32::<11>(k));
+        let v = _mm256_sub_epi32(log_tmp, log2_u32::<GATHER>(_cpu, numer1, lut));
         acc.num_log = add_masked_i64(_cpu, acc.num_log, v, num);
     }
 }
@@ -595,7 +617,7 @@ pub(super) fn build_block<T: Avx2Sample, const NQ: usize>(
 }
 
 #[target_feature(enable = "avx2")]
-fn stat<T: Avx2Sample, const NQ: usize>(
+fn stat<T: Avx2Sample, const NQ: usize, const GATHER: bool>(
     r: &Plane<T>,
     d: &Plane<T>,
     p: &StatParams,
@@ -745,7 +767,7 @@ fn stat<T: Avx2Sample, const NQ: usize>(
                         _mm256_set1_epi32(left),
                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                     );
-                    statistic(cpu, &mut acc, s1, s2, s12, valid, egl, lut);
+                    statistic::<GATHER>(cpu, &mut acc, s1, s2, s12, valid, egl, lut);
                     x0 += 8;
                 }
             }

@@ -93,16 +93,38 @@ impl Taps for Avx512Vnni {
     }
 }
 
-pub(super) const KERNELS: Kernels =
-    Kernels { stat_u8, stat_u16, subsample_u8, subsample_u16, statistic: avx2::KERNELS.statistic };
+/// The kernels, the log2 lookups as scalar loads.
+pub(super) const KERNELS: Kernels = Kernels {
+    stat_u8: stat_u8::<false>,
+    stat_u16: stat_u16::<false>,
+    subsample_u8,
+    subsample_u16,
+    statistic: avx2::KERNELS.statistic,
+};
+/// The kernels, the log2 lookups as one `vpgatherdd` (`simd::fast_gathers`).
+pub(super) const KERNELS_GATHER: Kernels = Kernels {
+    stat_u8: stat_u8::<true>,
+    stat_u16: stat_u16::<true>,
+    subsample_u8,
+    subsample_u16,
+    statistic: avx2::KERNELS_GATHER.statistic,
+};
 
-/// The same kernels with VNNI's fused multiply-add in the filter passes.
+/// The kernels with VNNI's fused multiply-add in the filter passes.
 pub(super) const KERNELS_VNNI: Kernels = Kernels {
-    stat_u8: stat_u8_vnni,
-    stat_u16: stat_u16_vnni,
+    stat_u8: stat_u8_vnni::<false>,
+    stat_u16: stat_u16_vnni::<false>,
     subsample_u8: subsample_u8_vnni,
     subsample_u16: subsample_u16_vnni,
     statistic: avx2::KERNELS.statistic,
+};
+/// The VNNI kernels with gathered lookups.
+pub(super) const KERNELS_VNNI_GATHER: Kernels = Kernels {
+    stat_u8: stat_u8_vnni::<true>,
+    stat_u16: stat_u16_vnni::<true>,
+    subsample_u8: subsample_u8_vnni,
+    subsample_u16: subsample_u16_vnni,
+    statistic: avx2::KERNELS_GATHER.statistic,
 };
 
 fn available() -> bool {
@@ -117,23 +139,23 @@ fn available_vnni() -> bool {
     available() && is_x86_feature_detected!("avx512vnni")
 }
 
-fn stat_u8(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u8<const GATHER: bool>(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
     // The 8-bit kernel is vif_statistic_8's: means >> 8, squares unshifted.
     if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
     // kernel's only precondition.
-    unsafe { stat::<u8, 5>(r, d, p, s) }
+    unsafe { stat::<u8, 5, GATHER>(r, d, p, s) }
 }
 
-fn stat_u16(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u16<const GATHER: bool>(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
     if !available() || p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
     // kernel's only precondition.
-    unsafe { stat::<u16, 8>(r, d, p, s) }
+    unsafe { stat::<u16, 8, GATHER>(r, d, p, s) }
 }
 
 fn subsample_u8(
@@ -170,27 +192,27 @@ fn subsample_u16(
 
 // The VNNI twins of the four above (the same preconditions, and VNNI).
 
-fn stat_u8_vnni(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u8_vnni<const GATHER: bool>(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
     if !available_vnni() {
-        return stat_u8(r, d, p, s);
+        return stat_u8::<GATHER>(r, d, p, s);
     }
     if p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: AVX-512 F/BW/DQ/VL, VNNI and AVX2 are present (checked above),
     // the kernel's only precondition.
-    unsafe { stat_vnni::<u8, 5>(r, d, p, s) }
+    unsafe { stat_vnni::<u8, 5, GATHER>(r, d, p, s) }
 }
 
-fn stat_u16_vnni(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u16_vnni<const GATHER: bool>(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
     if !available_vnni() {
-        return stat_u16(r, d, p, s);
+        return stat_u16::<GATHER>(r, d, p, s);
     }
     if p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
     // SAFETY: as in stat_u8_vnni.
-    unsafe { stat_vnni::<u16, 8>(r, d, p, s) }
+    unsafe { stat_vnni::<u16, 8, GATHER>(r, d, p, s) }
 }
 
 fn subsample_u8_vnni(
@@ -274,20 +296,30 @@ fn add_masked_i64(_cpu: Avx512, sum: __m256i, v: __m512i, mask: __mmask16) -> __
 }
 
 /// table[m] for sixteen lanes of m in 32768..65536, through the block code
-/// of `avx2::Log2Lut` (see there). One `vpgatherdd` fetches the blocks:
-/// sixteen scalar loads compile to `vpextrd`/`vpinsrd` chains, two uops
-/// each on the vector ports the filter passes need. The gather made VIF 8 %
-/// faster on an Intel Xeon and was no slower on an AMD EPYC.
+/// of `avx2::Log2Lut` (see there). With GATHER one `vpgatherdd` fetches the
+/// blocks: sixteen scalar loads compile to `vpextrd`/`vpinsrd` chains, two
+/// uops each on the vector ports the filter passes need. The gather made
+/// VIF 8 % faster on an Intel Xeon and was no slower on an AMD EPYC (Zen
+/// 4); `simd::fast_gathers` says where it is slow.
 #[inline(always)]
-fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
-    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the gather reads blocks[index]
-    // with every index masked below 2048 = blocks.len().
+fn lookup16<const GATHER: bool>(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
+    // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the gather or the loads read
+    // blocks[index] with every index masked below 2048 = blocks.len().
     unsafe {
         let index = _mm512_and_si512(
             _mm512_sub_epi32(_mm512_srli_epi32::<4>(m), _mm512_set1_epi32(2048)),
             _mm512_set1_epi32(2047),
         );
-        let e = _mm512_i32gather_epi32::<4>(index, blocks.as_ptr() as *const _);
+        let e = if GATHER {
+            _mm512_i32gather_epi32::<4>(index, blocks.as_ptr() as *const _)
+        } else {
+            let mut at = [0u32; 16];
+            _mm512_storeu_si512(at.as_mut_ptr() as *mut _, index);
+            let b = |l: usize| *blocks.get_unchecked(at[l] as usize) as i32;
+            _mm512_setr_epi32(
+                b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), b(9), b(10), b(11), b(12), b(13), b(14), b(15),
+            )
+        };
         let i = _mm512_and_si512(m, _mm512_set1_epi32(15));
         let base = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
         let p1 = _mm512_and_si512(_mm512_srli_epi32::<16>(e), _mm512_set1_epi32(0xff));
@@ -301,13 +333,13 @@ fn lookup16(_cpu: Avx512, blocks: &[u32; 2048], m: __m512i) -> __m512i {
 
 /// `log2_32` on sixteen u32 lanes (>= 2^17), as `avx2::log2_u32`.
 #[inline(always)]
-fn log2_u32(_cpu: Avx512, x: __m512i, blocks: &[u32; 2048]) -> __m512i {
+fn log2_u32<const GATHER: bool>(_cpu: Avx512, x: __m512i, blocks: &[u32; 2048]) -> __m512i {
     // SAFETY: `_cpu` proves AVX-512 F/BW/DQ/VL; the intrinsics here read and write no memory.
     unsafe {
         let f = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(x)));
         let k = _mm512_sub_epi32(_mm512_srli_epi32::<23>(f), _mm512_set1_epi32(134));
         let m = _mm512_srlv_epi32(x, k);
-        _mm512_add_epi32(lookup16(_cpu, blocks, m), _mm512_slli_epi32::<11>(k))
+        _mm512_add_epi32(lookup16::<GATHER>(_cpu, blocks, m), _mm512_slli_epi32::<11>(k))
     }
 }
 
@@ -331,7 +363,7 @@ fn log2_parts_f64(_cpu: Avx512, y: __m512d) -> __m256i {
 /// as `avx2::statistic` (no FMA; sums are integer, so lane order is free).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn statistic16(
+fn statistic16<const GATHER: bool>(
     _cpu: Avx512,
     acc: &mut StatAcc,
     s1: __m512i,
@@ -356,7 +388,7 @@ fn statistic16(
             return;
         }
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
-        let den = _mm512_sub_epi32(log2_u32(_cpu, _mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
+        let den = _mm512_sub_epi32(log2_u32::<GATHER>(_cpu, _mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
         acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
         let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
         if num == 0 {
@@ -397,8 +429,8 @@ fn statistic16(
         let parts = join(parts[0], parts[1]);
         let m = _mm512_and_si512(parts, _mm512_set1_epi32(0xffff));
         let k = _mm512_srai_epi32::<16>(parts);
-        let log_tmp = _mm512_add_epi32(lookup16(_cpu, blocks, m), _mm512_slli_epi32::<11>(k));
-        let v = _mm512_sub_epi32(log_tmp, log2_u32(_cpu, numer1, blocks));
+        let log_tmp = _mm512_add_epi32(lookup16::<GATHER>(_cpu, blocks, m), _mm512_slli_epi32::<11>(k));
+        let v = _mm512_sub_epi32(log_tmp, log2_u32::<GATHER>(_cpu, numer1, blocks));
         acc.num_log = add_masked_i64(_cpu, acc.num_log, v, num);
     }
 }
@@ -573,7 +605,7 @@ impl VerticalPass<'_> {
 macro_rules! stat_kernel {
     ($name:ident, $features:literal, $taps:expr) => {
         #[target_feature(enable = $features)]
-        fn $name<T: Avx2Sample, const NQ: usize>(
+        fn $name<T: Avx2Sample, const NQ: usize, const GATHER: bool>(
             r: &Plane<T>,
             d: &Plane<T>,
             p: &StatParams,
@@ -712,12 +744,12 @@ macro_rules! stat_kernel {
                                 let left = (count - x0).min(16) as i32;
                                 if let Some(blocks) = &lut.blocks {
                                     let valid = (((1u32 << left) - 1) & 0xffff) as __mmask16;
-                                    statistic16(cpu, &mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
+                                    statistic16::<GATHER>(cpu, &mut acc, s1, s2, s12, valid, p.enhn_gain_limit, blocks);
                                     x0 += 16;
                                     continue;
                                 }
                                 let valid_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane8);
-                                statistic(
+                                statistic::<GATHER>(
                                     cpu.0,
                                     &mut acc,
                                     _mm512_castsi512_si256(s1),
@@ -729,7 +761,7 @@ macro_rules! stat_kernel {
                                 );
                                 if left > 8 {
                                     let valid_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane8);
-                                    statistic(
+                                    statistic::<GATHER>(
                                         cpu.0,
                                         &mut acc,
                                         _mm512_extracti64x4_epi64::<1>(s1),

@@ -372,22 +372,31 @@ pub struct Kernels {
     pub statistic: StatisticFn,
 }
 
-/// The kernels for `cpu` (the best at or below it).
+/// The kernels for `cpu` (the best at or below it), with the log2 lookups
+/// as gathers where this CPU's gathers are fast (`simd::fast_gathers`).
 pub fn kernels(cpu: CpuLevel) -> Kernels {
+    kernels_for(cpu, crate::simd::fast_gathers())
+}
+
+/// The kernels for `cpu`, the SIMD statistics' log2 lookups as vector
+/// gathers or as scalar loads (both exact; which is faster depends on the
+/// core). The scalar level has no lookups to choose.
+pub fn kernels_for(cpu: CpuLevel, gathers: bool) -> Kernels {
     #[cfg(target_arch = "x86_64")]
     {
         let host = CpuLevel::detect_host();
+        let pick = |with: Kernels, without: Kernels| if gathers { with } else { without };
         if cpu >= CpuLevel::Avx512Vnni && host >= CpuLevel::Avx512Vnni {
-            return avx512::KERNELS_VNNI;
+            return pick(avx512::KERNELS_VNNI_GATHER, avx512::KERNELS_VNNI);
         }
         if cpu >= CpuLevel::Avx512 && host >= CpuLevel::Avx512 {
-            return avx512::KERNELS;
+            return pick(avx512::KERNELS_GATHER, avx512::KERNELS);
         }
         if cpu >= CpuLevel::Avx2 && host >= CpuLevel::Avx2 {
-            return avx2::KERNELS;
+            return pick(avx2::KERNELS_GATHER, avx2::KERNELS);
         }
     }
-    let _ = cpu;
+    let _ = (cpu, gathers);
     scalar::KERNELS
 }
 
