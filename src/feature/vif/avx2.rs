@@ -490,7 +490,8 @@ pub(super) fn statistic<const GATHER: bool>(
         }
         let nsq = _mm256_set1_epi32(SIGMA_NSQ);
         // den += log2_32(sigma_nsq + sigma1_sq) - 2048 * 17
-        let den = _mm256_sub_epi32(log2_u32::<GATHER>(_cpu, _mm256_add_epi32(s1, nsq), lut), _mm256_set1_epi32(2048 * 17));
+        let log_s1 = log2_u32::<GATHER>(_cpu, _mm256_add_epi32(s1, nsq), lut);
+        let den = _mm256_sub_epi32(log_s1, _mm256_set1_epi32(2048 * 17));
         acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
 
         let num =

@@ -94,38 +94,23 @@ impl Taps for Avx512Vnni {
 }
 
 /// The kernels, the log2 lookups as scalar loads.
-pub(super) const KERNELS: Kernels = Kernels {
-    stat_u8: stat_u8::<false>,
-    stat_u16: stat_u16::<false>,
-    subsample_u8,
-    subsample_u16,
-    statistic: avx2::KERNELS.statistic,
-};
+pub(super) const KERNELS: Kernels = table::<false, false>();
 /// The kernels, the log2 lookups as one `vpgatherdd` (`simd::fast_gathers`).
-pub(super) const KERNELS_GATHER: Kernels = Kernels {
-    stat_u8: stat_u8::<true>,
-    stat_u16: stat_u16::<true>,
-    subsample_u8,
-    subsample_u16,
-    statistic: avx2::KERNELS_GATHER.statistic,
-};
-
+pub(super) const KERNELS_GATHER: Kernels = table::<false, true>();
 /// The kernels with VNNI's fused multiply-add in the filter passes.
-pub(super) const KERNELS_VNNI: Kernels = Kernels {
-    stat_u8: stat_u8_vnni::<false>,
-    stat_u16: stat_u16_vnni::<false>,
-    subsample_u8: subsample_u8_vnni,
-    subsample_u16: subsample_u16_vnni,
-    statistic: avx2::KERNELS.statistic,
-};
+pub(super) const KERNELS_VNNI: Kernels = table::<true, false>();
 /// The VNNI kernels with gathered lookups.
-pub(super) const KERNELS_VNNI_GATHER: Kernels = Kernels {
-    stat_u8: stat_u8_vnni::<true>,
-    stat_u16: stat_u16_vnni::<true>,
-    subsample_u8: subsample_u8_vnni,
-    subsample_u16: subsample_u16_vnni,
-    statistic: avx2::KERNELS_GATHER.statistic,
-};
+pub(super) const KERNELS_VNNI_GATHER: Kernels = table::<true, true>();
+
+const fn table<const VNNI: bool, const GATHER: bool>() -> Kernels {
+    Kernels {
+        stat_u8: stat_u8::<VNNI, GATHER>,
+        stat_u16: stat_u16::<VNNI, GATHER>,
+        subsample_u8: subsample_planes::<u8, VNNI>,
+        subsample_u16: subsample_planes::<u16, VNNI>,
+        statistic: if GATHER { avx2::KERNELS_GATHER.statistic } else { avx2::KERNELS.statistic },
+    }
+}
 
 fn available() -> bool {
     is_x86_feature_detected!("avx512f")
@@ -135,32 +120,53 @@ fn available() -> bool {
         && is_x86_feature_detected!("avx2")
 }
 
-fn available_vnni() -> bool {
-    available() && is_x86_feature_detected!("avx512vnni")
-}
+// The entry points check the CPU (AVX-512 F/BW/DQ/VL and AVX2, else the
+// scalar code; a VNNI table's kernels run without VNNI where it is
+// missing) and the parameters the SIMD code supports, then call the
+// `#[target_feature]` kernels, whose only precondition is those features.
 
-fn stat_u8<const GATHER: bool>(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u8<const VNNI: bool, const GATHER: bool>(
+    r: &Plane<u8>,
+    d: &Plane<u8>,
+    p: &StatParams,
+    s: &mut Scratch,
+) -> VifSums {
     // The 8-bit kernel is vif_statistic_8's: means >> 8, squares unshifted.
     if !available() || p.mu.shift != 8 || p.sq.shift != 0 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
-    // kernel's only precondition.
-    unsafe { stat::<u8, 5, GATHER>(r, d, p, s) }
+    // SAFETY: the features are present (checked above and here).
+    unsafe {
+        if VNNI && is_x86_feature_detected!("avx512vnni") {
+            stat_vnni::<u8, 5, GATHER>(r, d, p, s)
+        } else {
+            stat::<u8, 5, GATHER>(r, d, p, s)
+        }
+    }
 }
 
-fn stat_u16<const GATHER: bool>(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
+fn stat_u16<const VNNI: bool, const GATHER: bool>(
+    r: &Plane<u16>,
+    d: &Plane<u16>,
+    p: &StatParams,
+    s: &mut Scratch,
+) -> VifSums {
     if !available() || p.sq.shift > 16 {
         return scalar::stat(r, d, p, s);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
-    // kernel's only precondition.
-    unsafe { stat::<u16, 8, GATHER>(r, d, p, s) }
+    // SAFETY: the features are present (checked above and here).
+    unsafe {
+        if VNNI && is_x86_feature_detected!("avx512vnni") {
+            stat_vnni::<u16, 8, GATHER>(r, d, p, s)
+        } else {
+            stat::<u16, 8, GATHER>(r, d, p, s)
+        }
+    }
 }
 
-fn subsample_u8(
-    r: &Plane<u8>,
-    d: &Plane<u8>,
+fn subsample_planes<T: Avx2Sample, const VNNI: bool>(
+    r: &Plane<T>,
+    d: &Plane<T>,
     p: &SubsampleParams,
     s: &mut Scratch,
     out_r: &mut [u16],
@@ -169,80 +175,14 @@ fn subsample_u8(
     if !available() {
         return scalar::subsample(r, d, p, s, out_r, out_d);
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
-    // kernel's only precondition.
-    unsafe { subsample(r, d, p, s, out_r, out_d) }
-}
-
-fn subsample_u16(
-    r: &Plane<u16>,
-    d: &Plane<u16>,
-    p: &SubsampleParams,
-    s: &mut Scratch,
-    out_r: &mut [u16],
-    out_d: &mut [u16],
-) {
-    if !available() {
-        return scalar::subsample(r, d, p, s, out_r, out_d);
+    // SAFETY: the features are present (checked above and here).
+    unsafe {
+        if VNNI && is_x86_feature_detected!("avx512vnni") {
+            subsample_vnni(r, d, p, s, out_r, out_d)
+        } else {
+            subsample(r, d, p, s, out_r, out_d)
+        }
     }
-    // SAFETY: AVX-512 F/BW/DQ/VL and AVX2 are present (checked above), the
-    // kernel's only precondition.
-    unsafe { subsample(r, d, p, s, out_r, out_d) }
-}
-
-// The VNNI twins of the four above (the same preconditions, and VNNI).
-
-fn stat_u8_vnni<const GATHER: bool>(r: &Plane<u8>, d: &Plane<u8>, p: &StatParams, s: &mut Scratch) -> VifSums {
-    if !available_vnni() {
-        return stat_u8::<GATHER>(r, d, p, s);
-    }
-    if p.mu.shift != 8 || p.sq.shift != 0 {
-        return scalar::stat(r, d, p, s);
-    }
-    // SAFETY: AVX-512 F/BW/DQ/VL, VNNI and AVX2 are present (checked above),
-    // the kernel's only precondition.
-    unsafe { stat_vnni::<u8, 5, GATHER>(r, d, p, s) }
-}
-
-fn stat_u16_vnni<const GATHER: bool>(r: &Plane<u16>, d: &Plane<u16>, p: &StatParams, s: &mut Scratch) -> VifSums {
-    if !available_vnni() {
-        return stat_u16::<GATHER>(r, d, p, s);
-    }
-    if p.sq.shift > 16 {
-        return scalar::stat(r, d, p, s);
-    }
-    // SAFETY: as in stat_u8_vnni.
-    unsafe { stat_vnni::<u16, 8, GATHER>(r, d, p, s) }
-}
-
-fn subsample_u8_vnni(
-    r: &Plane<u8>,
-    d: &Plane<u8>,
-    p: &SubsampleParams,
-    s: &mut Scratch,
-    out_r: &mut [u16],
-    out_d: &mut [u16],
-) {
-    if !available_vnni() {
-        return subsample_u8(r, d, p, s, out_r, out_d);
-    }
-    // SAFETY: as in stat_u8_vnni.
-    unsafe { subsample_vnni(r, d, p, s, out_r, out_d) }
-}
-
-fn subsample_u16_vnni(
-    r: &Plane<u16>,
-    d: &Plane<u16>,
-    p: &SubsampleParams,
-    s: &mut Scratch,
-    out_r: &mut [u16],
-    out_d: &mut [u16],
-) {
-    if !available_vnni() {
-        return subsample_u16(r, d, p, s, out_r, out_d);
-    }
-    // SAFETY: as in stat_u8_vnni.
-    unsafe { subsample_vnni(r, d, p, s, out_r, out_d) }
 }
 
 /// Samples 32 at a time as u16 lanes (16-bit ones offset by -32768), the
@@ -388,7 +328,8 @@ fn statistic16<const GATHER: bool>(
             return;
         }
         let nsq = _mm512_set1_epi32(SIGMA_NSQ);
-        let den = _mm512_sub_epi32(log2_u32::<GATHER>(_cpu, _mm512_add_epi32(s1, nsq), blocks), _mm512_set1_epi32(2048 * 17));
+        let log_s1 = log2_u32::<GATHER>(_cpu, _mm512_add_epi32(s1, nsq), blocks);
+        let den = _mm512_sub_epi32(log_s1, _mm512_set1_epi32(2048 * 17));
         acc.den_log = add_masked_i64(_cpu, acc.den_log, den, log);
         let num = log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
         if num == 0 {
