@@ -89,9 +89,10 @@ impl CpuLevel {
 
 /// Whether vector gathers (`vpgatherdd`) beat scalar loads on this CPU, for
 /// the kernels that can do either (VIF's log2 lookups): they do on recent
-/// cores (8 % of VIF on an Intel Xeon of 2026, the same speed on an AMD
-/// EPYC Zen 4), not on AMD before Zen 3 (family 17h and older: gathers are
-/// microcoded and slow), nor on Intel cores whose microcode mitigates
+/// cores (an Intel Xeon of 2026: VIF 6-9 % faster at AVX2, 11-17 % at
+/// AVX-512; an AMD EPYC Zen 4: the same speed), not on AMD before Zen 3
+/// (family 17h and older: gathers are microcoded and slow; Hygon's
+/// Zen-based family 18h is not recognised), nor on Intel cores whose microcode mitigates
 /// Gather Data Sampling ("Downfall", Skylake to Tiger Lake: a gather then
 /// costs several times more), which Linux reports in
 /// `/sys/devices/system/cpu/vulnerabilities/gather_data_sampling`.
