@@ -87,7 +87,7 @@ fetch_debian_ffmpeg() {
         log "adding a $suite deb-src entry for $uri ($list)"
         printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
             "$uri" "$suite" "$keyring" > "$list"
-        apt-get update -qq >&2
+        apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
     fi
     # Pick the LINE.x version explicitly: the suite may carry other lines too.
     local version
