@@ -561,6 +561,10 @@ fn mul_q32(_cpu: Avx2, a: __m256i, b: __m256i) -> __m256i {
 /// mu1, mu2, rr_hi, rr_lo, dd_hi, dd_lo, rd_hi, rd_lo.
 pub(super) const ROW_QUANTITIES: usize = 8;
 
+/// One group of eight columns' sigmas as the statistic's loop reads them:
+/// sigma1_sq, sigma2_sq, sigma12 and the lanes' validity, eight i32 each.
+const SIG_GROUP: usize = 32;
+
 /// Builds the pair block of virtual row `v`: rows reflect(v), reflect(v+1).
 #[inline(always)]
 pub(super) fn build_block<T: Avx2Sample, const NQ: usize>(
@@ -647,6 +651,8 @@ fn stat<T: Avx2Sample, const NQ: usize, const GATHER: bool>(
     scratch.i16s.resize(ROW_QUANTITIES * xlen, 0);
     let blocks = on_cache_line(&mut scratch.i32s, ring * block_len);
     let xs = &mut scratch.i16s;
+    scratch.sigmas.resize(SIG_GROUP * (2 * chunks8 + 2), 0);
+    let sig = &mut scratch.sigmas;
     let lut = log2_lut();
     let egl = _mm256_set1_pd(p.enhn_gain_limit);
     let mut acc = StatAcc::new(cpu);
@@ -731,12 +737,18 @@ fn stat<T: Avx2Sample, const NQ: usize, const GATHER: bool>(
                 mirror(&mut xs[k * xlen..(k + 1) * xlen], w, half);
             }
 
-            // Horizontal pass and statistic: even columns, then odd ones.
+            // Horizontal pass: the sigmas of even columns, then of odd ones,
+            // eight a group, into `sig`; then the statistic over them in a
+            // loop of its own. Fused, one iteration was ~300 instructions
+            // and filled the reorder buffer, so the statistic's long chains
+            // (a division, three table lookups) could not overlap the next
+            // group's filter (VIF 3-9 % faster split, AMD Zen 3, 2026-12-07).
             let xp = xs.as_ptr();
+            let sp = sig.as_mut_ptr();
+            let mut groups = 0;
             for parity in 0..2 {
                 let count = (w + 1 - parity) / 2;
-                let mut x0 = 0;
-                while x0 < count {
+                for x0 in (0..count).step_by(8) {
                     let j0 = 2 * x0 + parity;
                     let mut a = [_mm256_setzero_si256(); ROW_QUANTITIES];
                     for t in 0..n_terms {
@@ -757,20 +769,30 @@ fn stat<T: Avx2Sample, const NQ: usize, const GATHER: bool>(
                         let lo = _mm256_add_epi32(_mm256_add_epi32(lo, bias31), _mm256_set1_epi32(32768));
                         _mm256_add_epi32(_mm256_add_epi32(hi, bias31), _mm256_srli_epi32::<16>(lo))
                     };
-                    let xx = q16(a[2], a[3]);
-                    let yy = q16(a[4], a[5]);
-                    let xy = q16(a[6], a[7]);
-                    let s1 = _mm256_sub_epi32(xx, mul_q32(cpu, mu1, mu1));
-                    let s2 = _mm256_sub_epi32(yy, mul_q32(cpu, mu2, mu2));
-                    let s12 = _mm256_sub_epi32(xy, mul_q32(cpu, mu1, mu2));
+                    let s1 = _mm256_sub_epi32(q16(a[2], a[3]), mul_q32(cpu, mu1, mu1));
+                    let s2 = _mm256_sub_epi32(q16(a[4], a[5]), mul_q32(cpu, mu2, mu2));
+                    let s12 = _mm256_sub_epi32(q16(a[6], a[7]), mul_q32(cpu, mu1, mu2));
                     let left = (count - x0).min(8) as i32;
                     let valid = _mm256_cmpgt_epi32(
                         _mm256_set1_epi32(left),
                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                     );
-                    statistic::<GATHER>(cpu, &mut acc, s1, s2, s12, valid, egl, lut);
-                    x0 += 8;
+                    // SAFETY: groups < 2 * chunks8 + 2 (each parity has at
+                    // most chunks8 + 1 groups), and `sig` holds
+                    // SIG_GROUP * (2 * chunks8 + 2) i32s.
+                    unsafe {
+                        let g = sp.add(SIG_GROUP * groups);
+                        for (k, v) in [s1, s2, s12, valid].into_iter().enumerate() {
+                            _mm256_storeu_si256(g.add(8 * k) as *mut __m256i, v);
+                        }
+                    }
+                    groups += 1;
                 }
+            }
+            for g in sig[..SIG_GROUP * groups].chunks_exact(SIG_GROUP) {
+                // SAFETY: each load reads 8 of the group's 32 i32s.
+                let lane = |k: usize| unsafe { _mm256_loadu_si256(g.as_ptr().add(8 * k) as *const __m256i) };
+                statistic::<GATHER>(cpu, &mut acc, lane(0), lane(1), lane(2), lane(3), egl, lut);
             }
         }
     }

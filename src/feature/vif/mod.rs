@@ -266,6 +266,8 @@ pub struct Scratch {
     pub(crate) u64s: Vec<u64>,
     pub(crate) i32s: Vec<i32>,
     pub(crate) i16s: Vec<i16>,
+    /// A row's sigmas between the AVX2 horizontal pass and its statistic.
+    pub(crate) sigmas: Vec<i32>,
 }
 
 /// `len` i32s of `buf` (grown as needed) that start on a 64-byte cache line:
