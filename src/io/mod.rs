@@ -3,9 +3,11 @@
 //! `tools/yuv_input.c`), and with feature `decode` any file FFmpeg's
 //! libraries decode (`decode.rs`, docs/decode.md).
 //!
-//! Both readers stream: one frame is read per call, into an
-//! [`OwnedPicture`], so memory stays flat whatever the clip's length. Errors
-//! name the file and the frame ([`Error::Input`]).
+//! Both readers take one frame per call, so memory stays flat whatever the
+//! clip's length: a regular file is mapped and its frames lent to the
+//! engine where they lie (`mapped.rs`); standard input and pipes are read
+//! into [`OwnedPicture`]s. Errors name the file and the frame
+//! ([`Error::Input`]).
 //!
 //! Two deliberate differences from libvmaf's readers: chroma planes of odd
 //! sizes are read at ceil(w/2) x ceil(h/2) (what y4m and ffmpeg write; the
@@ -14,6 +16,7 @@
 
 #[cfg(feature = "decode")]
 pub mod decode;
+mod mapped;
 pub mod y4m;
 pub mod yuv;
 
@@ -69,13 +72,13 @@ pub trait FrameReader: Send {
 /// y4m, whose reader then says what the file is not).
 pub fn open(path: &Path, raw: Option<RawFormat>) -> Result<Box<dyn FrameReader>> {
     if let Some(raw) = raw {
-        return Ok(Box::new(YuvReader::new(open_source(path)?, path, raw)?));
+        return Ok(Box::new(YuvReader::open(path, raw)?));
     }
     #[cfg(feature = "decode")]
     if path.as_os_str() != "-" && !starts_with_y4m_signature(path)? {
         return Ok(Box::new(DecodeReader::open(path)?));
     }
-    Ok(Box::new(Y4mReader::new(open_source(path)?, path)?))
+    Ok(Box::new(Y4mReader::open(path)?))
 }
 
 /// Whether the file begins with "YUV4MPEG2" (y4m's fast reader takes it).

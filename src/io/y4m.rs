@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
+use super::mapped::MappedInput;
 use super::{display, fill_picture, packed_frame_size, read_full, read_up_to, FrameReader, PicturePool};
 use crate::picture::{Chroma, OwnedPicture, Picture, PictureSource, PixelFormat};
 use crate::{Error, Result};
@@ -214,9 +215,54 @@ pub fn colorspace_tag(format: PixelFormat) -> String {
     }
 }
 
-/// Streaming y4m reader.
+/// Reads and parses the stream header (`path` names it in errors).
+fn read_header(source: &mut dyn Read, path: &Path) -> Result<Y4mHeader> {
+    // The magic first, so that a raw file is called one, not a y4m file
+    // with a broken header.
+    let mut magic = [0u8; 9];
+    let got = read_full(source, &mut magic, path)?;
+    if got == 0 {
+        return Err(Error::input(path, "empty file: no y4m header"));
+    }
+    if got < magic.len() || &magic != b"YUV4MPEG2" {
+        return Err(Error::input(
+            path,
+            format!(
+                "not a y4m file: it starts with {:?}, not \"YUV4MPEG2\" (raw .yuv needs --width, --height, --pixel_format and --bitdepth)",
+                String::from_utf8_lossy(&magic[..got])
+            ),
+        ));
+    }
+    let rest = read_line(source, MAX_HEADER_LEN, path).map_err(|e| match e {
+        LineError::Eof(_) => Error::input(path, "truncated y4m header (no newline)"),
+        LineError::TooLong => {
+            Error::input(path, format!("y4m header longer than {MAX_HEADER_LEN} bytes"))
+        }
+        LineError::Io(e) => e,
+    })?;
+    let mut line = magic.to_vec();
+    line.extend_from_slice(&rest);
+    Y4mHeader::parse(&line, path)
+}
+
+/// The reader's input: `source`, or a regular file mapped (see
+/// `mapped.rs`), whose frames are lent in place.
+macro_rules! input {
+    ($reader:expr) => {
+        match &mut $reader.mapped {
+            Some(m) => m as &mut dyn Read,
+            None => &mut $reader.source as &mut dyn Read,
+        }
+    };
+}
+
+/// y4m reader: a regular file mapped (frames lent in place), anything else
+/// streamed.
 pub struct Y4mReader<R: Read = Box<dyn Read + Send>> {
     source: R,
+    /// Where `open` could map the file: then it is read from here and
+    /// `source` is empty.
+    mapped: Option<MappedInput>,
     path: PathBuf,
     header: Y4mHeader,
     frames_read: u32,
@@ -225,44 +271,41 @@ pub struct Y4mReader<R: Read = Box<dyn Read + Send>> {
 }
 
 impl Y4mReader<Box<dyn Read + Send>> {
-    /// Opens a y4m file (`-` for standard input).
+    /// Opens a y4m file (`-` for standard input). A regular file is mapped
+    /// and its frames lent to the engine in place (`mapped.rs`); anything
+    /// else is streamed.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        Y4mReader::new(super::open_source(path)?, path)
+        match MappedInput::open(path) {
+            Some(mut input) => {
+                let header = read_header(&mut input, &display(path))?;
+                let empty: Box<dyn Read + Send> = Box::new(std::io::empty());
+                let mut reader = Y4mReader::with_header(empty, path, header);
+                reader.mapped = Some(input);
+                Ok(reader)
+            }
+            None => Y4mReader::new(super::open_source(path)?, path),
+        }
     }
 }
 
 impl<R: Read> Y4mReader<R> {
     /// Reads the header from `source`; `path` names it in errors.
     pub fn new(mut source: R, path: impl AsRef<Path>) -> Result<Self> {
-        let path = display(path.as_ref());
-        // The magic first, so that a raw file is called one, not a y4m file
-        // with a broken header.
-        let mut magic = [0u8; 9];
-        let got = read_full(&mut source, &mut magic, &path)?;
-        if got == 0 {
-            return Err(Error::input(&path, "empty file: no y4m header"));
+        let header = read_header(&mut source, &display(path.as_ref()))?;
+        Ok(Y4mReader::with_header(source, path, header))
+    }
+
+    fn with_header(source: R, path: impl AsRef<Path>, header: Y4mHeader) -> Self {
+        Y4mReader {
+            source,
+            mapped: None,
+            path: display(path.as_ref()),
+            header,
+            frames_read: 0,
+            frame: Vec::new(),
+            pool: PicturePool::default(),
         }
-        if got < magic.len() || &magic != b"YUV4MPEG2" {
-            return Err(Error::input(
-                &path,
-                format!(
-                    "not a y4m file: it starts with {:?}, not \"YUV4MPEG2\" (raw .yuv needs --width, --height, --pixel_format and --bitdepth)",
-                    String::from_utf8_lossy(&magic[..got])
-                ),
-            ));
-        }
-        let rest = read_line(&mut source, MAX_HEADER_LEN, &path).map_err(|e| match e {
-            LineError::Eof(_) => Error::input(&path, "truncated y4m header (no newline)"),
-            LineError::TooLong => {
-                Error::input(&path, format!("y4m header longer than {MAX_HEADER_LEN} bytes"))
-            }
-            LineError::Io(e) => e,
-        })?;
-        let mut line = magic.to_vec();
-        line.extend_from_slice(&rest);
-        let header = Y4mHeader::parse(&line, &path)?;
-        Ok(Y4mReader { source, path, header, frames_read: 0, frame: Vec::new(), pool: PicturePool::default() })
     }
 
     pub fn header(&self) -> &Y4mHeader {
@@ -298,7 +341,7 @@ impl<R: Read> Y4mReader<R> {
             return Ok(false);
         }
         let (index, want) = (self.frames_read, self.header.frame_bytes());
-        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
+        let got = read_up_to(input!(self), &mut self.frame, want, &self.path)?;
         if got != want {
             return Err(self.truncated(index, got, want));
         }
@@ -326,7 +369,7 @@ impl<R: Read> Y4mReader<R> {
             // Rows without padding are one read.
             let (chunk, chunk_stride) = if row == stride { (row * h, row * h) } else { (row, stride) };
             for dst in plane.chunks_mut(chunk_stride) {
-                let n = read_full(&mut self.source, &mut dst[..chunk], &self.path)?;
+                let n = read_full(input!(self), &mut dst[..chunk], &self.path)?;
                 got += n;
                 if n < chunk {
                     // As read_up_to counts: every byte up to the end of the file.
@@ -343,6 +386,27 @@ impl<R: Read> Y4mReader<R> {
         Ok(true)
     }
 
+    /// The next frame of a mapped file, lent in place (copied into a pooled
+    /// picture only where its planes cannot be borrowed as they lie); None
+    /// at a clean end of file.
+    fn lend_frame(&mut self) -> Result<Option<Arc<dyn PictureSource>>> {
+        if !self.read_frame_line()? {
+            return Ok(None);
+        }
+        let (index, want) = (self.frames_read, self.header.frame_bytes());
+        let Some(input) = self.mapped.as_mut() else {
+            return Err(Error::Internal("y4m: lending a frame from a file that is not mapped".into()));
+        };
+        let (start, got) = input.take(want);
+        if got != want {
+            return Err(self.truncated(index, got, want));
+        }
+        let size = (self.header.width, self.header.height);
+        let source = input.frame(start, self.header.format, size, &self.path, index)?;
+        self.frames_read += 1;
+        Ok(Some(source))
+    }
+
     /// Frame `index` ended after `got` of its `want` bytes.
     fn truncated(&self, index: u32, got: usize, want: usize) -> Error {
         Error::input(&self.path, format!("truncated frame {index}: {got} of {want} bytes"))
@@ -351,7 +415,7 @@ impl<R: Read> Y4mReader<R> {
     /// Reads the next FRAME line; false at a clean end of file.
     fn read_frame_line(&mut self) -> Result<bool> {
         let index = self.frames_read;
-        let line = match read_line(&mut self.source, MAX_FRAME_HEADER_LEN, &self.path) {
+        let line = match read_line(input!(self), MAX_FRAME_HEADER_LEN, &self.path) {
             Ok(line) => line,
             Err(LineError::Eof(0)) => return Ok(false),
             Err(LineError::Eof(n)) => {
@@ -418,6 +482,9 @@ impl<R: Read + Send> FrameReader for Y4mReader<R> {
         self.frames_read
     }
     fn read_source(&mut self) -> Result<Option<Arc<dyn PictureSource>>> {
+        if self.mapped.is_some() && !self.header.alpha {
+            return self.lend_frame();
+        }
         if !self.reads_direct() {
             return Ok(self.read_frame()?.map(|p| Arc::new(p) as Arc<dyn PictureSource>));
         }

@@ -10,9 +10,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::mapped::MappedInput;
 use super::{display, fill_picture, packed_frame_size, read_up_to, FrameReader};
-use crate::picture::{Chroma, OwnedPicture, PixelFormat};
+use crate::picture::{Chroma, OwnedPicture, PictureSource, PixelFormat};
 use crate::{Error, Result};
 
 /// Size and format of a raw yuv stream.
@@ -111,9 +113,13 @@ pub fn parse_pixel_format(name: &str) -> Result<(Chroma, Option<u8>)> {
     Ok((chroma, Some(bits)))
 }
 
-/// Streaming raw yuv reader.
+/// Raw yuv reader: a regular file mapped (frames lent in place), anything
+/// else streamed.
 pub struct YuvReader<R: Read = Box<dyn Read + Send>> {
     source: R,
+    /// Where `open` could map the file: then it is read from here and
+    /// `source` is empty (see `mapped.rs`).
+    mapped: Option<MappedInput>,
     path: PathBuf,
     raw: RawFormat,
     frames_read: u32,
@@ -121,10 +127,20 @@ pub struct YuvReader<R: Read = Box<dyn Read + Send>> {
 }
 
 impl YuvReader<Box<dyn Read + Send>> {
-    /// Opens a raw yuv file (`-` for standard input).
+    /// Opens a raw yuv file (`-` for standard input). A regular file is
+    /// mapped and its frames lent to the engine in place (`mapped.rs`);
+    /// anything else is streamed.
     pub fn open(path: impl AsRef<Path>, raw: RawFormat) -> Result<Self> {
         let path = path.as_ref();
-        YuvReader::new(super::open_source(path)?, path, raw)
+        match MappedInput::open(path) {
+            Some(input) => {
+                let empty: Box<dyn Read + Send> = Box::new(std::io::empty());
+                let mut reader = YuvReader::new(empty, path, raw)?;
+                reader.mapped = Some(input);
+                Ok(reader)
+            }
+            None => YuvReader::new(super::open_source(path)?, path, raw),
+        }
     }
 }
 
@@ -132,6 +148,7 @@ impl<R: Read> YuvReader<R> {
     pub fn new(source: R, path: impl AsRef<Path>, raw: RawFormat) -> Result<Self> {
         Ok(YuvReader {
             source,
+            mapped: None,
             path: display(path.as_ref()),
             raw,
             frames_read: 0,
@@ -169,20 +186,27 @@ impl<R: Read> YuvReader<R> {
     fn read_frame_bytes(&mut self) -> Result<bool> {
         let (r, index) = (self.raw, self.frames_read);
         let want = r.frame_bytes();
-        let got = read_up_to(&mut self.source, &mut self.frame, want, &self.path)?;
+        let input: &mut dyn Read = match &mut self.mapped {
+            Some(m) => m,
+            None => &mut self.source,
+        };
+        let got = read_up_to(input, &mut self.frame, want, &self.path)?;
         if got == 0 {
             return Ok(false);
         }
         if got != want {
-            return Err(Error::input(
-                &self.path,
-                format!(
-                    "truncated frame {index}: {got} of {want} bytes (is the file {}x{} {}?)",
-                    r.width, r.height, r.format
-                ),
-            ));
+            return Err(self.truncated(index, got, want));
         }
         Ok(true)
+    }
+
+    /// Frame `index` ended after `got` of its `want` bytes.
+    fn truncated(&self, index: u32, got: usize, want: usize) -> Error {
+        let r = self.raw;
+        Error::input(
+            &self.path,
+            format!("truncated frame {index}: {got} of {want} bytes (is the file {}x{} {}?)", r.width, r.height, r.format),
+        )
     }
 
     /// Fills `picture` from the frame just read.
@@ -217,6 +241,23 @@ impl<R: Read + Send> FrameReader for YuvReader<R> {
     }
     fn frames_read(&self) -> u32 {
         self.frames_read
+    }
+    fn read_source(&mut self) -> Result<Option<Arc<dyn PictureSource>>> {
+        let Some(input) = self.mapped.as_mut() else {
+            return Ok(self.read_frame()?.map(|p| Arc::new(p) as Arc<dyn PictureSource>));
+        };
+        let (r, index) = (self.raw, self.frames_read);
+        let want = r.frame_bytes();
+        let (start, got) = input.take(want);
+        if got == 0 {
+            return Ok(None);
+        }
+        if got != want {
+            return Err(self.truncated(index, got, want));
+        }
+        let source = input.frame(start, r.format, (r.width, r.height), &self.path, index)?;
+        self.frames_read += 1;
+        Ok(Some(source))
     }
 }
 

@@ -289,6 +289,23 @@ pub struct OwnedPicture {
 #[repr(C, align(64))]
 struct Line([u16; 32]);
 
+/// An error naming the first sample of `picture` beyond its bit depth
+/// (16-bit samples only: 8-bit ones cannot be).
+pub(crate) fn check_sample_depth(picture: &Picture<'_>) -> Result<()> {
+    if picture.format().bytes_per_sample() == 1 {
+        return Ok(());
+    }
+    for i in 0..picture.plane_count() {
+        let plane = picture.plane(i);
+        for y in 0..plane.height() {
+            let row = plane.row_u16(y);
+            let any = row.iter().fold(0u16, |a, &v| a | v);
+            check_depth(i, y, row, any, picture.format().bits)?;
+        }
+    }
+    Ok(())
+}
+
 /// Row `y` of plane `i`, whose samples OR to `any`: an error naming the
 /// first sample beyond `bits` (searched for only then).
 fn check_depth(i: usize, y: usize, row: &[u16], any: u16, bits: u8) -> Result<()> {

@@ -84,14 +84,58 @@ fn write_y4m(name: &str, header: &str, frames: &[(String, Vec<u8>)]) -> PathBuf 
     path
 }
 
+/// Every frame of `path`, read the three ways a reader gives them: copied
+/// from the mapped file (`read_frame`), lent from it in place
+/// (`read_source`, what the CLI takes), and streamed from the open file
+/// (`read_source` of a reader over `File`, as for standard input). All three
+/// must give the same pictures or the same error.
 fn read_all(path: &PathBuf) -> vmafx::Result<Vec<OwnedPicture>> {
-    let mut r = Y4mReader::open(path)?;
-    let mut out = Vec::new();
-    while let Some(p) = r.read_frame()? {
-        out.push(p);
+    fn drain(mut r: impl FrameReader, lent: bool) -> vmafx::Result<Vec<OwnedPicture>> {
+        let mut out = Vec::new();
+        loop {
+            let next = if lent {
+                r.read_source()?.map(|s| OwnedPicture::copy_of(&s.host().expect("host planes")).unwrap())
+            } else {
+                r.read_frame()?
+            };
+            let Some(p) = next else { break };
+            out.push(p);
+        }
+        assert_eq!(r.frames_read() as usize, out.len());
+        Ok(out)
     }
-    assert_eq!(r.frames_read() as usize, out.len());
-    Ok(out)
+    let copied = Y4mReader::open(path).and_then(|r| drain(r, false));
+    let lent = Y4mReader::open(path).and_then(|r| drain(r, true));
+    let streamed = Y4mReader::new(std::fs::File::open(path).unwrap(), path).and_then(|r| drain(r, true));
+    same_outcome(path, &lent, &copied, "copied from the map");
+    same_outcome(path, &lent, &streamed, "streamed");
+    lent
+}
+
+fn same_outcome(
+    path: &PathBuf,
+    want: &vmafx::Result<Vec<OwnedPicture>>,
+    got: &vmafx::Result<Vec<OwnedPicture>>,
+    how: &str,
+) {
+    match (want, got) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.len(), b.len(), "{}: frames lent and {how}", path.display());
+            for (i, (a, b)) in a.iter().zip(b).enumerate() {
+                let (a, b) = (a.view(), b.view());
+                for p in 0..a.plane_count() {
+                    let (pa, pb) = (a.plane(p), b.plane(p));
+                    for y in 0..pa.height() {
+                        for x in 0..pa.width() {
+                            assert_eq!(pa.sample(x, y), pb.sample(x, y), "{}: frame {i} plane {p} ({x},{y}) lent and {how}", path.display());
+                        }
+                    }
+                }
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}: errors lent and {how}", path.display()),
+        (a, b) => panic!("{}: lent {:?} frames, {how} {:?}", path.display(), a.as_ref().map(Vec::len), b.as_ref().map(Vec::len)),
+    }
 }
 
 #[test]
@@ -350,19 +394,28 @@ fn raw_yuv_reads_like_ffmpeg_writes() {
         }
         assert!(r.read_frame().unwrap().is_none());
         assert_eq!(r.frames_read(), 3);
+        // Lent in place from the mapped file, as the CLI takes them.
+        let mut r = io::open(&path, Some(raw)).unwrap();
+        for i in 0..3 {
+            let source = r.read_source().unwrap().unwrap();
+            check_frame(&OwnedPicture::copy_of(&source.host().unwrap()).unwrap(), i);
+        }
+        assert!(r.read_source().unwrap().is_none());
 
         // One byte short of three frames.
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        let mut r = YuvReader::open(&path, raw).unwrap();
-        r.read_frame().unwrap().unwrap();
-        r.read_frame().unwrap().unwrap();
-        let e = r.read_frame().unwrap_err().to_string();
         let frame = raw.frame_bytes();
-        assert!(
-            e.contains(&format!("truncated frame 2: {} of {frame} bytes", frame - 1))
-                && e.contains(path.file_name().unwrap().to_str().unwrap()),
-            "{e}"
-        );
+        for lent in [false, true] {
+            let mut r = YuvReader::open(&path, raw).unwrap();
+            let mut next = || if lent { r.read_source().map(|s| s.is_some()) } else { r.read_frame().map(|p| p.is_some()) };
+            assert!(next().unwrap() && next().unwrap());
+            let e = next().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("truncated frame 2: {} of {frame} bytes", frame - 1))
+                    && e.contains(path.file_name().unwrap().to_str().unwrap()),
+                "{e}"
+            );
+        }
     }
     assert!(RawFormat::from_options(4, 4, "yuv420p10le", Some(8)).is_err());
     assert!(RawFormat::from_options(4, 4, "nv12", Some(8)).is_err());
@@ -395,4 +448,79 @@ fn hostile_headers_get_clear_errors() {
     let huge = write_y4m("hostile_huge", "YUV4MPEG2 W65536 H65536 C444p16", &[("FRAME".into(), vec![0; 2])]);
     let e = read_err(&huge);
     assert!(e.contains("truncated frame 0: 2 of 25769803776 bytes"), "{e}");
+}
+
+/// A regular file is mapped and its frames lent where they lie: a plane's
+/// rows are then the file's (stride = the row's bytes, no padding), except
+/// for 16-bit samples at an odd offset, which cannot be borrowed as u16 and
+/// are copied into a padded picture. Either way the samples are the file's.
+#[test]
+fn mapped_frames_are_lent_in_place_or_copied_where_misaligned() {
+    let fmt = PixelFormat::new(Chroma::Yuv420, 10).unwrap();
+    let frames: Vec<_> = (0..2).map(|i| ("FRAME".to_string(), packed_frame(fmt, 7, 5, i))).collect();
+    // "YUV4MPEG2 W7 H5 C420p10\n" is 24 bytes, "FRAME\n" 6: frame data at
+    // even offsets. One more header byte puts every frame at an odd one.
+    for (header, lent) in [("YUV4MPEG2 W7 H5 C420p10", true), ("YUV4MPEG2 W7 H5 C420p10 ", false)] {
+        let path = write_y4m(&format!("lent_{lent}.y4m"), header, &frames);
+        let mut r = Y4mReader::open(&path).unwrap();
+        for i in 0..2 {
+            let source = r.read_source().unwrap().unwrap();
+            let picture = source.host().unwrap();
+            let stride = picture.luma().stride();
+            assert_eq!(stride == 14, lent, "{header:?}: frame {i} luma stride {stride}");
+            check_frame(&OwnedPicture::copy_of(&picture).unwrap(), i);
+        }
+        assert!(r.read_source().unwrap().is_none());
+    }
+}
+
+/// A file cut short after it was opened (and mapped) ends with the usual
+/// error at the first frame it no longer holds; nothing past its new end is
+/// touched (which would raise SIGBUS).
+#[test]
+fn a_file_cut_while_open_ends_with_a_truncated_frame() {
+    let fmt = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
+    let frames: Vec<_> = (0..3).map(|i| ("FRAME".to_string(), packed_frame(fmt, 64, 64, i))).collect();
+    let header = "YUV4MPEG2 W64 H64 C420jpeg";
+    let path = write_y4m("cut_while_open.y4m", header, &frames);
+    let mut r = Y4mReader::open(&path).unwrap();
+    let first = r.read_source().unwrap().unwrap();
+    check_frame(&OwnedPicture::copy_of(&first.host().unwrap()).unwrap(), 0);
+    // Cut 100 bytes into frame 1's samples.
+    let frame1 = header.len() + 1 + (6 + 6144) + 6;
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(frame1 as u64 + 100).unwrap();
+    let e = match r.read_source() {
+        Ok(_) => panic!("frame 1 read from a file cut inside it"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("truncated frame 1: 100 of 6144 bytes"), "{e}");
+    // The frame lent before the cut is still whole (its pages are still mapped).
+    check_frame(&OwnedPicture::copy_of(&first.host().unwrap()).unwrap(), 0);
+}
+
+/// Frames lent from a mapped file leave the resident set when the engine
+/// drops them: a long clip costs the frames in flight, not the file.
+#[test]
+fn lent_frames_leave_the_resident_set_when_dropped() {
+    let fmt = PixelFormat::new(Chroma::Yuv420, 8).unwrap();
+    let (w, h, n) = (640, 480, 16);
+    let frames: Vec<_> = (0..n).map(|i| ("FRAME".to_string(), packed_frame(fmt, w, h, i))).collect();
+    let path = write_y4m("resident.y4m", "YUV4MPEG2 W640 H480 C420jpeg", &frames);
+    let mut r = Y4mReader::open(&path).unwrap();
+    for i in 0..n {
+        let source = r.read_source().unwrap().unwrap();
+        check_frame(&OwnedPicture::copy_of(&source.host().unwrap()).unwrap(), i);
+    }
+    // The map's line in smaps, then its Rss (kB); the reader still holds it.
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.canonicalize().unwrap();
+    let at = smaps.find(name.to_str().unwrap()).expect("the file is mapped");
+    let rss: usize = smaps[at..]
+        .lines()
+        .find_map(|l| l.strip_prefix("Rss:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let frame_kb = w * h * 3 / 2 / 1024;
+    assert!(rss <= frame_kb + 16, "{rss} kB of the {} kB file still resident after its frames were dropped", n * frame_kb);
+    drop(r);
 }
