@@ -17,7 +17,8 @@ use std::io::Read;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use nix::sys::mman::{madvise, mmap, munmap, MapFlags, MmapAdvise, ProtFlags};
 
@@ -37,7 +38,26 @@ pub(crate) struct MappedFile {
     ptr: NonNull<u8>,
     len: usize,
     file: File,
+    frames: Mutex<LentFrames>,
 }
+
+/// The frames lent and not yet dropped, for letting go of the pages behind
+/// them. Frames are lent front to back and dropped in any order.
+#[derive(Default)]
+struct LentFrames {
+    /// Start of each lent frame still alive, with how many lent there.
+    live: BTreeMap<usize, usize>,
+    /// End of the last frame lent.
+    lent_until: usize,
+    /// Everything below this has been let go of once.
+    released_until: usize,
+}
+
+/// How far back each release sweeps again. A page fault maps the pages
+/// around it that the page cache holds (fault-around, 64 KiB; a whole large
+/// folio on newer kernels, up to 2 MiB), so a fault near the low-water mark
+/// can map pages just behind it after they were let go of.
+const RESWEEP: usize = 4 << 20;
 
 // SAFETY: the mapping is read-only memory owned by this value (see the
 // invariants); reading it from several threads at once is sound.
@@ -61,7 +81,7 @@ impl MappedFile {
         // only; a kernel that ignores it changes nothing.
         // SAFETY: the range is the mapping just made.
         let _ = unsafe { madvise(ptr, len.get(), MmapAdvise::MADV_SEQUENTIAL) };
-        Some(MappedFile { ptr: ptr.cast(), len: len.get(), file })
+        Some(MappedFile { ptr: ptr.cast(), len: len.get(), file, frames: Mutex::default() })
     }
 
     /// The file's bytes as mapped.
@@ -71,23 +91,39 @@ impl MappedFile {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
-    /// Lets go of the pages under `start..start + len` (rounded out to whole
-    /// pages): they leave this process's resident set and stay in the page
-    /// cache. A page a neighbouring frame still reads is faulted back in
-    /// from the file unchanged (the map is private and never written), so
-    /// what a reader sees does not change. Keeps the resident set at the
-    /// frames in flight, not the whole file.
-    fn release(&self, start: usize, len: usize) {
+    /// Notes a frame lent at `start..end`.
+    fn lent(&self, start: usize, end: usize) {
+        let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        *frames.live.entry(start).or_default() += 1;
+        frames.lent_until = frames.lent_until.max(end);
+    }
+
+    /// Notes that the frame lent at `start` was dropped, and lets go of the
+    /// pages below the oldest frame still lent (all of them when none is):
+    /// they leave this process's resident set and stay in the page cache,
+    /// so a long clip costs the frames in flight, not the whole file. The
+    /// reader only moves forward, so nothing reads there again; were a page
+    /// read anyway, it would be faulted back in from the file unchanged
+    /// (the map is private and never written).
+    fn dropped(&self, start: usize) {
+        let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = frames.live.get_mut(&start) {
+            *count -= 1;
+            if *count == 0 {
+                frames.live.remove(&start);
+            }
+        }
+        let low = frames.live.keys().next().copied().unwrap_or(frames.lent_until);
         let page = page_size();
-        let first = start / page * page;
-        let end = (start + len).div_ceil(page) * page;
-        let end = end.min(self.len.div_ceil(page) * page);
+        let end = low / page * page;
+        let first = frames.released_until.saturating_sub(RESWEEP) / page * page;
         if end <= first {
             return;
         }
-        // SAFETY: first..end lies inside the mapping (rounded to pages, which
-        // the mapping covers whole); MADV_DONTNEED on a private file mapping
-        // that was never written only drops page-table entries (see above).
+        frames.released_until = frames.released_until.max(end);
+        // SAFETY: first < end <= len rounded down to a page, inside the
+        // mapping; MADV_DONTNEED on a private file mapping that was never
+        // written only drops page-table entries (see above).
         let at = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(first)) };
         let _ = unsafe { madvise(at.cast(), end - first, MmapAdvise::MADV_DONTNEED) };
     }
@@ -176,6 +212,7 @@ impl MappedInput {
         index: u32,
     ) -> Result<Arc<dyn PictureSource>> {
         let frame = MappedFrame { file: Arc::clone(&self.file), start, format, width, height };
+        self.file.lent(start, start + packed_frame_size(format, width, height));
         if let Some(picture) = frame.picture() {
             check_sample_depth(&picture)
                 .map_err(|e| Error::input(path, format!("frame {index}: {}", super::strip_kind(&e))))?;
@@ -228,8 +265,7 @@ impl MappedFrame {
 
 impl Drop for MappedFrame {
     fn drop(&mut self) {
-        let len = packed_frame_size(self.format, self.width, self.height);
-        self.file.release(self.start, len);
+        self.file.dropped(self.start);
     }
 }
 
