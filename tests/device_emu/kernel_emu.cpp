@@ -1,29 +1,41 @@
 // Runs the kernels in kernels/ on the host, as plain C++: a block's 256
-// threads are real threads (a pool) meeting at a barrier for __syncthreads;
-// __shared__ arrays are statics (blocks run one at a time). Launches take
-// the same (grid, void **args) as cuLaunchKernel, so tests/device/emu.rs
-// drives the real engine (src/device/gpu/backend.rs) through it and checks
-// the kernels' arithmetic and the engine's argument marshalling against the
-// CPU on machines without a GPU. Built by the test with the host's c++.
-#include <barrier>
+// threads are fibers (each its own stack) on the launching thread, switched
+// at __syncthreads; __shared__ arrays are statics (blocks run one at a
+// time). Launches take the same (grid, void **args) as cuLaunchKernel, so
+// tests/device/emu.rs drives the real engine (src/device/gpu/backend.rs)
+// through it and checks the kernels' arithmetic and the engine's argument
+// marshalling against the CPU on machines without a GPU. Built by the test
+// with the host's c++.
+//
+// Why fibers, not threads: with 256 OS threads meeting at std::barrier, a
+// block cost two futex storms on 2 cores, and the emulated tests spent
+// more time in the kernel than in the kernels (tests/device emu_context::
+// 67 s, 84 s of it system time). A fiber switch is a few instructions.
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <vector>
+#include <sys/mman.h>
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
 
 struct vx_dim3 { unsigned x, y, z; };
-static thread_local vx_dim3 threadIdx;
-static thread_local vx_dim3 blockIdx;
+// Set by the scheduler before it switches to a thread's fiber (all fibers
+// run on the one launching OS thread, under the launch lock).
+static vx_dim3 threadIdx;
+static vx_dim3 blockIdx;
 static vx_dim3 gridDim;  // set before a launch's blocks start
-static std::barrier<> *vx_emu_barrier;
+static void vx_emu_syncthreads();
 #define __global__
 #define __device__
 #define __constant__
 #define __shared__ static
-#define __syncthreads() vx_emu_barrier->arrive_and_wait()
+#define __syncthreads() vx_emu_syncthreads()
 // CUDA's count-leading-zeros intrinsics (32 and 64 for zero).
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
@@ -58,38 +70,133 @@ static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f
 // tests/device/fns.rs: each device function alone, over arrays of inputs.
 #include "../device_fns/checks.cu"
 
-// A pool of VMAFX_BLOCK threads, kept for the process: per block, the
-// launcher publishes the body and block index, releases the pool at `start`
-// and waits at `done`.
+// The fibers of one block: VMAFX_BLOCK stacks, mapped once for the process
+// (untouched pages cost nothing), each with a guard page below it so that
+// an overflow faults instead of writing into the next thread's stack.
+//
+// Scheduling: a block runs in passes; in each pass every thread still
+// running is resumed once and runs to its next __syncthreads (or its end).
+// A pass's order alternates between ascending and descending thread index
+// (and starts the other way on odd blocks), so a kernel missing a barrier
+// between a write to shared memory and another thread's read of it reads
+// stale data on one side or the other, every run, rather than by the luck
+// of an OS scheduler. A block whose threads disagree on the barrier (some
+// returned while others wait: a hang on a GPU) aborts with a message.
+static const size_t vx_emu_stack_bytes = 128 << 10, vx_emu_guard_bytes = 4096;
+static unsigned char *vx_emu_stacks;
 static std::function<void()> vx_emu_body;
-static vx_dim3 vx_emu_block;
-static std::barrier<> vx_emu_start(VMAFX_BLOCK + 1), vx_emu_done(VMAFX_BLOCK + 1);
-static std::barrier<> vx_emu_sync(VMAFX_BLOCK);
-static std::once_flag vx_emu_pool_once;
+static unsigned vx_emu_current;            // the thread whose fiber runs now
+static bool vx_emu_finished[VMAFX_BLOCK];  // its body returned this block
 
-static void vx_emu_pool() {
-    vx_emu_barrier = &vx_emu_sync;
-    for (unsigned t = 0; t < VMAFX_BLOCK; t++)
-        std::thread([t] {
-            threadIdx = {t, 0, 0};
-            for (;;) {
-                vx_emu_start.arrive_and_wait();
-                blockIdx = vx_emu_block;
-                vx_emu_body();
-                vx_emu_done.arrive_and_wait();
-            }
-        }).detach();
+#if defined(__x86_64__)
+// Saves the callee-saved registers of the System V ABI and the stack
+// pointer into *from, then loads `to`'s (as saved by an earlier switch, or
+// laid out by vx_emu_fiber_new) and returns on that stack. The kernels
+// change neither MXCSR nor the x87 control word, so those are not saved.
+extern "C" void vx_emu_switch(void **from, void *to);
+asm(R"(
+    .text
+    .p2align 4
+    .type vx_emu_switch, @function
+vx_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size vx_emu_switch, .-vx_emu_switch
+)");
+static void *vx_emu_scheduler_sp;
+static void *vx_emu_fiber_sp[VMAFX_BLOCK];
+[[noreturn]] static void vx_emu_fiber_main();
+// A fresh fiber for thread t: its stack top holds six zeroed registers for
+// vx_emu_switch to pop, then vx_emu_fiber_main as the address it returns
+// to, then a slot standing for a return address, so that the function
+// starts with the stack aligned as after a call.
+static void vx_emu_fiber_new(unsigned t) {
+    unsigned char *top = vx_emu_stacks + (size_t)(t + 1) * (vx_emu_guard_bytes + vx_emu_stack_bytes);
+    void **sp = (void **)top;
+    *--sp = nullptr;
+    *--sp = (void *)&vx_emu_fiber_main;
+    for (int r = 0; r < 6; r++) *--sp = nullptr;
+    vx_emu_fiber_sp[t] = sp;
+}
+static void vx_emu_resume(unsigned t) { vx_emu_switch(&vx_emu_scheduler_sp, vx_emu_fiber_sp[t]); }
+static void vx_emu_yield() { vx_emu_switch(&vx_emu_fiber_sp[vx_emu_current], vx_emu_scheduler_sp); }
+#else
+// Elsewhere, the C library's contexts (slower: each switch also sets the
+// signal mask, a system call).
+static ucontext_t vx_emu_scheduler_ctx, vx_emu_fiber_ctx[VMAFX_BLOCK];
+static void vx_emu_fiber_main();
+static void vx_emu_fiber_new(unsigned t) {
+    getcontext(&vx_emu_fiber_ctx[t]);
+    vx_emu_fiber_ctx[t].uc_stack.ss_sp = vx_emu_stacks + (size_t)t * (vx_emu_guard_bytes + vx_emu_stack_bytes) + vx_emu_guard_bytes;
+    vx_emu_fiber_ctx[t].uc_stack.ss_size = vx_emu_stack_bytes;
+    vx_emu_fiber_ctx[t].uc_link = nullptr;
+    makecontext(&vx_emu_fiber_ctx[t], vx_emu_fiber_main, 0);
+}
+static void vx_emu_resume(unsigned t) { swapcontext(&vx_emu_scheduler_ctx, &vx_emu_fiber_ctx[t]); }
+static void vx_emu_yield() { swapcontext(&vx_emu_fiber_ctx[vx_emu_current], &vx_emu_scheduler_ctx); }
+#endif
+
+// Every fiber's first and only frame: runs the block's body for its thread,
+// then hands control back for good (the scheduler never resumes a finished
+// fiber; the next block lays out a fresh one).
+static void vx_emu_fiber_main() {
+    vx_emu_body();
+    vx_emu_finished[vx_emu_current] = true;
+    for (;;) vx_emu_yield();
+}
+
+static void vx_emu_syncthreads() { vx_emu_yield(); }
+
+static void vx_emu_map_stacks() {
+    size_t each = vx_emu_guard_bytes + vx_emu_stack_bytes;
+    void *m = mmap(nullptr, each * VMAFX_BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) { std::perror("kernel emulator: mmap of the fibers' stacks"); std::abort(); }
+    vx_emu_stacks = (unsigned char *)m;
+    for (unsigned t = 0; t < VMAFX_BLOCK; t++) mprotect(vx_emu_stacks + t * each, vx_emu_guard_bytes, PROT_NONE);
 }
 
 template <class F> static void vx_emu_run(unsigned gx, unsigned gy, F body) {
-    std::call_once(vx_emu_pool_once, vx_emu_pool);
+    if (!vx_emu_stacks) vx_emu_map_stacks();
     vx_emu_body = body;
     gridDim = {gx, gy, 1};
     for (unsigned by = 0; by < gy; by++)
         for (unsigned bx = 0; bx < gx; bx++) {
-            vx_emu_block = {bx, by, 0};
-            vx_emu_start.arrive_and_wait();
-            vx_emu_done.arrive_and_wait();
+            blockIdx = {bx, by, 0};
+            for (unsigned t = 0; t < VMAFX_BLOCK; t++) {
+                vx_emu_fiber_new(t);
+                vx_emu_finished[t] = false;
+            }
+            bool descending = (bx + by) & 1;
+            for (unsigned running = VMAFX_BLOCK; running > 0; descending = !descending) {
+                unsigned waiting = 0, returned = 0;
+                for (unsigned i = 0; i < VMAFX_BLOCK; i++) {
+                    unsigned t = descending ? VMAFX_BLOCK - 1 - i : i;
+                    if (vx_emu_finished[t]) continue;
+                    vx_emu_current = t;
+                    threadIdx = {t, 0, 0};
+                    vx_emu_resume(t);
+                    if (vx_emu_finished[t]) returned++; else waiting++;
+                }
+                running -= returned;
+                if (waiting != 0 && returned != 0) {
+                    std::fprintf(stderr, "kernel emulator: block (%u, %u): %u threads wait at __syncthreads while %u returned (a hang on a GPU)\n",
+                                 bx, by, waiting, returned);
+                    std::abort();
+                }
+            }
         }
 }
 
@@ -176,7 +283,7 @@ extern "C" int vx_emu_find(const char *name) {
     return -1;
 }
 
-// One launch at a time: the pool, the barriers and the __shared__ statics
+// One launch at a time: the fibers, their stacks and the __shared__ statics
 // are process-wide, and tests run on several threads.
 static std::mutex vx_emu_launch_lock;
 

@@ -63,8 +63,8 @@ pub struct World {
 }
 
 /// The emulator library, built once per process and never unloaded (its
-/// thread pool lives as long as the process); launches are serialised, as
-/// its pool runs one block at a time.
+/// fibers' stacks live as long as the process); launches are serialised,
+/// as it runs one block at a time on the launching thread.
 static LIBRARY: std::sync::OnceLock<Option<(Launch, Find)>> = std::sync::OnceLock::new();
 static LAUNCH: Mutex<()> = Mutex::new(());
 
@@ -114,6 +114,8 @@ fn build_library() -> Option<(Launch, Find)> {
     };
     let mut sources: Vec<PathBuf> = std::fs::read_dir(root.join("kernels")).unwrap().map(|e| e.unwrap().path()).collect();
     sources.sort();
+    // kernel_emu.cpp #includes tests/device_fns/checks.cu too.
+    sources.push(root.join("tests/device_fns/checks.cu"));
     sources.push(main.clone());
     let mut hasher = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(&(&cxx, &version, FLAGS), &mut hasher);
