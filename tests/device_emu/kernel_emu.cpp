@@ -88,6 +88,11 @@ static std::function<void()> vx_emu_body;
 static unsigned vx_emu_current;            // the thread whose fiber runs now
 static bool vx_emu_finished[VMAFX_BLOCK];  // its body returned this block
 
+// The lowest usable byte of thread t's stack (its guard page lies below).
+static unsigned char *vx_emu_stack_base(unsigned t) {
+    return vx_emu_stacks + (size_t)t * (vx_emu_guard_bytes + vx_emu_stack_bytes) + vx_emu_guard_bytes;
+}
+
 #if defined(__x86_64__)
 // Saves the callee-saved registers of the System V ABI and the stack
 // pointer into *from, then loads `to`'s (as saved by an earlier switch, or
@@ -124,8 +129,7 @@ static void *vx_emu_fiber_sp[VMAFX_BLOCK];
 // to, then a slot standing for a return address, so that the function
 // starts with the stack aligned as after a call.
 static void vx_emu_fiber_new(unsigned t) {
-    unsigned char *top = vx_emu_stacks + (size_t)(t + 1) * (vx_emu_guard_bytes + vx_emu_stack_bytes);
-    void **sp = (void **)top;
+    void **sp = (void **)(vx_emu_stack_base(t) + vx_emu_stack_bytes);
     *--sp = nullptr;
     *--sp = (void *)&vx_emu_fiber_main;
     for (int r = 0; r < 6; r++) *--sp = nullptr;
@@ -140,7 +144,7 @@ static ucontext_t vx_emu_scheduler_ctx, vx_emu_fiber_ctx[VMAFX_BLOCK];
 static void vx_emu_fiber_main();
 static void vx_emu_fiber_new(unsigned t) {
     getcontext(&vx_emu_fiber_ctx[t]);
-    vx_emu_fiber_ctx[t].uc_stack.ss_sp = vx_emu_stacks + (size_t)t * (vx_emu_guard_bytes + vx_emu_stack_bytes) + vx_emu_guard_bytes;
+    vx_emu_fiber_ctx[t].uc_stack.ss_sp = vx_emu_stack_base(t);
     vx_emu_fiber_ctx[t].uc_stack.ss_size = vx_emu_stack_bytes;
     vx_emu_fiber_ctx[t].uc_link = nullptr;
     makecontext(&vx_emu_fiber_ctx[t], vx_emu_fiber_main, 0);
@@ -165,7 +169,7 @@ static void vx_emu_map_stacks() {
     void *m = mmap(nullptr, each * VMAFX_BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) { std::perror("kernel emulator: mmap of the fibers' stacks"); std::abort(); }
     vx_emu_stacks = (unsigned char *)m;
-    for (unsigned t = 0; t < VMAFX_BLOCK; t++) mprotect(vx_emu_stacks + t * each, vx_emu_guard_bytes, PROT_NONE);
+    for (unsigned t = 0; t < VMAFX_BLOCK; t++) mprotect(vx_emu_stack_base(t) - vx_emu_guard_bytes, vx_emu_guard_bytes, PROT_NONE);
 }
 
 template <class F> static void vx_emu_run(unsigned gx, unsigned gy, F body) {
