@@ -81,7 +81,7 @@ fetch_debian_ffmpeg() {
     if [ -n "$have" ]; then echo "$FFMPEG_DL/$have"; return; fi
     local re="^7:${line//./\\.}\\."
     local list=/etc/apt/sources.list.d/vmafx-$suite-src.sources
-    if ! apt-cache showsrc ffmpeg 2>/dev/null | sed -n 's/^Version: //p' | grep -q "$re"; then
+    if ! grep -q "$re" <<<"$(apt-cache showsrc ffmpeg 2>/dev/null | sed -n 's/^Version: //p')"; then
         local uri keyring
         read -r uri keyring < <(apt_debian_archive)
         log "adding a $suite deb-src entry for $uri ($list)"
