@@ -91,8 +91,8 @@ impl CpuLevel {
 /// the kernels that can do either (VIF's log2 lookups): they do on recent
 /// cores (an Intel Xeon of 2026: VIF 6-9 % faster at AVX2, 11-17 % at
 /// AVX-512; an AMD EPYC Zen 4: the same speed), not on AMD before Zen 3
-/// (family 17h and older: gathers are microcoded and slow; Hygon's
-/// Zen-based family 18h is not recognised), nor on Intel cores whose microcode mitigates
+/// (family 17h and older: gathers are microcoded and slow) nor on Hygon's
+/// family 18h (Zen 1 cores), nor on Intel cores whose microcode mitigates
 /// Gather Data Sampling ("Downfall", Skylake to Tiger Lake: a gather then
 /// costs several times more), which Linux reports in
 /// `/sys/devices/system/cpu/vulnerabilities/gather_data_sampling`.
@@ -109,19 +109,50 @@ pub(crate) fn fast_gathers() -> bool {
 #[cfg(target_arch = "x86_64")]
 fn gathers_fast_here() -> bool {
     use std::arch::x86_64::__cpuid;
-    let vendor = __cpuid(0);
-    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163); // "AuthenticAMD"
-    if amd {
-        let eax = __cpuid(1).eax;
-        let base = (eax >> 8) & 0xf;
-        let family = if base == 0xf { base + ((eax >> 20) & 0xff) } else { base };
-        return family >= 0x19;
+    let leaf0 = __cpuid(0);
+    let mut vendor = [0u8; 12];
+    for (chunk, reg) in vendor.chunks_mut(4).zip([leaf0.ebx, leaf0.edx, leaf0.ecx]) {
+        chunk.copy_from_slice(&reg.to_le_bytes());
     }
-    let gds = std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling");
-    !matches!(gds, Ok(state) if state.starts_with("Mitigation: Microcode"))
+    let eax = __cpuid(1).eax;
+    let base = (eax >> 8) & 0xf;
+    let family = if base == 0xf { base + ((eax >> 20) & 0xff) } else { base };
+    let gds = std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling").ok();
+    gathers_fast_for(&vendor, family, gds.as_deref())
+}
+
+/// The decision of [`fast_gathers`] from the CPUID vendor string, the
+/// display family and Linux's Gather Data Sampling state.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn gathers_fast_for(vendor: &[u8; 12], family: u32, gds: Option<&str>) -> bool {
+    match vendor {
+        // Hygon's family 18h is a Zen 1 core: below 19h like AMD's older families.
+        b"AuthenticAMD" | b"HygonGenuine" => family >= 0x19,
+        _ => !matches!(gds, Some(state) if state.starts_with("Mitigation: Microcode")),
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 fn gathers_fast_here() -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gathers_fast_for;
+
+    #[test]
+    fn gathers_by_vendor_family_and_microcode() {
+        // AMD: microcoded gathers up to Zen 2 (17h), fast from Zen 3 (19h).
+        assert!(!gathers_fast_for(b"AuthenticAMD", 0x17, None));
+        assert!(gathers_fast_for(b"AuthenticAMD", 0x19, None));
+        assert!(gathers_fast_for(b"AuthenticAMD", 0x1a, Some("Not affected")));
+        // Hygon's Zen 1 family says "Not affected" to GDS, yet its gathers are slow.
+        assert!(!gathers_fast_for(b"HygonGenuine", 0x18, Some("Not affected")));
+        // Intel: slow only under the Downfall microcode mitigation.
+        assert!(gathers_fast_for(b"GenuineIntel", 6, Some("Not affected")));
+        assert!(gathers_fast_for(b"GenuineIntel", 6, None));
+        assert!(!gathers_fast_for(b"GenuineIntel", 6, Some("Mitigation: Microcode")));
+        assert!(gathers_fast_for(b"GenuineIntel", 6, Some("Vulnerable: No microcode")));
+    }
 }

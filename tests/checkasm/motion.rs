@@ -80,8 +80,9 @@ fn motion_sad_simd_matches_scalar() {
 }
 
 /// Ours per level and libvmaf's motion extractor, per 1080p frame (median thread
-/// CPU time). Ours blurs the difference of two unequal frames; libvmaf's
-/// blurs each frame's reference luma and compares it with the last.
+/// CPU time). Both blur the difference of two unequal lumas: ours the pair's,
+/// libvmaf's each reference's against the last, the references alternating
+/// between the pair's two pictures (`Feed::AlternatingReference`).
 #[test]
 #[ignore = "timing, not a check: cargo test --release --test checkasm -- --ignored --nocapture motion::"]
 fn motion_timing() {
@@ -105,7 +106,7 @@ fn motion_timing() {
             line += &format!(" vmafx {} {:.2};", level.name(), timing::median(times));
         }
         for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
-            line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("motion", path, &frame, reps));
+            line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("motion", path, &frame, timing::Feed::AlternatingReference, reps));
         }
         println!("{line}");
     }

@@ -37,72 +37,128 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// What a timed libvmaf extractor is fed, frame after frame.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Feed {
+    /// The same reference and distorted picture every frame (VIF, ADM).
+    SamePair,
+    /// References alternating between the two pictures, so a temporal
+    /// extractor (motion) sees the pair's difference every frame, as our
+    /// kernel is timed on: fed one reference throughout, libvmaf's motion
+    /// finds every row of the difference zero and skips its horizontal pass.
+    AlternatingReference,
+}
+
 /// libvmaf's feature extractor `feature` ("vif", "motion", ...) per
 /// frame (ms) on `path`, extracting on this thread.
 pub fn time_libvmaf(
     feature: &str,
     path: support::reference::LibvmafPath,
     frame: &(OwnedPicture, OwnedPicture),
+    feed: Feed,
     reps: u32,
 ) -> f64 {
-    use std::ffi::CString;
-    use std::ptr;
-    use vmaf_head_sys as sys;
-    let _libvmaf = support::reference::libvmaf_lock();
-    // SAFETY: libvmaf's C API as its header documents it, under the lock
-    // that keeps one libvmaf run at a time: every return code is checked;
-    // each VmafPicture is allocated 1920x1080 by vmaf_picture_alloc before
-    // rows (1920 samples of the frame's depth, within its stride) are copied
-    // in, and handed to vmaf_read_pictures, which takes ownership.
-    unsafe {
-        let mut ctx = ptr::null_mut();
-        assert_eq!(sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);
-        let name = CString::new(feature).unwrap();
-        assert_eq!(sys::vmaf_use_feature(ctx, name.as_ptr(), ptr::null_mut()), 0);
-        let f = frame.0.format();
-        let pics: Vec<(sys::VmafPicture, sys::VmafPicture)> = (0..=reps)
-            .map(|_| {
-                let mk = |p: &OwnedPicture| {
-                    let mut pic: sys::VmafPicture = std::mem::zeroed();
-                    assert_eq!(
-                        sys::vmaf_picture_alloc(
-                            &mut pic,
-                            sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
-                            f.bits as u32,
-                            1920,
-                            1080
-                        ),
-                        0
-                    );
-                    let v = p.view().luma();
-                    let bps = f.bytes_per_sample();
-                    for y in 0..1080 {
-                        let src = &v.data()[y * v.stride()..y * v.stride() + 1920 * bps];
-                        ptr::copy_nonoverlapping(
-                            src.as_ptr(),
-                            (pic.data[0] as *mut u8).offset(y as isize * pic.stride[0]),
-                            src.len(),
+    let mut run = LibvmafRun::new(feature, path, frame, feed, reps);
+    median((0..reps).map(|_| run.time_frame()).collect())
+}
+
+/// One libvmaf extractor fed frame by frame, so its frames can be timed
+/// between other variants' (a host with two speed modes then slows all of
+/// them alike). Holds libvmaf's lock for its life: one run at a time.
+pub struct LibvmafRun {
+    ctx: *mut vmaf_head_sys::VmafContext,
+    pictures: std::vec::IntoIter<(vmaf_head_sys::VmafPicture, vmaf_head_sys::VmafPicture)>,
+    index: u32,
+    _libvmaf: std::sync::MutexGuard<'static, ()>,
+}
+
+impl LibvmafRun {
+    /// Allocates `reps` frames' pictures and extracts a first, untimed frame.
+    pub fn new(
+        feature: &str,
+        path: support::reference::LibvmafPath,
+        frame: &(OwnedPicture, OwnedPicture),
+        feed: Feed,
+        reps: u32,
+    ) -> LibvmafRun {
+        use std::ffi::CString;
+        use std::ptr;
+        use vmaf_head_sys as sys;
+        let libvmaf = support::reference::libvmaf_lock();
+        // SAFETY: libvmaf's C API as its header documents it, under the lock
+        // that keeps one libvmaf run at a time: every return code is checked;
+        // each VmafPicture is allocated 1920x1080 by vmaf_picture_alloc before
+        // rows (1920 samples of the frame's depth, within its stride) are copied
+        // in, and handed to vmaf_read_pictures, which takes ownership.
+        unsafe {
+            let mut ctx = ptr::null_mut();
+            assert_eq!(sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);
+            let name = CString::new(feature).unwrap();
+            assert_eq!(sys::vmaf_use_feature(ctx, name.as_ptr(), ptr::null_mut()), 0);
+            let f = frame.0.format();
+            let pictures: Vec<(sys::VmafPicture, sys::VmafPicture)> = (0..=reps)
+                .map(|i| {
+                    let mk = |p: &OwnedPicture| {
+                        let mut pic: sys::VmafPicture = std::mem::zeroed();
+                        assert_eq!(
+                            sys::vmaf_picture_alloc(
+                                &mut pic,
+                                sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
+                                f.bits as u32,
+                                1920,
+                                1080
+                            ),
+                            0
                         );
+                        let v = p.view().luma();
+                        let bps = f.bytes_per_sample();
+                        for y in 0..1080 {
+                            let src = &v.data()[y * v.stride()..y * v.stride() + 1920 * bps];
+                            ptr::copy_nonoverlapping(
+                                src.as_ptr(),
+                                (pic.data[0] as *mut u8).offset(y as isize * pic.stride[0]),
+                                src.len(),
+                            );
+                        }
+                        pic
+                    };
+                    if feed == Feed::AlternatingReference && i % 2 == 1 {
+                        (mk(&frame.1), mk(&frame.0))
+                    } else {
+                        (mk(&frame.0), mk(&frame.1))
                     }
-                    pic
-                };
-                (mk(&frame.0), mk(&frame.1))
-            })
-            .collect();
-        let mut it = pics.into_iter();
-        let (mut r, mut d) = it.next().unwrap();
-        assert_eq!(sys::vmaf_read_pictures(ctx, &mut r, &mut d, 0), 0);
-        let mut times = Vec::new();
-        for (i, (mut r, mut d)) in it.enumerate() {
-            // n_threads = 0: libvmaf extracts inside this call, on this thread.
-            let t = thread_cpu_ms();
-            assert_eq!(sys::vmaf_read_pictures(ctx, &mut r, &mut d, i as u32 + 1), 0);
-            times.push(thread_cpu_ms() - t);
+                })
+                .collect();
+            let mut run = LibvmafRun { ctx, pictures: pictures.into_iter(), index: 0, _libvmaf: libvmaf };
+            run.time_frame();
+            run
         }
-        let ms = median(times);
-        sys::vmaf_read_pictures(ctx, ptr::null_mut(), ptr::null_mut(), 0);
-        sys::vmaf_close(ctx);
-        ms
+    }
+
+    /// Extracts the next frame; its thread CPU time in ms.
+    pub fn time_frame(&mut self) -> f64 {
+        let (mut r, mut d) = self.pictures.next().expect("more frames timed than allocated");
+        let t = thread_cpu_ms();
+        // SAFETY: ctx is live until drop; the pictures were allocated by
+        // vmaf_picture_alloc and are handed over. n_threads = 0: libvmaf
+        // extracts inside this call, on this thread.
+        assert_eq!(unsafe { vmaf_head_sys::vmaf_read_pictures(self.ctx, &mut r, &mut d, self.index) }, 0);
+        self.index += 1;
+        thread_cpu_ms() - t
     }
 }
 
+impl Drop for LibvmafRun {
+    fn drop(&mut self) {
+        // SAFETY: ctx came from vmaf_init and is closed once, after the
+        // flush; pictures never handed over are released first.
+        unsafe {
+            for (mut r, mut d) in self.pictures.by_ref() {
+                vmaf_head_sys::vmaf_picture_unref(&mut r);
+                vmaf_head_sys::vmaf_picture_unref(&mut d);
+            }
+            vmaf_head_sys::vmaf_read_pictures(self.ctx, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+            vmaf_head_sys::vmaf_close(self.ctx);
+        }
+    }
+}

@@ -420,32 +420,59 @@ fn time_ours(k: Kernels, frame: &(OwnedPicture, OwnedPicture), bits: u8, reps: u
     let mut c = VifComputer::new(k, 100.0, false);
     let (rv, dv) = (frame.0.view(), frame.1.view());
     c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap();
-    let mut times = Vec::new();
-    for _ in 0..reps {
-        let t = timing::thread_cpu_ms();
-        std::hint::black_box(c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap());
-        times.push(timing::thread_cpu_ms() - t);
-    }
-    timing::median(times)
+    timing::median((0..reps).map(|_| time_one(&mut c, frame, bits)).collect())
 }
 
+fn time_one(c: &mut VifComputer, frame: &(OwnedPicture, OwnedPicture), bits: u8) -> f64 {
+    let (rv, dv) = (frame.0.view(), frame.1.view());
+    let t = timing::thread_cpu_ms();
+    std::hint::black_box(c.compute(&rv.luma(), &dv.luma(), bits as u32).unwrap());
+    timing::thread_cpu_ms() - t
+}
+
+/// Every variant, ours and libvmaf's, timed frame by frame in turn: on a
+/// host whose speed swings between modes (the Zen 3 EPYC's VIF took 36-38
+/// or 50-54 ms a frame from minute to minute) consecutive blocks per variant
+/// would compare the modes, not the code. libvmaf's paths take turns with
+/// ours one at a time (one libvmaf context at a time), so ours run
+/// `reps` frames per libvmaf path.
 #[test]
 #[ignore = "timing, not a check: cargo test --test checkasm -- --ignored --nocapture vif::"]
 fn vif_timing() {
     let reps = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     for bits in [8u8, 10] {
         let frame = timing::hd_frame(bits);
-        let mut line = format!("1920x1080 {bits}-bit, ms/frame (median thread CPU time):");
-        for level in CpuLevel::available() {
-            line += &format!(" vmafx {} {:.2}", level.name(), time_ours(kernels_for(level, false), &frame, bits, reps));
-            if level > CpuLevel::Scalar {
-                // The same level with its log2 lookups gathered.
-                line += &format!(" (gathers {:.2})", time_ours(kernels_for(level, true), &frame, bits, reps));
-            }
-            line += ";";
-        }
+        // (label, computer, times); gathers only where a level has a vector path.
+        let mut ours: Vec<(String, VifComputer, Vec<f64>)> = CpuLevel::available()
+            .flat_map(|level| {
+                let gathered = (level > CpuLevel::Scalar).then_some(true);
+                [Some(false), gathered].into_iter().flatten().map(move |g| (level, g))
+            })
+            .map(|(level, gathers)| {
+                let label = format!("vmafx {}{}", level.name(), if gathers { " (gathers)" } else { "" });
+                let mut c = VifComputer::new(kernels_for(level, gathers), 100.0, false);
+                time_one(&mut c, &frame, bits);
+                (label, c, Vec::new())
+            })
+            .collect();
+        let mut theirs = Vec::new();
         for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
-            line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("vif", path, &frame, reps));
+            let mut run = timing::LibvmafRun::new("vif", path, &frame, timing::Feed::SamePair, reps);
+            let mut times = Vec::new();
+            for _ in 0..reps {
+                for (_, c, t) in ours.iter_mut() {
+                    t.push(time_one(c, &frame, bits));
+                }
+                times.push(run.time_frame());
+            }
+            theirs.push((path.name(), timing::median(times)));
+        }
+        let mut line = format!("1920x1080 {bits}-bit VIF, ms/frame (median thread CPU time, frames interleaved):");
+        for (label, _, times) in ours {
+            line += &format!(" {label} {:.2};", timing::median(times));
+        }
+        for (name, ms) in theirs {
+            line += &format!(" libvmaf {name} {ms:.2};");
         }
         println!("{line}");
     }
