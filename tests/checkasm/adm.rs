@@ -351,9 +351,8 @@ fn cube_sums() {
 }
 
 /// Our ADM (a context with only `adm`, scoring on this thread) per level and
-/// libvmaf's adm extractor, per 1080p frame (median thread CPU time), every
-/// variant timed frame by frame in turn as in `vif_timing`; ours run `reps`
-/// frames per libvmaf path.
+/// libvmaf's adm extractor per path, per 1080p frame, frames interleaved
+/// (`timing::interleaved`).
 #[test]
 #[ignore = "timing, not a check: cargo test --release --test checkasm -- --ignored --nocapture adm::"]
 fn adm_timing() {
@@ -364,38 +363,21 @@ fn adm_timing() {
     for bits in [8u8, 10] {
         let frame = timing::hd_frame(bits);
         let (r, d) = (Arc::new(frame.0.clone()), Arc::new(frame.1.clone()));
-        let time_one = |ctx: &mut Context| {
-            let t = timing::thread_cpu_ms();
-            ctx.push(r.clone(), d.clone()).unwrap();
-            timing::thread_cpu_ms() - t
-        };
-        let mut ours: Vec<(&str, Context, Vec<f64>)> = CpuLevel::available()
+        let variants: Vec<timing::Variant> = CpuLevel::available()
             .map(|level| {
                 let mut ctx = Context::new(ContextConfig { threads: 0, cpu: level, ..Default::default() }).unwrap();
                 ctx.use_feature("adm", FeatureOptions::new()).unwrap();
-                time_one(&mut ctx);
-                (level.name(), ctx, Vec::new())
+                let (r, d) = (r.clone(), d.clone());
+                let mut time_one = move || {
+                    let t = timing::thread_cpu_ms();
+                    ctx.push(r.clone(), d.clone()).unwrap();
+                    timing::thread_cpu_ms() - t
+                };
+                time_one();
+                (format!("vmafx {}", level.name()), Box::new(time_one) as Box<dyn FnMut() -> f64>)
             })
             .collect();
-        let mut theirs = Vec::new();
-        for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
-            let mut run = timing::LibvmafRun::new("adm", path, &frame, timing::Feed::SamePair, reps);
-            let mut times = Vec::new();
-            for _ in 0..reps {
-                for (_, ctx, t) in ours.iter_mut() {
-                    t.push(time_one(ctx));
-                }
-                times.push(run.time_frame());
-            }
-            theirs.push((path.name(), timing::median(times)));
-        }
-        let mut line = format!("1920x1080 {bits}-bit ADM, ms/frame (median thread CPU time, frames interleaved):");
-        for (name, _, times) in ours {
-            line += &format!(" vmafx {name} {:.2};", timing::median(times));
-        }
-        for (name, ms) in theirs {
-            line += &format!(" libvmaf {name} {ms:.2};");
-        }
-        println!("{line}");
+        let medians = timing::interleaved("adm", &frame, timing::Feed::SamePair, reps, variants);
+        println!("1920x1080 {bits}-bit ADM, ms/frame (median thread CPU time, frames interleaved):{medians}");
     }
 }

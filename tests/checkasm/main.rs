@@ -9,7 +9,7 @@
 //! - `speed` (the anti-alias blur of only the samples kept)
 //! - `vif` (was tests/checkasm_vif.rs)
 //! - `timing`: helpers of the ignored timing tests (1080p frames, thread CPU time,
-//!   libvmaf's extractors on this thread)
+//!   libvmaf's extractors on this thread, every variant timed frame by frame in turn)
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -80,9 +80,10 @@ fn motion_sad_simd_matches_scalar() {
 }
 
 /// Ours per level and libvmaf's motion extractor, per 1080p frame (median thread
-/// CPU time). Both blur the difference of two unequal lumas: ours the pair's,
-/// libvmaf's each reference's against the last, the references alternating
-/// between the pair's two pictures (`Feed::AlternatingReference`).
+/// CPU time, frames interleaved: `timing::interleaved`). Both blur the
+/// difference of two unequal lumas: ours the pair's, libvmaf's each
+/// reference's against the last, the references alternating between the
+/// pair's two pictures (`Feed::AlternatingReference`).
 #[test]
 #[ignore = "timing, not a check: cargo test --release --test checkasm -- --ignored --nocapture motion::"]
 fn motion_timing() {
@@ -92,22 +93,20 @@ fn motion_timing() {
     for bits in [8u8, 10] {
         let frame = timing::hd_frame(bits);
         let (rv, dv) = (frame.0.view(), frame.1.view());
-        let (prev, cur) = (rv.luma(), dv.luma());
-        let mut line = format!("1920x1080 {bits}-bit motion, ms/frame (median thread CPU time):");
-        for level in CpuLevel::available() {
-            let sad = sad_fn(level);
-            let mut y_row = Vec::new();
-            let mut times = Vec::new();
-            for _ in 0..=reps {
-                let t = timing::thread_cpu_ms();
-                std::hint::black_box(sad(&prev, &cur, bits as u32, &mut y_row));
-                times.push(timing::thread_cpu_ms() - t);
-            }
-            line += &format!(" vmafx {} {:.2};", level.name(), timing::median(times));
-        }
-        for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
-            line += &format!(" libvmaf {} {:.2};", path.name(), timing::time_libvmaf("motion", path, &frame, timing::Feed::AlternatingReference, reps));
-        }
-        println!("{line}");
+        let variants: Vec<timing::Variant> = CpuLevel::available()
+            .map(|level| {
+                let sad = sad_fn(level);
+                let (rv, dv) = (&rv, &dv);
+                let mut y_row = Vec::new();
+                let time_one = move || {
+                    let t = timing::thread_cpu_ms();
+                    std::hint::black_box(sad(&rv.luma(), &dv.luma(), bits as u32, &mut y_row));
+                    timing::thread_cpu_ms() - t
+                };
+                (format!("vmafx {}", level.name()), Box::new(time_one) as Box<dyn FnMut() -> f64>)
+            })
+            .collect();
+        let medians = timing::interleaved("motion", &frame, timing::Feed::AlternatingReference, reps, variants);
+        println!("1920x1080 {bits}-bit motion, ms/frame (median thread CPU time, frames interleaved):{medians}");
     }
 }

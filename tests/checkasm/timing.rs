@@ -49,19 +49,6 @@ pub enum Feed {
     AlternatingReference,
 }
 
-/// libvmaf's feature extractor `feature` ("vif", "motion", ...) per
-/// frame (ms) on `path`, extracting on this thread.
-pub fn time_libvmaf(
-    feature: &str,
-    path: support::reference::LibvmafPath,
-    frame: &(OwnedPicture, OwnedPicture),
-    feed: Feed,
-    reps: u32,
-) -> f64 {
-    let mut run = LibvmafRun::new(feature, path, frame, feed, reps);
-    median((0..reps).map(|_| run.time_frame()).collect())
-}
-
 /// One libvmaf extractor fed frame by frame, so its frames can be timed
 /// between other variants' (a host with two speed modes then slows all of
 /// them alike). Holds libvmaf's lock for its life: one run at a time.
@@ -161,4 +148,44 @@ impl Drop for LibvmafRun {
             vmaf_head_sys::vmaf_close(self.ctx);
         }
     }
+}
+
+/// One of our variants in [`interleaved`]: its label and a closure that
+/// scores one frame and returns its thread CPU time (ms).
+pub type Variant<'a> = (String, Box<dyn FnMut() -> f64 + 'a>);
+
+/// Our `variants` and libvmaf's `feature` on every path this host runs,
+/// frame by frame in turn, so a host whose speed swings between modes slows
+/// all of them alike (timed in consecutive blocks, the medians would compare
+/// the modes, not the code). libvmaf's paths take turns with ours one at a
+/// time (one libvmaf context at a time), so ours run `reps` frames per path.
+/// Returns "LABEL MS; ..." of the medians, ours first.
+pub fn interleaved(
+    feature: &str,
+    frame: &(OwnedPicture, OwnedPicture),
+    feed: Feed,
+    reps: u32,
+    mut variants: Vec<Variant<'_>>,
+) -> String {
+    let mut ours: Vec<Vec<f64>> = variants.iter().map(|_| Vec::new()).collect();
+    let mut theirs = Vec::new();
+    for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
+        let mut run = LibvmafRun::new(feature, path, frame, feed, reps);
+        let mut times = Vec::new();
+        for _ in 0..reps {
+            for ((_, time_one), t) in variants.iter_mut().zip(ours.iter_mut()) {
+                t.push(time_one());
+            }
+            times.push(run.time_frame());
+        }
+        theirs.push((path.name(), median(times)));
+    }
+    let mut line = String::new();
+    for ((label, _), times) in variants.iter().zip(ours) {
+        line += &format!(" {label} {:.2};", median(times));
+    }
+    for (name, ms) in theirs {
+        line += &format!(" libvmaf {name} {ms:.2};");
+    }
+    line
 }

@@ -430,20 +430,16 @@ fn time_one(c: &mut VifComputer, frame: &(OwnedPicture, OwnedPicture), bits: u8)
     timing::thread_cpu_ms() - t
 }
 
-/// Every variant, ours and libvmaf's, timed frame by frame in turn: on a
-/// host whose speed swings between modes (the Zen 3 EPYC's VIF took 36-38
-/// or 50-54 ms a frame from minute to minute) consecutive blocks per variant
-/// would compare the modes, not the code. libvmaf's paths take turns with
-/// ours one at a time (one libvmaf context at a time), so ours run
-/// `reps` frames per libvmaf path.
+/// Ours per level (loads and gathers) and libvmaf's VIF per path, per 1080p
+/// frame, frames interleaved (`timing::interleaved`).
 #[test]
 #[ignore = "timing, not a check: cargo test --test checkasm -- --ignored --nocapture vif::"]
 fn vif_timing() {
     let reps = std::env::var("VMAFX_PROFILE_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     for bits in [8u8, 10] {
         let frame = timing::hd_frame(bits);
-        // (label, computer, times); gathers only where a level has a vector path.
-        let mut ours: Vec<(String, VifComputer, Vec<f64>)> = CpuLevel::available()
+        // Gathers only where a level has a vector path.
+        let variants: Vec<timing::Variant> = CpuLevel::available()
             .flat_map(|level| {
                 let gathered = (level > CpuLevel::Scalar).then_some(true);
                 [Some(false), gathered].into_iter().flatten().map(move |g| (level, g))
@@ -452,29 +448,12 @@ fn vif_timing() {
                 let label = format!("vmafx {}{}", level.name(), if gathers { " (gathers)" } else { "" });
                 let mut c = VifComputer::new(kernels_for(level, gathers), 100.0, false);
                 time_one(&mut c, &frame, bits);
-                (label, c, Vec::new())
+                let frame = &frame;
+                (label, Box::new(move || time_one(&mut c, frame, bits)) as Box<dyn FnMut() -> f64>)
             })
             .collect();
-        let mut theirs = Vec::new();
-        for path in support::reference::LibvmafPath::ALL.into_iter().filter(|p| p.runs_here()) {
-            let mut run = timing::LibvmafRun::new("vif", path, &frame, timing::Feed::SamePair, reps);
-            let mut times = Vec::new();
-            for _ in 0..reps {
-                for (_, c, t) in ours.iter_mut() {
-                    t.push(time_one(c, &frame, bits));
-                }
-                times.push(run.time_frame());
-            }
-            theirs.push((path.name(), timing::median(times)));
-        }
-        let mut line = format!("1920x1080 {bits}-bit VIF, ms/frame (median thread CPU time, frames interleaved):");
-        for (label, _, times) in ours {
-            line += &format!(" {label} {:.2};", timing::median(times));
-        }
-        for (name, ms) in theirs {
-            line += &format!(" libvmaf {name} {ms:.2};");
-        }
-        println!("{line}");
+        let medians = timing::interleaved("vif", &frame, timing::Feed::SamePair, reps, variants);
+        println!("1920x1080 {bits}-bit VIF, ms/frame (median thread CPU time, frames interleaved):{medians}");
     }
 }
 
