@@ -52,7 +52,7 @@ pub enum Feed {
 /// One libvmaf extractor fed frame by frame, so its frames can be timed
 /// between other variants' (a host with two speed modes then slows all of
 /// them alike). Holds libvmaf's lock for its life: one run at a time.
-pub struct LibvmafRun {
+struct LibvmafRun {
     ctx: *mut vmaf_head_sys::VmafContext,
     pictures: std::vec::IntoIter<(vmaf_head_sys::VmafPicture, vmaf_head_sys::VmafPicture)>,
     index: u32,
@@ -61,69 +61,39 @@ pub struct LibvmafRun {
 
 impl LibvmafRun {
     /// Allocates `reps` frames' pictures and extracts a first, untimed frame.
-    pub fn new(
+    fn new(
         feature: &str,
         path: support::reference::LibvmafPath,
         frame: &(OwnedPicture, OwnedPicture),
         feed: Feed,
         reps: u32,
     ) -> LibvmafRun {
-        use std::ffi::CString;
-        use std::ptr;
-        use vmaf_head_sys as sys;
+        use support::reference::to_vmaf_picture;
         let libvmaf = support::reference::libvmaf_lock();
+        let mut ctx = std::ptr::null_mut();
+        let name = std::ffi::CString::new(feature).unwrap();
         // SAFETY: libvmaf's C API as its header documents it, under the lock
-        // that keeps one libvmaf run at a time: every return code is checked;
-        // each VmafPicture is allocated 1920x1080 by vmaf_picture_alloc before
-        // rows (1920 samples of the frame's depth, within its stride) are copied
-        // in, and handed to vmaf_read_pictures, which takes ownership.
+        // that keeps one libvmaf run at a time; both return codes checked.
         unsafe {
-            let mut ctx = ptr::null_mut();
-            assert_eq!(sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);
-            let name = CString::new(feature).unwrap();
-            assert_eq!(sys::vmaf_use_feature(ctx, name.as_ptr(), ptr::null_mut()), 0);
-            let f = frame.0.format();
-            let pictures: Vec<(sys::VmafPicture, sys::VmafPicture)> = (0..=reps)
-                .map(|i| {
-                    let mk = |p: &OwnedPicture| {
-                        let mut pic: sys::VmafPicture = std::mem::zeroed();
-                        assert_eq!(
-                            sys::vmaf_picture_alloc(
-                                &mut pic,
-                                sys::VmafPixelFormat_VMAF_PIX_FMT_YUV420P,
-                                f.bits as u32,
-                                1920,
-                                1080
-                            ),
-                            0
-                        );
-                        let v = p.view().luma();
-                        let bps = f.bytes_per_sample();
-                        for y in 0..1080 {
-                            let src = &v.data()[y * v.stride()..y * v.stride() + 1920 * bps];
-                            ptr::copy_nonoverlapping(
-                                src.as_ptr(),
-                                (pic.data[0] as *mut u8).offset(y as isize * pic.stride[0]),
-                                src.len(),
-                            );
-                        }
-                        pic
-                    };
-                    if feed == Feed::AlternatingReference && i % 2 == 1 {
-                        (mk(&frame.1), mk(&frame.0))
-                    } else {
-                        (mk(&frame.0), mk(&frame.1))
-                    }
-                })
-                .collect();
-            let mut run = LibvmafRun { ctx, pictures: pictures.into_iter(), index: 0, _libvmaf: libvmaf };
-            run.time_frame();
-            run
+            assert_eq!(vmaf_head_sys::vmaf_init(&mut ctx, support::reference::config(0, 1, path)), 0);
+            assert_eq!(vmaf_head_sys::vmaf_use_feature(ctx, name.as_ptr(), std::ptr::null_mut()), 0);
         }
+        let pictures: Vec<_> = (0..=reps)
+            .map(|i| {
+                if feed == Feed::AlternatingReference && i % 2 == 1 {
+                    (to_vmaf_picture(&frame.1), to_vmaf_picture(&frame.0))
+                } else {
+                    (to_vmaf_picture(&frame.0), to_vmaf_picture(&frame.1))
+                }
+            })
+            .collect();
+        let mut run = LibvmafRun { ctx, pictures: pictures.into_iter(), index: 0, _libvmaf: libvmaf };
+        run.time_frame();
+        run
     }
 
     /// Extracts the next frame; its thread CPU time in ms.
-    pub fn time_frame(&mut self) -> f64 {
+    fn time_frame(&mut self) -> f64 {
         let (mut r, mut d) = self.pictures.next().expect("more frames timed than allocated");
         let t = thread_cpu_ms();
         // SAFETY: ctx is live until drop; the pictures were allocated by

@@ -182,7 +182,7 @@ fn pix_fmt(c: Chroma) -> sys::VmafPixelFormat {
     }
 }
 
-fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
+pub fn to_vmaf_picture(p: &OwnedPicture) -> sys::VmafPicture {
     let f = p.format();
     // SAFETY: VmafPicture is a C struct of integers and pointers, for which
     // all zeroes is a valid (empty) value.
