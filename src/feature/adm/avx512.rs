@@ -1,18 +1,15 @@
-//! AVX-512 twins of the integer ADM's scale-0 row kernels and of the
-//! scales 1-3 decouple and vertical DWT pass (libvmaf 3.2.0
+//! AVX-512 twins of every integer ADM row kernel (libvmaf 3.2.0
 //! `feature/x86/adm_avx512.c` is the speed bar), built on `avx2.rs`: read
 //! that module's doc first. The same integer operations lane by lane on
-//! twice the columns (32 for the 16-bit DWT passes, 16 for the others),
+//! twice the columns (32 where the lanes are 16-bit, 16 where they are 32-bit),
 //! with mask registers where the AVX2 code blends; bit-identical to the
 //! scalar kernels (`tests/checkasm/adm.rs`). Sums take the row end as
 //! masked loads (a masked-off lane reads 0, whose masked cube is 0), the
 //! per-element kernels as one more block overlapping the last. The scales
 //! 1-3 decouple works in i64 lanes in pixel order (native 64-bit shifts,
 //! min/max, saturating narrowing, and `vcvtqq2ps` for C's int64 -> float).
-//! The scales 1-3 DWT's vertical pass is here too. Rows too short for one
-//! block, and the kernels not here (the scales 1-3 horizontal pass, CSF and
-//! masking, the 9- to 16-bit vertical pass, thresholds, the den cube sums),
-//! are the AVX2 ones.
+//! Rows too short for one block, and weights the signed lanes cannot
+//! take, go to the AVX2 kernels (which pass them on to the scalar ones).
 //!
 //! Each public kernel checks nothing about the CPU: `super::kernels` hands
 //! them out only after runtime detection of AVX-512 F/BW/DQ/VL (and so
@@ -21,22 +18,22 @@
 use std::arch::x86_64::*;
 
 use super::avx2;
-use super::cm::CmShiftsS0;
+use super::cm::{CmShiftsS0, CmShiftsS123};
 use super::decouple::{self, COS_1DEG_SQ};
 use super::dwt::{self, HI, LO, LO_SUM};
 use super::Kernels;
 
 pub(crate) const KERNELS: Kernels = Kernels {
-    dwt: dwt::DwtS0Kernels { vertical_u8, vertical_u16: avx2::KERNELS.dwt.vertical_u16, horizontal: horizontal_s0 },
+    dwt: dwt::DwtS0Kernels { vertical_u8, vertical_u16, horizontal: horizontal_s0 },
     decouple_s0: decouple_s0_row,
     csf_s0: csf_s0_row,
-    thresholds: avx2::KERNELS.thresholds,
+    thresholds: thresholds_row,
     cm_s0: cm_s0_row,
-    cube_sum_s0: avx2::KERNELS.cube_sum_s0,
-    dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: avx2::KERNELS.dwt_s123.horizontal },
+    cube_sum_s0,
+    dwt_s123: dwt::DwtS123Kernels { vertical: vertical_s123, horizontal: horizontal_s123 },
     decouple_s123: decouple_s123_row,
-    csf_s123: avx2::KERNELS.csf_s123,
-    cm_s123: avx2::KERNELS.cm_s123,
+    csf_s123: csf_s123_row,
+    cm_s123: cm_s123_row,
 };
 
 /// Two i16 coefficients side by side, for `_mm512_madd_epi16`.
@@ -95,6 +92,40 @@ unsafe fn store16_i32(out: &mut [i32], j: usize, x: __m512i) {
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(j) as *mut _, x) }
 }
 
+/// s[j..j + 16]. Safety: j + 16 <= s.len().
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load16_i32(s: &[i32], j: usize) -> __m512i {
+    debug_assert!(j + 16 <= s.len());
+    // SAFETY: the caller's bound.
+    unsafe { _mm512_loadu_si512(s.as_ptr().add(j) as *const _) }
+}
+
+/// The i32 at s[j..j + 16] that `m` keeps (0 elsewhere, nothing read there).
+/// Safety: j <= s.len() and every lane `m` keeps lies before s.len().
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load16_i32_masked(s: &[i32], j: usize, m: __mmask16) -> __m512i {
+    debug_assert!(j <= s.len() && (m as u32) >> (s.len() - j).min(16) == 0);
+    // SAFETY: the caller's bound.
+    unsafe { _mm512_maskz_loadu_epi32(m, s.as_ptr().add(j)) }
+}
+
+/// s[j..j + 16] widened to i32. Safety: j + 16 <= s.len().
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load16_u16(s: &[u16], j: usize) -> __m512i {
+    debug_assert!(j + 16 <= s.len());
+    // SAFETY: the caller's bound.
+    _mm512_cvtepu16_epi32(unsafe { _mm256_loadu_si256(s.as_ptr().add(j) as *const __m256i) })
+}
+
+/// The lanes of a 16-lane block at j that lie before n (j < n).
+#[inline]
+fn row_mask(j: usize, n: usize) -> __mmask16 {
+    if n - j >= 16 { 0xFFFF } else { (1 << (n - j)) - 1 }
+}
+
 // ---------------------------------------------------------------- DWT
 
 pub(crate) fn vertical_u8(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
@@ -144,6 +175,48 @@ fn vertical_u8_avx512(rows: [&[u8]; 4], lo: &mut [i16], hi: &mut [i16]) {
 fn vfilt16(c01: __m512i, c23: __m512i, bias: __m512i, x: __m512i, y: __m512i) -> __m512i {
     let acc = _mm512_add_epi32(_mm512_madd_epi16(x, c01), _mm512_madd_epi16(y, c23));
     _mm512_srai_epi32::<8>(_mm512_add_epi32(acc, bias))
+}
+
+pub(crate) fn vertical_u16(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { vertical_u16_avx512(rows, bits, lo, hi) }
+}
+
+/// 9- to 16-bit samples: products in i32 lanes (`avx2::vertical_u16`), 16
+/// columns a block.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn vertical_u16_avx512(rows: [&[u16]; 4], bits: u32, lo: &mut [i16], hi: &mut [i16]) {
+    let w = lo.len();
+    let hi = &mut hi[..w];
+    let r = rows.map(|x| &x[..w]);
+    if w < 16 {
+        return avx2::vertical_u16(r, bits, lo, hi);
+    }
+    let add = 1i32 << (bits - 1);
+    let lo_bias = _mm512_set1_epi32(add.wrapping_sub(LO_SUM.wrapping_mul(add)));
+    let hi_bias = _mm512_set1_epi32(add);
+    let cnt = _mm_cvtsi32_si128(bits as i32);
+    let lc = LO.map(|c| _mm512_set1_epi32(c));
+    let hc = HI.map(|c| _mm512_set1_epi32(c));
+    let mut j0 = 0;
+    while j0 < w {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(w - 16);
+        // SAFETY: j + 16 <= w, the length of every row.
+        let s = unsafe { [load16_u16(r[0], j), load16_u16(r[1], j), load16_u16(r[2], j), load16_u16(r[3], j)] };
+        let mut al = _mm512_mullo_epi32(lc[0], s[0]);
+        let mut ah = _mm512_mullo_epi32(hc[0], s[0]);
+        for k in 1..4 {
+            al = _mm512_add_epi32(al, _mm512_mullo_epi32(lc[k], s[k]));
+            ah = _mm512_add_epi32(ah, _mm512_mullo_epi32(hc[k], s[k]));
+        }
+        // SAFETY: j + 16 <= w, the length of both outputs.
+        unsafe {
+            store16_i16(lo, j, _mm512_sra_epi32(_mm512_add_epi32(al, lo_bias), cnt));
+            store16_i16(hi, j, _mm512_sra_epi32(_mm512_add_epi32(ah, hi_bias), cnt));
+        }
+        j0 += 16;
+    }
 }
 
 pub(crate) fn horizontal_s0(lo: &[i16], hi: &[i16], a: &mut [i32], v: &mut [i16], h: &mut [i16], d: &mut [i16]) {
@@ -403,7 +476,7 @@ fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShifts
     let mut j = 0;
     while j < n {
         // The row end: lanes past n read 0 and add 0 (see the module doc).
-        let m: __mmask16 = if n - j >= 16 { 0xFFFF } else { (1 << (n - j)) - 1 };
+        let m = row_mask(j, n);
         // SAFETY: the mask keeps every load inside its slice (length n).
         let (t, x) = unsafe {
             (
@@ -422,6 +495,90 @@ fn cm_s0_avx512(src: [&[i16]; 3], thr: &[i32], i_rfactor: [u16; 3], sh: CmShifts
         j += 16;
     }
     acc.map(|a| _mm512_reduce_add_epi64(a))
+}
+
+pub(crate) fn thresholds_row(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { thresholds_avx512(up, mid, down, csum, left, vsum, thr) }
+}
+
+/// `avx2::thresholds_row` on 16 columns a block: the vertical sums of
+/// columns left - 1 ..= right, then the interior outputs from them, the
+/// mirrored edge columns the scalar way. Rows too narrow for a block in
+/// either pass go to the AVX2 kernel whole.
+#[target_feature(enable = "avx512f")]
+fn thresholds_avx512(up: &[i32], mid: &[i32], down: &[i32], csum: &[i32], left: usize, vsum: &mut [i32], thr: &mut [i32]) {
+    let w = mid.len();
+    let right = left + thr.len();
+    let x0 = left.saturating_sub(1);
+    let x1 = right.min(w - 1) + 1;
+    let inner_end = right.min(w - 1);
+    let inner_start = left.max(1);
+    if x1 < x0 + 16 || inner_end < inner_start + 16 {
+        return avx2::thresholds_row(up, mid, down, csum, left, vsum, thr);
+    }
+    let (up, down, csum, vsum) = (&up[..w], &down[..w], &csum[..w], &mut vsum[..w]);
+    let mut x0_ = x0;
+    while x0_ < x1 {
+        let x = x0_.min(x1 - 16);
+        // SAFETY: x + 16 <= x1 <= w, the length of up, mid, down and vsum.
+        unsafe {
+            let s = _mm512_add_epi32(_mm512_add_epi32(load16_i32(up, x), load16_i32(mid, x)), load16_i32(down, x));
+            store16_i32(vsum, x, s);
+        }
+        x0_ += 16;
+    }
+    let edge = |j: usize| {
+        let jl = if j == 0 { 1 } else { j - 1 };
+        let jr = if j == w - 1 { w - 1 } else { j + 1 };
+        vsum[jl].wrapping_add(vsum[j]).wrapping_add(vsum[jr]).wrapping_sub(mid[j]).wrapping_add(csum[j])
+    };
+    if left == 0 {
+        thr[0] = edge(0);
+    }
+    let mut j0 = inner_start;
+    while j0 < inner_end {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(inner_end - 16);
+        // SAFETY: j >= 1 and j + 16 <= w - 1, so j - 1 .. j + 17 lies in
+        // vsum (and j .. j + 16 in mid, csum: length w); j >= left and
+        // j - left + 16 <= right - left = thr.len().
+        unsafe {
+            let s = _mm512_add_epi32(_mm512_add_epi32(load16_i32(vsum, j - 1), load16_i32(vsum, j)), load16_i32(vsum, j + 1));
+            let t = _mm512_add_epi32(_mm512_sub_epi32(s, load16_i32(mid, j)), load16_i32(csum, j));
+            store16_i32(thr, j - left, t);
+        }
+        j0 += 16;
+    }
+    for j in inner_end..right {
+        thr[j - left] = edge(j);
+    }
+}
+
+pub(crate) fn cube_sum_s0(src: &[i16]) -> u64 {
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { cube_sum_s0_avx512(src) }
+}
+
+/// The sum of |x|^3 (`avx2::cube_sum_s0`), the row end as a masked load.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+fn cube_sum_s0_avx512(src: &[i16]) -> u64 {
+    let n = src.len();
+    let mut acc = _mm512_setzero_si512();
+    let mut j = 0;
+    while j < n {
+        // SAFETY: the mask keeps every lane before n.
+        let x = unsafe { load16_i16_masked(src, j, row_mask(j, n)) };
+        // |x| <= 2^15: the square fits 32 bits, the cube takes the
+        // unsigned 32 x 32 -> 64 multiply.
+        let m = _mm512_abs_epi32(x);
+        let sq = _mm512_mullo_epi32(m, m);
+        let e = _mm512_mul_epu32(sq, m);
+        let o = _mm512_mul_epu32(_mm512_srli_epi64::<32>(sq), _mm512_srli_epi64::<32>(m));
+        acc = _mm512_add_epi64(acc, _mm512_add_epi64(e, o));
+        j += 16;
+    }
+    _mm512_reduce_add_epi64(acc) as u64
 }
 
 // ---------------------------------------------------------------- decouple, scales 1-3
@@ -623,4 +780,175 @@ fn vertical_s123_avx512(rows: [&[i32]; 4], add: i64, shift: u32, lo: &mut [i32],
         }
         j0 += 16;
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn horizontal_s123(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { horizontal_s123_avx512(lo, hi, add, shift, a, v, h, d) }
+}
+
+/// Outputs j..j + 16 of a scales 1-3 horizontal filter (`avx2::hfilt8_s123`
+/// on 16 lanes): mul_epi32 reads the even i32 lanes, which for a load at
+/// 2j + k are tap k of outputs j..j + 8; loads 16 further give j + 8..j + 16.
+/// Reads e[2j..2j + 35]. Safety: 2j + 35 <= e.len().
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn hfilt16_s123(e: &[i32], j: usize, c: &[__m512i; 4], add: __m512i, cnt: __m128i) -> __m512i {
+    debug_assert!(2 * j + 35 <= e.len());
+    let p = e.as_ptr();
+    // SAFETY: k <= 19: the read of 16 ends by 2j + 35, the caller's bound.
+    let ld = |k: usize| unsafe { _mm512_loadu_si512(p.add(2 * j + k) as *const _) };
+    let a0 = _mm512_add_epi64(_mm512_mul_epi32(ld(0), c[0]), _mm512_mul_epi32(ld(1), c[1]));
+    let a1 = _mm512_add_epi64(_mm512_mul_epi32(ld(2), c[2]), _mm512_mul_epi32(ld(3), c[3]));
+    let b0 = _mm512_add_epi64(_mm512_mul_epi32(ld(16), c[0]), _mm512_mul_epi32(ld(17), c[1]));
+    let b1 = _mm512_add_epi64(_mm512_mul_epi32(ld(18), c[2]), _mm512_mul_epi32(ld(19), c[3]));
+    // The low 32 bits of (v + add) >> shift: a logical shift gives those
+    // of the arithmetic one (shift <= 32).
+    let r0 = _mm512_srl_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), add), cnt);
+    let r1 = _mm512_srl_epi64(_mm512_add_epi64(_mm512_add_epi64(b0, b1), add), cnt);
+    // The low halves in order: r0's into lanes 0..8, r1's into 8..16.
+    let pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    _mm512_permutex2var_epi32(r0, pick, r1)
+}
+
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+fn horizontal_s123_avx512(lo: &[i32], hi: &[i32], add: i64, shift: u32, a: &mut [i32], v: &mut [i32], h: &mut [i32], d: &mut [i32]) {
+    let n = a.len();
+    let (v, h, d) = (&mut v[..n], &mut h[..n], &mut d[..n]);
+    let len = lo.len().min(hi.len());
+    assert!(len >= 2 * n + 2);
+    let lc = LO.map(|c| _mm512_set1_epi32(c));
+    let hc = HI.map(|c| _mm512_set1_epi32(c));
+    let addv = _mm512_set1_epi64(add);
+    let cnt = _mm_cvtsi32_si128(shift as i32);
+    let block = |j: usize| j + 16 <= n && 2 * j + 35 <= len;
+    let mut j = 0;
+    while block(j) {
+        // SAFETY: block(j): outputs j..j + 16 lie in every output (length
+        // n) and the reads e[2j..2j + 35] inside e[..len].
+        unsafe {
+            store16_i32(a, j, hfilt16_s123(lo, j, &lc, addv, cnt));
+            store16_i32(v, j, hfilt16_s123(lo, j, &hc, addv, cnt));
+            store16_i32(h, j, hfilt16_s123(hi, j, &lc, addv, cnt));
+            store16_i32(d, j, hfilt16_s123(hi, j, &hc, addv, cnt));
+        }
+        j += 16;
+    }
+    // The rest as one block overlapping the last, where the row's padding
+    // allows its read; else the AVX2 kernel on what is left.
+    if j < n && n >= 16 && block(n - 16) {
+        let j = n - 16;
+        // SAFETY: block(j), as in the loop.
+        unsafe {
+            store16_i32(a, j, hfilt16_s123(lo, j, &lc, addv, cnt));
+            store16_i32(v, j, hfilt16_s123(lo, j, &hc, addv, cnt));
+            store16_i32(h, j, hfilt16_s123(hi, j, &lc, addv, cnt));
+            store16_i32(d, j, hfilt16_s123(hi, j, &hc, addv, cnt));
+        }
+        return;
+    }
+    if j < n {
+        avx2::horizontal_s123(&lo[2 * j..], &hi[2 * j..], add, shift, &mut a[j..], &mut v[j..], &mut h[j..], &mut d[j..]);
+    }
+}
+
+// ---------------------------------------------------------------- CSF and masking, scales 1-3
+
+pub(crate) fn csf_s123_row(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    // The lanes multiply signed: weights from 2^31 up (Barten mode) and
+    // rows shorter than a block go to the AVX2 kernel, which sends the
+    // weights on to the scalar one.
+    if i_rfactor.iter().any(|&r| r >= 1 << 31) || fsum.len() < 16 {
+        return avx2::csf_s123_row(src, i_rfactor, fsum, csum);
+    }
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { csf_s123_avx512(src, i_rfactor, fsum, csum) }
+}
+
+/// ((x * rf + 2^27) >> 28) as i32 of 16 lanes (rf < 2^31).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn weigh_s123(x: __m512i, rf: __m512i) -> __m512i {
+    let add = _mm512_set1_epi64(1 << 27);
+    let e = _mm512_srli_epi64::<28>(_mm512_add_epi64(_mm512_mul_epi32(x, rf), add));
+    let o = _mm512_srli_epi64::<28>(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), rf), add));
+    merge_even_odd(e, o)
+}
+
+/// ((m * k - 2^31) >> 32) as i32 of 16 lanes, m = |dst| as C's abs gives it.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn scaled_hi32(m: __m512i, k: __m512i) -> __m512i {
+    let add = _mm512_set1_epi64(i32::MIN as i64);
+    let e = _mm512_add_epi64(_mm512_mul_epi32(m, k), add);
+    let o = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(m), k), add);
+    // The high halves are the shifted results.
+    _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(e), o)
+}
+
+#[target_feature(enable = "avx512f")]
+fn csf_s123_avx512(src: [&[i32]; 3], i_rfactor: [u32; 3], fsum: &mut [i32], csum: &mut [i32]) {
+    let n = fsum.len();
+    let s = src.map(|x| &x[..n]);
+    let c = &mut csum[..n];
+    let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
+    let (k30, k15) = (_mm512_set1_epi32(143165577), _mm512_set1_epi32(286331153));
+    let mut j0 = 0;
+    while j0 < n {
+        // The last block overlaps the one before: outputs are per element.
+        let j = j0.min(n - 16);
+        let mut fs = _mm512_setzero_si512();
+        let mut cs = _mm512_setzero_si512();
+        for b in 0..3 {
+            // SAFETY: j + 16 <= n, the length of s[b].
+            let x = unsafe { load16_i32(s[b], j) };
+            let m = _mm512_abs_epi32(weigh_s123(x, rf[b]));
+            fs = _mm512_add_epi32(fs, scaled_hi32(m, k30));
+            cs = _mm512_add_epi32(cs, scaled_hi32(m, k15));
+        }
+        // SAFETY: j + 16 <= n = fsum.len() = c.len().
+        unsafe {
+            store16_i32(fsum, j, fs);
+            store16_i32(c, j, cs);
+        }
+        j0 += 16;
+    }
+}
+
+pub(crate) fn cm_s123_row(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+    if i_rfactor.iter().any(|&r| r >= 1 << 31) {
+        return avx2::cm_s123_row(src, thr, i_rfactor, sh);
+    }
+    // SAFETY: only reached after AVX-512 was detected.
+    unsafe { cm_s123_avx512(src, thr, i_rfactor, sh) }
+}
+
+/// `I4_ADM_CM_ACCUM_ROUND` summed over a row, the row end as masked loads
+/// (a masked-off lane weighs 0 against a threshold of 0: a zero cube).
+#[target_feature(enable = "avx512f")]
+fn cm_s123_avx512(src: [&[i32]; 3], thr: &[i32], i_rfactor: [u32; 3], sh: CmShiftsS123) -> [i64; 3] {
+    let n = thr.len();
+    let s = src.map(|x| &x[..n]);
+    let rf = i_rfactor.map(|r| _mm512_set1_epi32(r as i32));
+    let sq = (_mm512_set1_epi64(1 << 29), _mm_cvtsi32_si128(30));
+    let cub = (_mm512_set1_epi64(sh.cub.1 as i64), _mm_cvtsi32_si128((sh.cub.0 & 63) as i32));
+    let mut acc = [_mm512_setzero_si512(); 3];
+    let mut j = 0;
+    while j < n {
+        let m = row_mask(j, n);
+        // SAFETY: the mask keeps every load inside its slice (length n).
+        let (t, x) = unsafe {
+            (
+                load16_i32_masked(thr, j, m),
+                [load16_i32_masked(s[0], j, m), load16_i32_masked(s[1], j, m), load16_i32_masked(s[2], j, m)],
+            )
+        };
+        for b in 0..3 {
+            acc[b] = _mm512_add_epi64(acc[b], accum16::<0>(weigh_s123(x[b], rf[b]), t, sq, cub));
+        }
+        j += 16;
+    }
+    acc.map(|a| _mm512_reduce_add_epi64(a))
 }
