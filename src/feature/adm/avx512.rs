@@ -574,7 +574,7 @@ fn cube_sum_s0_avx512(src: &[i16]) -> u64 {
         let m = _mm512_abs_epi32(x);
         let sq = _mm512_mullo_epi32(m, m);
         let e = _mm512_mul_epu32(sq, m);
-        let o = _mm512_mul_epu32(_mm512_srli_epi64::<32>(sq), m);
+        let o = _mm512_mul_epu32(_mm512_srli_epi64::<32>(sq), _mm512_srli_epi64::<32>(m));
         acc = _mm512_add_epi64(acc, _mm512_add_epi64(e, o));
         j += 16;
     }
